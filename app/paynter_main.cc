@@ -1,0 +1,186 @@
+// paynter — the command-line program: a thin layer over include/paynter/.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "paynter/paynter.h"
+
+namespace {
+
+using namespace paynter;
+
+struct Analysis {
+  Model model;
+  CausalGraph graph;
+};
+
+Analysis Analyze(const std::string& path) {
+  Analysis a{LoadModel(path), {}};
+  a.graph = AssignCausality(a.model);
+  return a;
+}
+
+int Check(const std::string& path) {
+  Analysis a = Analyze(path);
+  std::cout << DescribeModel(a.model) << "\n";
+  if (!a.graph.conflicts.empty()) {
+    std::cout << CausalityReport(a.model, a.graph, nullptr);
+    RequireNoConflicts(a.model, a.graph);
+  }
+  EquationSystem eqs = BuildEquations(a.model, a.graph);
+  std::cout << fmt::format("causality (SCAP): {} storage elements in integral causality, {} in derivative causality\n",
+                           a.graph.integral_storage.size(), a.graph.derivative_storage.size());
+  std::cout << fmt::format("states ({}): {}\n", eqs.state_names.size(), fmt::join(eqs.state_names, ", "));
+  int loops = 0;
+  for (const auto& b : eqs.blocks) loops += b.derivative_causality ? 0 : 1;
+  std::cout << fmt::format("algebraic loops: {}; implicit blocks: {}\n", loops, eqs.blocks.size());
+  std::cout << "ok\n";
+  return 0;
+}
+
+int Causality(const std::string& path, const std::string& procedure) {
+  Model m = LoadModel(path);
+  CausalityOptions opt;
+  opt.procedure = ParseProcedure(procedure);
+  CausalGraph g = AssignCausality(m, opt);
+  if (!g.conflicts.empty()) {
+    std::cout << CausalityReport(m, g, nullptr);
+    return 1;
+  }
+  EquationSystem eqs = BuildEquations(m, g);
+  std::cout << CausalityReport(m, g, &eqs);
+  return 0;
+}
+
+int Equations(const std::string& path, bool latex) {
+  Analysis a = Analyze(path);
+  EquationSystem eqs = BuildEquations(a.model, a.graph);
+  std::cout << (latex ? eqs.ToLatex(a.model) : eqs.ToText(a.model));
+  return 0;
+}
+
+struct SimulateArgs {
+  std::string file, out, method = "dopri5", backend = "auto";
+  double t_end = 0, rtol = 1e-6, atol = 1e-9, dt_out = 0, step = 1e-3, t0 = 0;
+  bool stats = false;
+  std::vector<std::string> params;
+};
+
+int Simulate(const SimulateArgs& args) {
+  Analysis a = Analyze(args.file);
+  EquationSystem eqs = BuildEquations(a.model, a.graph);
+  CodegenOptions cg;
+  cg.backend = args.backend == "tape" ? Backend::kTape : args.backend == "native" ? Backend::kNative : Backend::kAuto;
+  CompiledModel cm(eqs, cg);
+  for (const auto& kv : args.params) {
+    const auto eq = kv.find('=');
+    double v = 0;
+    try {
+      if (eq == std::string::npos) throw std::invalid_argument("no =");
+      size_t used = 0;
+      v = std::stod(kv.substr(eq + 1), &used);
+      if (used != kv.size() - eq - 1) throw std::invalid_argument("trailing");
+    } catch (const std::exception&) {
+      Diagnostic d;
+      d.message = fmt::format("bad --param '{}'", kv);
+      d.expected = "NAME=NUMBER";
+      d.got = kv;
+      throw Error(d);
+    }
+    cm.SetParameter(kv.substr(0, eq), v);
+  }
+  SolverOptions so;
+  so.method = ParseMethod(args.method);
+  so.t0 = args.t0;
+  so.t_end = args.t_end;
+  so.rtol = args.rtol;
+  so.atol = args.atol;
+  so.dt_out = args.dt_out;
+  so.step = args.step;
+  so.progress = true;
+  Solution sol = paynter::Simulate(cm, so);
+  WriteCsv(sol, args.out);
+  if (args.stats) {
+    std::cerr << fmt::format(
+        "method {} ({} backend): {} steps, {} rejected, {} rhs evaluations, {} Jacobians\n"
+        "compile {:.3f} s, integrate {:.6f} s, {} output rows -> {}\n",
+        args.method, sol.backend, sol.stats.steps, sol.stats.rejected, sol.stats.rhs_evals, sol.stats.jac_evals,
+        sol.compile_seconds, sol.stats.integrate_seconds, sol.rows.size(), args.out);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"paynter: bond graphs in, simulations out"};
+  app.require_subcommand(1);
+  std::string file, out, procedure = "SCAP", x_col, title;
+  bool latex = false;
+  std::vector<std::string> columns;
+
+  auto* check = app.add_subcommand("check", "validate a model and summarize it");
+  check->add_option("FILE", file, "model file (YAML)")->required();
+
+  auto* caus = app.add_subcommand("causality", "assign causality and report strokes, conflicts and loops");
+  caus->add_option("FILE", file, "model file (YAML)")->required();
+  caus->add_option("--procedure", procedure, "causality procedure")->default_val("SCAP");
+
+  auto* eqs = app.add_subcommand("equations", "print the state equations");
+  eqs->add_option("FILE", file, "model file (YAML)")->required();
+  eqs->add_flag("--latex", latex, "print LaTeX");
+
+  SimulateArgs sa;
+  auto* sim = app.add_subcommand("simulate", "simulate a model and write a CSV");
+  sim->add_option("FILE", sa.file, "model file (YAML)")->required();
+  sim->add_option("--t-end", sa.t_end, "end time")->required();
+  sim->add_option("--t0", sa.t0, "start time")->default_val(0.0);
+  sim->add_option("--method", sa.method, "rk4 | dopri5 | bdf")->default_val("dopri5");
+  sim->add_option("--rtol", sa.rtol, "relative tolerance")->default_val(1e-6);
+  sim->add_option("--atol", sa.atol, "absolute tolerance")->default_val(1e-9);
+  sim->add_option("--dt-out", sa.dt_out, "output interval (default (t_end - t0)/1000)")->default_val(0.0);
+  sim->add_option("--step", sa.step, "fixed step for rk4")->default_val(1e-3);
+  sim->add_option("--backend", sa.backend, "auto | native | tape")->default_val("auto")
+      ->check(CLI::IsMember({"auto", "native", "tape"}));
+  sim->add_option("--param", sa.params, "override a parameter: NAME=VALUE (repeatable)");
+  sim->add_flag("--stats", sa.stats, "print solver statistics and timings");
+  sim->add_option("-o,--output", sa.out, "CSV file to write")->required();
+
+  auto* plot = app.add_subcommand("plot", "plot CSV columns with gnuplot");
+  plot->add_option("CSV", file, "CSV file from 'paynter simulate'")->required();
+  plot->add_option("COLUMNS", columns, "columns to plot (default: all)");
+  plot->add_option("-o,--output", out, "image file (.png, .svg, .pdf)")->required();
+  plot->add_option("-x,--x-column", x_col, "column for the x axis (default: the first)");
+  plot->add_option("--title", title, "plot title");
+
+  auto* draw = app.add_subcommand("draw", "draw the bond graph with causal strokes (Graphviz)");
+  draw->add_option("FILE", file, "model file (YAML)")->required();
+  draw->add_option("-o,--output", out, "drawing (.svg, .png, .pdf, .dot)")->required();
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (check->parsed()) return Check(file);
+    if (caus->parsed()) return Causality(file, procedure);
+    if (eqs->parsed()) return Equations(file, latex);
+    if (sim->parsed()) return Simulate(sa);
+    if (plot->parsed()) {
+      PlotCsv(file, out, columns, x_col, title);
+      return 0;
+    }
+    if (draw->parsed()) {
+      Model m = LoadModel(file);
+      CausalGraph g = AssignCausality(m);
+      RenderDot(BondGraphDot(m, &g), out);
+      return 0;
+    }
+  } catch (const paynter::Error& e) {
+    std::cerr << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "paynter: internal error: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,49 @@
+// paynter/codegen.h — compiles a Program into a fast evaluator.
+//
+// The symbolic expressions are compiled once. Two backends share one interface:
+//  - kTape: a flat register-machine instruction tape with common subexpressions
+//    shared; no symbolic tree is walked at evaluation time.
+//  - kNative: C source generated from the expressions, compiled by the system C
+//    compiler into a shared object and loaded with dlopen (cached by content hash).
+// kAuto uses native code when a C compiler is found and falls back to the tape.
+// Blocks are solved by Newton's method with the compiled Jacobian and a dense LU
+// (one step when linear); failure to converge throws paynter::Error with the label.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "paynter/program.h"
+
+namespace paynter {
+
+enum class Backend { kAuto, kTape, kNative };
+
+struct CodegenOptions {
+  Backend backend = Backend::kAuto;
+  double newton_tol = 1e-12;  // on the scaled residual/step
+  int newton_max_iter = 50;
+  std::string cache_dir;      // native objects; empty = $XDG_CACHE_HOME/paynter or ~/.cache/paynter, else a temp dir
+};
+
+class CompiledProgram {
+ public:
+  virtual ~CompiledProgram() = default;
+  // Runs all steps in order on slots (size = number of slots). Slots read by the
+  // program but not written (time, parameters, states) must be set by the caller.
+  // Block unknown slots are used as the Newton starting guess.
+  virtual void Run(double* slots) const = 0;
+  virtual int num_slots() const = 0;
+  virtual std::string backend_name() const = 0;  // "tape" or "native"
+  // Why kAuto did not use native code (no C compiler, compilation failed); empty
+  // when the requested backend is the one running. (Added by codegen; not pure, so
+  // other implementations need not override it.)
+  virtual std::string fallback_reason() const { return {}; }
+  // Note: Run uses workspace owned by the object, so it is not reentrant; use one
+  // compiled program per thread.
+};
+
+std::unique_ptr<CompiledProgram> Compile(const Program& program, const CodegenOptions& options = {});
+
+}  // namespace paynter

@@ -1,0 +1,77 @@
+// paynter/equations.h — the EquationSystem: a causal bond graph's equations.
+//
+// Each element contributes the equations its causality asks for (one per
+// variable it computes); storage elements in integral causality contribute the
+// state equations dp/dt = e, dq/dt = f; displacements dx/dt = f. Storage
+// elements in derivative causality contribute e = d/dt(I f) (or f = d/dt(C e)),
+// whose time derivatives are formed locally by the chain rule, equation by
+// equation, in terms of the unknown state derivatives. The equations are then
+// sorted (Tarjan); a cyclic group — an algebraic loop, or state derivatives
+// coupled through derivative causality — is torn and becomes an implicit block
+// r(u) = 0, affine in u when the model is linear in it (M(x) u = f(x, t)),
+// solved numerically at each evaluation: never inverted symbolically.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "paynter/causality.h"
+#include "paynter/model.h"
+#include "paynter/program.h"
+
+namespace paynter {
+
+// One causal equation: `var` is computed from the others. Explicit: var = value.
+// Implicit (a law that must be inverted numerically): residual = 0 defines var.
+struct CausalEquation {
+  GiNaC::symbol var;
+  bool is_explicit = true;
+  GiNaC::ex value;     // explicit
+  GiNaC::ex residual;  // implicit
+  std::string origin;  // element (or displacement) it comes from
+};
+
+struct ImplicitBlock {
+  std::vector<std::string> unknowns;  // torn variables solved by Newton
+  std::vector<std::string> variables; // every variable of the cyclic group
+  bool linear = false;
+  bool derivative_causality = false;  // couples state derivatives
+  std::string label;
+};
+
+struct EquationSystem {
+  std::string model_name;
+  // States, in order: integral I (p_), integral C (q_), displacements.
+  std::vector<GiNaC::symbol> states;
+  std::vector<GiNaC::symbol> derivatives;  // d<state>
+  std::vector<std::string> state_names;
+  std::vector<std::string> state_origin;   // "I L1", "C C1", "displacement gamma"
+  std::vector<double> initial_state;
+  std::vector<std::string> parameter_names;
+  std::vector<double> parameter_values;
+  std::vector<std::string> output_names;
+
+  std::vector<CausalEquation> equations;  // after elimination of trivial copies
+  std::vector<ImplicitBlock> blocks;      // cyclic groups found when sorting
+
+  // Ready for codegen. Slot layout of both programs: [t, parameters..., states...,
+  // derivatives..., other variables..., outputs...]. `rhs` computes the
+  // derivatives; `outputs` (run after rhs on the same slots) the outputs.
+  Program rhs;
+  Program outputs;
+  int num_slots = 0;
+  int time_slot = 0;
+  int first_parameter_slot = 1;
+  int first_state_slot = 0;
+  int first_derivative_slot = 0;
+  std::vector<int> output_slots;
+
+  // Closed forms dx/dt = f(x, t) when the right-hand side is explicit (no block);
+  // otherwise the block residuals are given with the equations feeding them.
+  std::string ToText(const Model& model) const;
+  std::string ToLatex(const Model& model) const;
+};
+
+EquationSystem BuildEquations(const Model& model, const CausalGraph& graph);
+
+}  // namespace paynter

@@ -1,0 +1,163 @@
+// paynter/model.h — the Model: elements, bonds, parameters, displacements, outputs.
+//
+// This is the first stage's output. A Model is built from a YAML file
+// (LoadModel) or in code (AddElement/AddBond/...), and is checked by Validate().
+// Every bond carries a dimension (1 for scalar bonds); vector bonds use the same
+// struct with dim 3 or 6.
+//
+// Expressions are GiNaC expressions over the model's symbols:
+//   t                      time
+//   <parameter>            every parameter, by name
+//   <displacement>         every named displacement (a state)
+//   p_<I>, q_<C>           the state of each storage element (momentum, displacement)
+//   e_<bond>, f_<bond>     effort and flow of each bond
+//   e_<elem>, f_<elem>     effort and flow of a one-port element's bond
+//   f_<1-junction>         the common flow of a 1-junction
+//   e_<0-junction>         the common effort of a 0-junction
+// Inside an element's own law, the local names p (I), q (C), e and f (R) stand
+// for that element's state or port variables.
+#pragma once
+
+#include <ginac/ginac.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "paynter/error.h"
+
+namespace paynter {
+
+enum class ElementKind { kSe, kSf, kMSe, kMSf, kC, kI, kR, kTF, kMTF, kGY, kMGY, kZero, kOne };
+
+// "Se", "0", ... ; ParseElementKind returns nullopt for unknown names.
+std::string KindName(ElementKind k);
+std::optional<ElementKind> ParseElementKind(const std::string& s);
+bool IsJunction(ElementKind k);
+bool IsSource(ElementKind k);       // Se Sf MSe MSf
+bool IsStorage(ElementKind k);      // C I
+bool IsTwoPort(ElementKind k);      // TF MTF GY MGY
+bool IsOnePort(ElementKind k);      // sources, storage, R
+
+// How an element's constitutive law is written.
+enum class LawForm {
+  kNone,      // junctions
+  kLinear,    // modulus: I inertance (f = p/I), C capacitance (e = q/C), R resistance (e = R f),
+              //          TF/MTF ratio (e1 = m e2, f2 = m f1), GY/MGY ratio (e1 = r f2, e2 = r f1)
+  kStiffness, // C only: e = k q
+  kEffort,    // Se/MSe: e = expr; C: e = expr(q); R: e = expr(f)
+  kFlow,      // Sf/MSf: f = expr; I: f = expr(p); R: f = expr(e)
+};
+
+struct Element {
+  std::string name;
+  ElementKind kind = ElementKind::kOne;
+  SourceLocation where;
+  LawForm form = LawForm::kNone;
+  GiNaC::ex law;             // modulus or law expression (see LawForm)
+  std::string law_text;      // as written, for reports
+  std::string law_key;       // the YAML key it came from ("inertance", "effort", ...)
+  std::optional<GiNaC::ex> initial;  // initial state of a storage element (default 0)
+  std::vector<int> bonds;    // incident bonds, in the order they were declared
+};
+
+struct Bond {
+  std::string name;
+  int from = -1;  // element the half-arrow leaves (power is positive from -> to)
+  int to = -1;    // element the half-arrow points at
+  int dim = 1;
+  SourceLocation where;
+};
+
+// The time integral of a flow, named and used as a state (an angle from an
+// angular velocity, a position from a velocity).
+struct Displacement {
+  std::string name;
+  std::string of;     // a 1-junction, a bond or a one-port element whose flow is integrated
+  GiNaC::ex initial;  // default 0
+  SourceLocation where;
+};
+
+struct Output {
+  std::string name;
+  GiNaC::ex value;
+  std::string text;
+  SourceLocation where;
+};
+
+struct Parameter {
+  std::string name;
+  double value = 0;
+  std::string text;  // as written
+  SourceLocation where;
+};
+
+struct Model {
+  std::string name;
+  std::string file;  // source file, if loaded from one
+  std::vector<Parameter> parameters;
+  std::vector<Element> elements;
+  std::vector<Bond> bonds;
+  std::vector<Displacement> displacements;
+  std::vector<Output> outputs;
+
+  // Every symbol an expression may use, by name (see the header comment).
+  std::map<std::string, GiNaC::symbol> symbols;
+  GiNaC::symbol time{"t"};
+
+  int FindElement(const std::string& name) const;  // -1 if absent
+  int FindBond(const std::string& name) const;     // -1 if absent
+  const GiNaC::symbol& Symbol(const std::string& name) const;  // throws if absent
+  // Numeric values of all parameters, for substitution.
+  GiNaC::exmap ParameterValues() const;
+};
+
+// A model as written: names and expression texts, not yet parsed. The YAML
+// loader produces one; C++ users may fill one directly and call BuildModel.
+struct ModelSpec {
+  struct Item {  // a named text with its location (parameter, output)
+    std::string name, text;
+    SourceLocation where;
+  };
+  struct ElementSpec {
+    std::string name, kind;
+    // law keys as written: inertance, capacitance, stiffness, resistance, ratio,
+    // effort, flow (at most one per element)
+    std::vector<std::pair<std::string, std::string>> laws;
+    std::string initial;  // empty = 0
+    SourceLocation where;
+  };
+  struct BondSpec {
+    std::string name, from, to;
+    int dim = 1;
+    SourceLocation where;
+  };
+  struct DisplacementSpec {
+    std::string name, of, initial;
+    SourceLocation where;
+  };
+  std::string name, file;
+  std::vector<Item> parameters;
+  std::vector<ElementSpec> elements;
+  std::vector<BondSpec> bonds;
+  std::vector<DisplacementSpec> displacements;
+  std::vector<Item> outputs;
+};
+
+// Parses the expressions of a spec, registers every symbol and validates.
+Model BuildModel(const ModelSpec& spec);
+
+// Loads and validates a YAML model file. Throws paynter::Error with file, line,
+// element and hint on any problem.
+Model LoadModel(const std::string& path);
+Model LoadModelFromString(const std::string& yaml_text, const std::string& file_label = "<string>");
+
+// Structural checks (bond counts per kind, dangling elements, names, dims).
+// Called by LoadModel; call it after building a Model in code.
+void ValidateModel(const Model& model);
+
+// One-paragraph summary: counts of elements by kind, bonds, states.
+std::string DescribeModel(const Model& model);
+
+}  // namespace paynter

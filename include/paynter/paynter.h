@@ -1,0 +1,21 @@
+// paynter/paynter.h — the whole public API.
+//
+//   Model m = LoadModel("examples/B1_pendulum.yaml");            // model/
+//   CausalGraph g = AssignCausality(m);                          // causality/
+//   EquationSystem eqs = BuildEquations(m, g);                   // equations/
+//   CompiledModel cm(eqs);                                       // codegen/
+//   Solution s = Simulate(cm, {.t_end = 10});                    // solvers/
+//   WriteCsv(s, "b1.csv");                                       // io/
+//
+// Reports (text or LaTeX equations, causality, drawings, plots) are in
+// paynter/report.h.
+#pragma once
+
+#include "paynter/causality.h"
+#include "paynter/codegen.h"
+#include "paynter/equations.h"
+#include "paynter/error.h"
+#include "paynter/model.h"
+#include "paynter/report.h"
+#include "paynter/simulation.h"
+#include "paynter/solvers.h"

@@ -1,0 +1,70 @@
+// paynter/simulation.h — the compiled model and its simulation.
+//
+// CompiledModel is constant after construction apart from its slot workspace
+// (so one instance must not be used from two threads at once). Solution holds
+// the time series of the outputs (t first).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "paynter/codegen.h"
+#include "paynter/equations.h"
+#include "paynter/solvers.h"
+
+namespace paynter {
+
+class CompiledModel {
+ public:
+  explicit CompiledModel(const EquationSystem& system, const CodegenOptions& options = {});
+  ~CompiledModel();
+  CompiledModel(CompiledModel&&) noexcept;
+  CompiledModel& operator=(CompiledModel&&) noexcept;
+
+  int num_states() const { return static_cast<int>(initial_state_.size()); }
+  int num_outputs() const { return static_cast<int>(output_names_.size()); }
+  const std::vector<double>& initial_state() const { return initial_state_; }
+  const std::vector<std::string>& state_names() const { return state_names_; }
+  const std::vector<std::string>& output_names() const { return output_names_; }
+  std::string backend_name() const;
+  double compile_seconds() const { return compile_seconds_; }
+
+  // Sets a parameter's value for later evaluations (no recompilation). Throws if unknown.
+  void SetParameter(const std::string& name, double value);
+
+  // dx/dt = f(t, x).
+  void CalcDerivatives(double t, const double* x, double* dxdt) const;
+  // The outputs at (t, x).
+  void CalcOutputs(double t, const double* x, double* out) const;
+
+ private:
+  std::unique_ptr<CompiledProgram> rhs_, outputs_;
+  mutable std::vector<double> slots_;
+  std::vector<double> initial_state_;
+  std::vector<std::string> state_names_, output_names_, parameter_names_;
+  std::vector<int> output_slots_;
+  int first_state_ = 0, first_derivative_ = 0, first_parameter_ = 1;
+  double compile_seconds_ = 0;
+};
+
+struct Solution {
+  std::vector<std::string> columns;  // "t", then the outputs
+  std::vector<std::vector<double>> rows;
+  SolverStats stats;
+  double compile_seconds = 0;
+  std::string backend;
+
+  // Values of one column; throws Error if there is no such column.
+  std::vector<double> Column(const std::string& name) const;
+};
+
+// Integrates from the model's initial state and records the outputs at t0,
+// every dt_out and t_end. Throws Error on solver failure.
+Solution Simulate(const CompiledModel& model, const SolverOptions& options);
+
+// Writes a Solution as CSV (header "t,<outputs...>"), atomically: the file
+// appears complete or not at all.
+void WriteCsv(const Solution& solution, const std::string& path);
+
+}  // namespace paynter

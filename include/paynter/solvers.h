@@ -1,0 +1,60 @@
+// paynter/solvers.h — one small interface for every time integrator.
+//
+// A solver integrates dx/dt = f(t, x) from t0 to t_end and reports the state at
+// the output times through an observer. Methods: fixed-step RK4, adaptive
+// Dormand–Prince 5(4) with the error control of MATLAB's ode45, and SUNDIALS
+// CVODE BDF. Butcher tables are data (src/solvers/butcher_tables.h).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace paynter {
+
+// The ODE to integrate. rhs may throw paynter::Error (for example when an
+// algebraic loop cannot be solved); the solver then stops with that error,
+// adding the time and the state at which it happened.
+struct OdeProblem {
+  int n = 0;
+  std::function<void(double t, const double* x, double* dxdt)> rhs;
+  std::vector<std::string> state_names;  // for error messages; may be empty
+};
+
+enum class Method { kRK4, kDopri5, kBDF };
+Method ParseMethod(const std::string& name);  // "rk4" | "dopri5" | "bdf"; throws Error
+std::string MethodName(Method m);
+
+struct SolverOptions {
+  Method method = Method::kDopri5;
+  double t0 = 0.0;
+  double t_end = 1.0;
+  double rtol = 1e-6;      // relative tolerance (dopri5, bdf)
+  double atol = 1e-9;      // absolute tolerance (dopri5, bdf)
+  double step = 1e-3;      // fixed step (rk4)
+  double dt_out = 0.0;     // output interval; 0 = (t_end - t0) / 1000
+  double initial_step = 0; // 0 = automatic
+  double max_step = 0;     // 0 = unlimited for bdf, 0.1*(t_end-t0) for dopri5 (as ode45)
+  long max_steps = 50'000'000;  // a run that needs more stops with an error
+  bool progress = false;   // print progress to stderr on a terminal after 1 s
+  // Throws paynter::Error naming the bad option.
+  void Validate() const;
+};
+
+struct SolverStats {
+  long steps = 0;          // accepted steps
+  long rejected = 0;       // rejected steps (error test or convergence failures)
+  long rhs_evals = 0;      // right-hand-side evaluations (incl. those for Jacobians)
+  long jac_evals = 0;      // Jacobian evaluations (bdf)
+  double integrate_seconds = 0;
+};
+
+// Called at t0, at every output time, and at t_end (exactly once each, in order).
+using Observer = std::function<void(double t, const double* x)>;
+
+// Integrates from x0. Throws paynter::Error on failure: the message gives the
+// time, the state (named, if names are given) and the reason.
+SolverStats Integrate(const OdeProblem& problem, const std::vector<double>& x0,
+                      const SolverOptions& options, const Observer& observer);
+
+}  // namespace paynter

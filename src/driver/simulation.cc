@@ -1,0 +1,145 @@
+// CompiledModel and Simulate: the last stages of the pipeline.
+#include "paynter/simulation.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+namespace paynter {
+
+CompiledModel::CompiledModel(const EquationSystem& sys, const CodegenOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  rhs_ = Compile(sys.rhs, options);
+  outputs_ = Compile(sys.outputs, options);
+  compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  slots_.assign(sys.num_slots, 0.0);
+  first_parameter_ = sys.first_parameter_slot;
+  for (size_t i = 0; i < sys.parameter_values.size(); ++i) slots_[first_parameter_ + i] = sys.parameter_values[i];
+  parameter_names_ = sys.parameter_names;
+  initial_state_ = sys.initial_state;
+  state_names_ = sys.state_names;
+  first_state_ = sys.first_state_slot;
+  first_derivative_ = sys.first_derivative_slot;
+  output_names_ = sys.output_names;
+  output_slots_ = sys.output_slots;
+  if (output_names_.empty()) {  // no outputs declared: report the states
+    output_names_ = state_names_;
+    for (int i = 0; i < num_states(); ++i) output_slots_.push_back(first_state_ + i);
+  }
+}
+
+CompiledModel::~CompiledModel() = default;
+CompiledModel::CompiledModel(CompiledModel&&) noexcept = default;
+CompiledModel& CompiledModel::operator=(CompiledModel&&) noexcept = default;
+
+std::string CompiledModel::backend_name() const { return rhs_->backend_name(); }
+
+void CompiledModel::SetParameter(const std::string& name, double value) {
+  for (size_t i = 0; i < parameter_names_.size(); ++i) {
+    if (parameter_names_[i] == name) {
+      slots_[first_parameter_ + i] = value;
+      return;
+    }
+  }
+  Diagnostic d;
+  d.message = fmt::format("unknown parameter '{}'", name);
+  d.expected = "a parameter declared in the model";
+  d.got = name;
+  throw Error(d);
+}
+
+void CompiledModel::CalcDerivatives(double t, const double* x, double* dxdt) const {
+  double* s = slots_.data();
+  s[0] = t;
+  const int n = num_states();
+  for (int i = 0; i < n; ++i) s[first_state_ + i] = x[i];
+  rhs_->Run(s);
+  for (int i = 0; i < n; ++i) dxdt[i] = s[first_derivative_ + i];
+}
+
+void CompiledModel::CalcOutputs(double t, const double* x, double* out) const {
+  std::vector<double> dx(num_states());
+  CalcDerivatives(t, x, dx.data());
+  outputs_->Run(slots_.data());
+  for (size_t i = 0; i < output_slots_.size(); ++i) out[i] = slots_[output_slots_[i]];
+}
+
+std::vector<double> Solution::Column(const std::string& name) const {
+  for (size_t c = 0; c < columns.size(); ++c) {
+    if (columns[c] != name) continue;
+    std::vector<double> v;
+    v.reserve(rows.size());
+    for (const auto& r : rows) v.push_back(r[c]);
+    return v;
+  }
+  throw Error(fmt::format("no column '{}' in the solution", name));
+}
+
+Solution Simulate(const CompiledModel& model, const SolverOptions& options) {
+  options.Validate();
+  OdeProblem problem;
+  problem.n = model.num_states();
+  problem.state_names = model.state_names();
+  problem.rhs = [&model](double t, const double* x, double* dx) { model.CalcDerivatives(t, x, dx); };
+  Solution sol;
+  sol.columns.push_back("t");
+  for (const auto& o : model.output_names()) sol.columns.push_back(o);
+  sol.compile_seconds = model.compile_seconds();
+  sol.backend = model.backend_name();
+  std::vector<double> out(model.num_outputs());
+  sol.stats = Integrate(problem, model.initial_state(), options, [&](double t, const double* x) {
+    model.CalcOutputs(t, x, out.data());
+    std::vector<double> row;
+    row.reserve(out.size() + 1);
+    row.push_back(t);
+    row.insert(row.end(), out.begin(), out.end());
+    sol.rows.push_back(std::move(row));
+  });
+  return sol;
+}
+
+void WriteCsv(const Solution& sol, const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path tmp = target.parent_path() / (".paynter-" + std::to_string(::getpid()) + "-" +
+                                               target.filename().string() + ".tmp");
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      Diagnostic d;
+      d.where = {path, 0, 0};
+      d.message = "cannot write the output file";
+      d.hint = "check that the directory exists and is writable";
+      throw Error(d);
+    }
+    for (size_t c = 0; c < sol.columns.size(); ++c) out << (c ? "," : "") << sol.columns[c];
+    out << '\n';
+    char buf[32];
+    for (const auto& r : sol.rows) {
+      for (size_t c = 0; c < r.size(); ++c) {
+        std::snprintf(buf, sizeof buf, "%.15g", r[c]);
+        out << (c ? "," : "") << buf;
+      }
+      out << '\n';
+    }
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw Error(fmt::format("{}: error: writing failed (disk full?)", path));
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw Error(fmt::format("{}: error: cannot move the finished file into place: {}", path, ec.message()));
+  }
+}
+
+}  // namespace paynter

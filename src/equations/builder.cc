@@ -1,0 +1,469 @@
+// BuildEquations: from a causal bond graph to the sorted, compiled-ready
+// EquationSystem. The passes, in order:
+//   1. causal equations, element by element (one per variable it computes);
+//   2. elimination of trivial copies (x = y) left by junctions;
+//   3. time derivatives for storage in derivative causality, by the chain rule
+//      applied equation by equation (forward mode), in terms of the unknown
+//      state derivatives;
+//   4. sorting into strongly connected components (structure/), tearing the
+//      cyclic ones into implicit blocks with a symbolic Jacobian;
+//   5. the rhs and outputs programs over one slot layout.
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+#include "equations_internal.h"
+#include "paynter/equations.h"
+#include "structure.h"
+
+namespace paynter {
+
+using GiNaC::ex;
+using GiNaC::symbol;
+using SymSet = std::set<ex, GiNaC::ex_is_less>;
+
+void CollectSymbols(const ex& e, SymSet* out) {
+  if (GiNaC::is_a<symbol>(e)) {
+    out->insert(e);
+    return;
+  }
+  for (size_t i = 0; i < e.nops(); ++i) CollectSymbols(e.op(i), out);
+}
+
+namespace {
+
+[[noreturn]] void Internal(const std::string& msg) { throw Error("internal error in the equation builder: " + msg); }
+
+std::string TexOf(const std::string& name) {
+  auto us = name.find('_');
+  if (us != std::string::npos && us + 1 < name.size()) return name.substr(0, us) + "_{" + name.substr(us + 1) + "}";
+  return name.size() > 1 ? "\\mathrm{" + name + "}" : name;
+}
+
+class EquationBuilder {
+ public:
+  EquationBuilder(const Model& m, const CausalGraph& g) : m_(m), g_(g) {}
+
+  EquationSystem Build() {
+    RequireNoConflicts(m_, g_);
+    sys_.model_name = m_.name;
+    DeclareStates();
+    for (size_t i = 0; i < m_.elements.size(); ++i) ElementEquations(static_cast<int>(i));
+    for (size_t i = 0; i < m_.displacements.size(); ++i) {
+      const Displacement& d = m_.displacements[i];
+      AddExplicit(Deriv(d.name), m_.Symbol("f_" + d.of), "displacement " + d.name);
+    }
+    EliminateCopies();
+    DerivativeCausality();
+    Sort();
+    return std::move(sys_);
+  }
+
+ private:
+  // ---- pass 0: states ----------------------------------------------------
+  void AddState(const std::string& name, const std::string& origin, const ex& initial) {
+    const symbol& s = m_.Symbol(name);
+    symbol d("d" + name, "\\dot{" + TexOf(name) + "}");
+    sys_.states.push_back(s);
+    sys_.derivatives.push_back(d);
+    sys_.state_names.push_back(name);
+    sys_.state_origin.push_back(origin);
+    ex v = GiNaC::evalf(initial.subs(m_.ParameterValues()));
+    if (!GiNaC::is_a<GiNaC::numeric>(v)) Internal("initial value of " + name + " is not numeric");
+    sys_.initial_state.push_back(GiNaC::ex_to<GiNaC::numeric>(v).to_double());
+    state_index_[s] = static_cast<int>(sys_.states.size()) - 1;
+    deriv_of_[name] = d;
+  }
+
+  void DeclareStates() {
+    for (int i : g_.integral_storage) {
+      const Element& e = m_.elements[i];
+      if (e.kind == ElementKind::kI) AddState("p_" + e.name, "momentum of I " + e.name, e.initial.value_or(0));
+    }
+    for (int i : g_.integral_storage) {
+      const Element& e = m_.elements[i];
+      if (e.kind == ElementKind::kC) AddState("q_" + e.name, "displacement of C " + e.name, e.initial.value_or(0));
+    }
+    for (const auto& d : m_.displacements) AddState(d.name, "displacement (integral of f_" + d.of + ")", d.initial);
+    for (const auto& p : m_.parameters) {
+      sys_.parameter_names.push_back(p.name);
+      sys_.parameter_values.push_back(p.value);
+      params_.insert(m_.Symbol(p.name));
+    }
+  }
+
+  symbol Deriv(const std::string& state) { return deriv_of_.at(state); }
+
+  // ---- pass 1: causal equations --------------------------------------------
+  void AddExplicit(const symbol& var, const ex& value, const std::string& origin) {
+    CausalEquation eq;
+    eq.var = var;
+    eq.value = value;
+    eq.origin = origin;
+    sys_.equations.push_back(eq);
+  }
+  void AddImplicit(const symbol& var, const ex& residual, const std::string& origin) {
+    CausalEquation eq;
+    eq.var = var;
+    eq.is_explicit = false;
+    eq.residual = residual;
+    eq.origin = origin;
+    sys_.equations.push_back(eq);
+  }
+
+  const symbol& E(int b) { return m_.Symbol("e_" + m_.bonds[b].name); }
+  const symbol& F(int b) { return m_.Symbol("f_" + m_.bonds[b].name); }
+
+  void ElementEquations(int i) {
+    const Element& el = m_.elements[i];
+    const std::string origin = KindName(el.kind) + " " + el.name;
+    if (IsOnePort(el.kind)) {
+      const int b = el.bonds[0];
+      const bool into = g_.EffortInto(i, b);
+      // Power sign: the law sees the flow into the element.
+      const ex s = m_.bonds[b].to == i ? 1 : -1;
+      const ex e = E(b), f = F(b);
+      const ex law = (s == -1) ? el.law.subs(F(b) == -F(b)) : el.law;
+      switch (el.kind) {
+        case ElementKind::kSe: case ElementKind::kMSe: AddExplicit(E(b), el.law, origin); break;
+        case ElementKind::kSf: case ElementKind::kMSf: AddExplicit(F(b), el.law, origin); break;
+        case ElementKind::kI: {
+          const symbol& p = m_.Symbol("p_" + el.name);
+          if (into) {  // integral: f = Φ(p), dp/dt = e
+            AddExplicit(F(b), s * (el.form == LawForm::kLinear ? p / law : law), origin);
+            AddExplicit(Deriv(p.get_name()), e, origin);
+          } else {  // derivative: p = I f (or Φ(p) = f), e = dp/dt
+            if (el.form == LawForm::kLinear) AddExplicit(p, law * s * f, origin);
+            else AddImplicit(p, law - s * f, origin);
+            derivative_effort_.push_back({E(b), p, origin, 1});
+          }
+          break;
+        }
+        case ElementKind::kC: {
+          const symbol& q = m_.Symbol("q_" + el.name);
+          if (!into) {  // integral: e = Φ(q), dq/dt = f
+            ex v = el.form == LawForm::kLinear ? q / law : el.form == LawForm::kStiffness ? law * q : law;
+            AddExplicit(E(b), v, origin);
+            AddExplicit(Deriv(q.get_name()), s * f, origin);
+          } else {  // derivative: q = C e (or Φ(q) = e), f = dq/dt
+            if (el.form == LawForm::kLinear) AddExplicit(q, law * e, origin);
+            else if (el.form == LawForm::kStiffness) AddExplicit(q, e / law, origin);
+            else AddImplicit(q, law - e, origin);
+            derivative_effort_.push_back({F(b), q, origin, s});
+          }
+          break;
+        }
+        case ElementKind::kR: {
+          if (into) {  // R receives the effort, gives the flow
+            if (el.form == LawForm::kLinear) AddExplicit(F(b), s * e / law, origin);
+            else if (el.form == LawForm::kFlow) AddExplicit(F(b), s * law, origin);
+            else AddImplicit(F(b), law - e, origin);  // e = Φ(f) inverted numerically
+          } else {     // R receives the flow, gives the effort
+            if (el.form == LawForm::kLinear) AddExplicit(E(b), law * s * f, origin);
+            else if (el.form == LawForm::kEffort) AddExplicit(E(b), law, origin);
+            else AddImplicit(E(b), law - s * f, origin);  // f = Φ(e) inverted numerically
+          }
+          break;
+        }
+        default: Internal("one-port kind");
+      }
+      return;
+    }
+    if (IsTwoPort(el.kind)) {
+      const int a = el.bonds[0] == -1 ? -1 : (m_.bonds[el.bonds[0]].to == i ? el.bonds[0] : el.bonds[1]);
+      const int c = a == el.bonds[0] ? el.bonds[1] : el.bonds[0];
+      const ex& r = el.law;
+      if (el.kind == ElementKind::kTF || el.kind == ElementKind::kMTF) {
+        // e_a = r e_c, f_c = r f_a (port 1 = a, the bond pointing at the TF).
+        if (g_.EffortInto(i, a)) {
+          AddExplicit(E(c), E(a) / r, origin);
+          AddExplicit(F(a), F(c) / r, origin);
+        } else {
+          AddExplicit(E(a), r * E(c), origin);
+          AddExplicit(F(c), r * F(a), origin);
+        }
+      } else {
+        // e_a = r f_c, e_c = r f_a.
+        if (!g_.EffortInto(i, a)) {
+          AddExplicit(E(a), r * F(c), origin);
+          AddExplicit(E(c), r * F(a), origin);
+        } else {
+          AddExplicit(F(c), E(a) / r, origin);
+          AddExplicit(F(a), E(c) / r, origin);
+        }
+      }
+      return;
+    }
+    // Junctions.
+    const bool zero = el.kind == ElementKind::kZero;
+    int strong = -1;
+    for (int b : el.bonds)
+      if (g_.EffortInto(i, b) == zero) strong = b;
+    if (strong < 0) Internal("junction " + el.name + " has no strong bond");
+    auto sign = [&](int b) { return m_.bonds[b].to == i ? ex(1) : ex(-1); };
+    ex sum = 0;
+    for (int b : el.bonds) {
+      if (b == strong) continue;
+      if (zero) {
+        AddExplicit(E(b), E(strong), origin);
+        sum += sign(b) * F(b);
+      } else {
+        AddExplicit(F(b), F(strong), origin);
+        sum += sign(b) * E(b);
+      }
+    }
+    AddExplicit(zero ? F(strong) : E(strong), -sign(strong) * sum, origin);
+  }
+
+  // ---- pass 2: trivial copies ------------------------------------------------
+  void EliminateCopies() {
+    std::set<std::string> derivs;
+    for (const auto& d : sys_.derivatives) derivs.insert(d.get_name());
+    std::map<ex, ex, GiNaC::ex_is_less> alias;
+    for (const auto& eq : sys_.equations)
+      if (eq.is_explicit && GiNaC::is_a<symbol>(eq.value) && !derivs.count(eq.var.get_name()))
+        alias[eq.var] = eq.value;
+    // Resolve chains; a cycle of copies is left as equations (a singular loop).
+    GiNaC::exmap resolved;
+    for (const auto& [var, target] : alias) {
+      ex cur = target;
+      std::set<ex, GiNaC::ex_is_less> seen{var};
+      while (alias.count(cur) && !seen.count(cur)) {
+        seen.insert(cur);
+        cur = alias.at(cur);
+      }
+      if (seen.count(cur)) continue;
+      resolved[var] = cur;
+    }
+    std::vector<CausalEquation> kept;
+    for (auto& eq : sys_.equations) {
+      if (resolved.count(eq.var)) continue;
+      if (eq.is_explicit) eq.value = eq.value.subs(resolved);
+      else eq.residual = eq.residual.subs(resolved);
+      kept.push_back(eq);
+    }
+    sys_.equations = std::move(kept);
+    for (auto& de : derivative_effort_) de.port = de.port.subs(resolved);
+    aliases_ = resolved;
+  }
+
+  // ---- pass 3: derivative causality ------------------------------------------
+  struct DerivativePort {
+    ex port;         // the bond variable the element imposes (e for I, f for C)
+    symbol storage;  // its momentum or displacement, now an ordinary variable
+    std::string origin;
+    ex sign;
+  };
+
+  int Defining(const ex& var) const {
+    for (size_t k = 0; k < sys_.equations.size(); ++k)
+      if (ex(sys_.equations[k].var).is_equal(var)) return static_cast<int>(k);
+    return -1;
+  }
+
+  // d/dt of an expression, by the chain rule over its symbols.
+  ex Dot(const ex& e) {
+    SymSet syms;
+    CollectSymbols(e, &syms);
+    ex out = 0;
+    for (const ex& s : syms) {
+      const symbol& sym = GiNaC::ex_to<symbol>(s);
+      if (params_.count(s)) continue;
+      ex ds;
+      if (s.is_equal(m_.time)) ds = 1;
+      else if (state_index_.count(s)) ds = sys_.derivatives[state_index_.at(s)];
+      else ds = DotVar(sym);
+      out += e.diff(sym) * ds;
+    }
+    return out;
+  }
+
+  symbol DotVar(const symbol& v) {
+    auto it = dot_.find(v);
+    if (it != dot_.end()) return it->second;
+    const int k = Defining(v);
+    if (k < 0) {
+      Diagnostic d;
+      d.message = fmt::format("the time derivative of '{}' is needed but '{}' is itself a state derivative",
+                              v.get_name(), v.get_name());
+      d.hint = "a storage element in derivative causality depends on another one's derivative (a higher-index "
+               "model); add a compliance or an inertia to break the chain";
+      throw Error(d);
+    }
+    symbol dv("d" + v.get_name(), "\\dot{" + TexOf(v.get_name()) + "}");
+    dot_.emplace(v, dv);
+    const CausalEquation eq = sys_.equations[k];  // copy: the vector grows below
+    if (eq.is_explicit) AddExplicit(dv, Dot(eq.value), "d/dt of " + eq.origin);
+    else AddImplicit(dv, Dot(eq.residual), "d/dt of " + eq.origin);
+    return dv;
+  }
+
+  void DerivativeCausality() {
+    for (const auto& de : derivative_effort_) {
+      if (!GiNaC::is_a<symbol>(de.port)) Internal("derivative port is not a variable");
+      AddExplicit(GiNaC::ex_to<symbol>(de.port), de.sign * DotVar(de.storage), de.origin + " (derivative causality)");
+    }
+  }
+
+  // ---- passes 4 and 5: sort, tear, program -----------------------------------
+  void Sort();
+
+  const Model& m_;
+  const CausalGraph& g_;
+  EquationSystem sys_;
+  std::map<ex, int, GiNaC::ex_is_less> state_index_;
+  std::map<std::string, symbol> deriv_of_;
+  SymSet params_;
+  std::vector<DerivativePort> derivative_effort_;
+  std::map<ex, symbol, GiNaC::ex_is_less> dot_;
+  GiNaC::exmap aliases_;
+};
+
+void EquationBuilder::Sort() {
+  auto& eqs = sys_.equations;
+  const int n = static_cast<int>(eqs.size());
+  std::map<ex, int, GiNaC::ex_is_less> def;
+  for (int k = 0; k < n; ++k) {
+    if (def.count(eqs[k].var)) Internal("variable defined twice: " + eqs[k].var.get_name());
+    def[eqs[k].var] = k;
+  }
+  std::vector<std::vector<int>> deps(n);
+  for (int k = 0; k < n; ++k) {
+    SymSet syms;
+    CollectSymbols(eqs[k].is_explicit ? eqs[k].value : eqs[k].residual, &syms);
+    for (const ex& s : syms) {
+      auto it = def.find(s);
+      if (it != def.end()) deps[k].push_back(it->second);
+      else if (!params_.count(s) && !state_index_.count(s) && !s.is_equal(m_.time))
+        Internal("undefined variable " + GiNaC::ex_to<symbol>(s).get_name() + " in " + eqs[k].origin);
+    }
+  }
+  // Which equations the right-hand side needs, and which only the outputs need.
+  std::vector<char> need_rhs(n, 0), need_out(n, 0);
+  std::function<void(int, std::vector<char>&)> mark = [&](int k, std::vector<char>& need) {
+    if (need[k]) return;
+    need[k] = 1;
+    for (int d : deps[k]) mark(d, need);
+  };
+  for (const auto& d : sys_.derivatives) mark(def.at(d), need_rhs);
+  std::vector<ex> output_values;
+  for (const auto& o : m_.outputs) {
+    ex v = o.value.subs(aliases_);
+    output_values.push_back(v);
+    SymSet syms;
+    CollectSymbols(v, &syms);
+    for (const ex& s : syms)
+      if (def.count(s)) mark(def.at(s), need_out);
+  }
+  const auto comps = structure::StronglyConnectedComponents(deps);
+
+  // Slot layout.
+  SlotLayout layout;
+  layout.Add(m_.time, "t");
+  sys_.time_slot = 0;
+  sys_.first_parameter_slot = 1;
+  for (const auto& p : m_.parameters) layout.Add(m_.Symbol(p.name), p.name);
+  sys_.first_state_slot = layout.size();
+  for (size_t i = 0; i < sys_.states.size(); ++i) layout.Add(sys_.states[i], sys_.state_names[i]);
+  sys_.first_derivative_slot = layout.size();
+  for (const auto& d : sys_.derivatives) layout.Add(d, d.get_name());
+  for (const auto& comp : comps)
+    for (int k : comp)
+      if (need_rhs[k] || need_out[k]) layout.Add(eqs[k].var, eqs[k].var.get_name());
+
+  std::set<std::string> deriv_names;
+  for (const auto& d : sys_.derivatives) deriv_names.insert(d.get_name());
+  for (const auto& comp : comps) {
+    const bool rhs = need_rhs[comp[0]];
+    if (!rhs && !need_out[comp[0]]) continue;
+    Program& prog = rhs ? sys_.rhs : sys_.outputs;
+    if (comp.size() == 1 && !structure::HasSelfLoop(deps, comp[0])) {
+      ProgramStep st;
+      st.kind = ProgramStep::Kind::kAssign;
+      st.target = layout.Slot(eqs[comp[0]].var);
+      st.value = eqs[comp[0]].value;
+      prog.steps.push_back(st);
+      continue;
+    }
+    // A cyclic group: tear it. Implicit equations are always torn; state
+    // derivatives are preferred tears, so that derivative causality gives
+    // M(x) dx/dt = f(x, t) in the state derivatives.
+    std::vector<int> forced, preferred;
+    bool has_deriv = false;
+    for (int k : comp) {
+      if (!eqs[k].is_explicit) forced.push_back(k);
+      if (deriv_names.count(eqs[k].var.get_name())) {
+        preferred.push_back(k);
+        has_deriv = true;
+      }
+    }
+    const auto tearing = structure::Tear(deps, comp, forced, preferred);
+    GiNaC::exmap chain;  // non-tear variables in terms of the tears
+    for (int k : tearing.ordered) chain[eqs[k].var] = eqs[k].value.subs(chain);
+    ProgramStep st;
+    st.kind = ProgramStep::Kind::kBlock;
+    ImplicitBlock info;
+    std::set<std::string> origins;
+    for (int k : comp) {
+      info.variables.push_back(eqs[k].var.get_name());
+      std::string o = eqs[k].origin;
+      if (o.rfind("d/dt of ", 0) == 0) o = o.substr(8);
+      origins.insert(o.substr(0, o.find(" (")));
+    }
+    std::vector<symbol> unknowns;
+    for (int k : tearing.tears) {
+      unknowns.push_back(eqs[k].var);
+      st.unknowns.push_back(layout.Slot(eqs[k].var));
+      info.unknowns.push_back(eqs[k].var.get_name());
+      ex r = eqs[k].is_explicit ? ex(eqs[k].var) - eqs[k].value : eqs[k].residual;
+      st.residuals.push_back(r.subs(chain));
+    }
+    bool linear = true;
+    for (const ex& r : st.residuals)
+      for (const symbol& u : unknowns) {
+        ex j = r.diff(u);
+        st.jacobian.push_back(j);
+        for (const symbol& w : unknowns)
+          if (j.has(w)) linear = false;
+      }
+    st.linear = info.linear = linear;
+    info.derivative_causality = has_deriv;
+    std::string names;
+    for (const auto& o : origins) names += (names.empty() ? "" : ", ") + o;
+    info.label = fmt::format("{} among {} (solve for {})", has_deriv ? "derivative causality" : "algebraic loop",
+                             names, fmt::join(info.unknowns, ", "));
+    st.label = info.label;
+    prog.steps.push_back(st);
+    for (int k : tearing.ordered) {
+      ProgramStep a;
+      a.kind = ProgramStep::Kind::kAssign;
+      a.target = layout.Slot(eqs[k].var);
+      a.value = eqs[k].value;
+      prog.steps.push_back(a);
+    }
+    sys_.blocks.push_back(info);
+  }
+  for (size_t i = 0; i < m_.outputs.size(); ++i) {
+    symbol o("out_" + m_.outputs[i].name);
+    layout.Add(o, m_.outputs[i].name);
+    sys_.output_names.push_back(m_.outputs[i].name);
+    sys_.output_slots.push_back(layout.Slot(o));
+    ProgramStep a;
+    a.kind = ProgramStep::Kind::kAssign;
+    a.target = layout.Slot(o);
+    a.value = output_values[i];
+    sys_.outputs.steps.push_back(a);
+  }
+  sys_.num_slots = layout.size();
+  sys_.rhs.symbols = sys_.outputs.symbols = layout.symbols;
+  sys_.rhs.slot_names = sys_.outputs.slot_names = layout.names;
+}
+
+}  // namespace
+
+EquationSystem BuildEquations(const Model& model, const CausalGraph& graph) {
+  return EquationBuilder(model, graph).Build();
+}
+
+}  // namespace paynter

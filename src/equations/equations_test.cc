@@ -1,0 +1,114 @@
+#include <gtest/gtest.h>
+
+#include "paynter/equations.h"
+
+namespace paynter {
+namespace {
+
+using GiNaC::ex;
+
+// d/dt x_i as a closed form, by substituting the rhs program's assignments.
+ex ClosedForm(const EquationSystem& sys, const std::string& state) {
+  GiNaC::exmap chain;
+  for (const auto& st : sys.rhs.steps) {
+    EXPECT_EQ(st.kind, ProgramStep::Kind::kAssign);
+    chain[sys.rhs.symbols[st.target]] = st.value.subs(chain);
+  }
+  for (size_t i = 0; i < sys.states.size(); ++i)
+    if (sys.state_names[i] == state) return chain.at(sys.derivatives[i]);
+  ADD_FAILURE() << "no state " << state;
+  return 0;
+}
+
+const char* kRlc = R"(
+parameters: {V: 5, R: 10, L: 0.1, C: 0.001}
+elements:
+  - {name: src, kind: Se, effort: V}
+  - {name: J, kind: "1"}
+  - {name: coil, kind: I, inertance: L}
+  - {name: res, kind: R, resistance: R}
+  - {name: cap, kind: C, capacitance: C}
+bonds: [[src, J], [J, coil], [J, res], [J, cap]]
+)";
+
+TEST(BuildEquations, SeriesRlcMatchesHandDerivation) {
+  Model m = LoadModelFromString(kRlc);
+  EquationSystem sys = BuildEquations(m, AssignCausality(m));
+  ASSERT_EQ(sys.state_names, (std::vector<std::string>{"p_coil", "q_cap"}));
+  EXPECT_TRUE(sys.blocks.empty());
+  const ex V = m.Symbol("V"), R = m.Symbol("R"), L = m.Symbol("L"), C = m.Symbol("C");
+  const ex p = m.Symbol("p_coil"), q = m.Symbol("q_cap");
+  EXPECT_EQ((ClosedForm(sys, "p_coil") - (V - R * p / L - q / C)).expand(), 0);
+  EXPECT_EQ((ClosedForm(sys, "q_cap") - p / L).expand(), 0);
+  const std::string text = sys.ToText(m);
+  EXPECT_NE(text.find("d/dt p_coil ="), std::string::npos) << text;
+  const std::string tex = sys.ToLatex(m);
+  EXPECT_NE(tex.find("\\frac{d}{dt} p_{coil}"), std::string::npos) << tex;
+}
+
+TEST(BuildEquations, DerivativeCausalityGivesLinearImplicitBlock) {
+  Model m = LoadModelFromString(R"(
+parameters: {J1: 1, J2: 3, n: 2}
+elements:
+  - {name: T, kind: Se, effort: 1}
+  - {name: w1, kind: "1"}
+  - {name: I1, kind: I, inertance: J1}
+  - {name: gear, kind: TF, ratio: n}
+  - {name: w2, kind: "1"}
+  - {name: I2, kind: I, inertance: J2}
+bonds: [[T, w1], [w1, I1], [w1, gear], [gear, w2], [w2, I2]]
+)");
+  EquationSystem sys = BuildEquations(m, AssignCausality(m));
+  ASSERT_EQ(sys.states.size(), 1u);
+  ASSERT_EQ(sys.blocks.size(), 1u);
+  EXPECT_TRUE(sys.blocks[0].derivative_causality);
+  EXPECT_TRUE(sys.blocks[0].linear);
+  EXPECT_EQ(sys.blocks[0].unknowns, std::vector<std::string>{"dp_I1"});
+  // M = 1 + n^2 J2 / J1 (from p1' = T - n * J2 * d/dt(n p1 / J1)).
+  const ProgramStep* block = nullptr;
+  for (const auto& st : sys.rhs.steps)
+    if (st.kind == ProgramStep::Kind::kBlock) block = &st;
+  ASSERT_NE(block, nullptr);
+  ASSERT_EQ(block->jacobian.size(), 1u);
+  const ex J1 = m.Symbol("J1"), J2 = m.Symbol("J2"), n = m.Symbol("n");
+  EXPECT_EQ((block->jacobian[0] - (1 + n * n * J2 / J1)).normal(), 0) << block->jacobian[0];
+}
+
+TEST(BuildEquations, ResistiveLoopIsALinearAlgebraicLoop) {
+  Model m = LoadModelFromString(R"(
+parameters: {I0: 1, R1: 1, R2: 2, R3: 3, C: 1}
+elements:
+  - {name: src, kind: Sf, flow: I0}
+  - {name: a, kind: "0"}
+  - {name: r1, kind: R, resistance: R1}
+  - {name: s, kind: "1"}
+  - {name: r2, kind: R, resistance: R2}
+  - {name: c, kind: "0"}
+  - {name: r3, kind: R, resistance: R3}
+  - {name: cap, kind: C, capacitance: C}
+bonds: [[src, a], [a, r1], [a, s], [s, r2], [s, c], [c, r3], [c, cap]]
+)");
+  EquationSystem sys = BuildEquations(m, AssignCausality(m));
+  ASSERT_EQ(sys.blocks.size(), 1u);
+  EXPECT_FALSE(sys.blocks[0].derivative_causality);
+  EXPECT_TRUE(sys.blocks[0].linear);
+  EXPECT_NE(sys.blocks[0].label.find("algebraic loop"), std::string::npos);
+}
+
+TEST(BuildEquations, InvertedNonlinearResistorIsANonlinearBlock) {
+  Model m = LoadModelFromString(R"(
+elements:
+  - {name: V, kind: Se, effort: 1}
+  - {name: J, kind: "1"}
+  - {name: cap, kind: C, capacitance: 1}
+  - {name: r, kind: R, effort: f + f^3}
+bonds: [[V, J], [J, cap], [J, r]]
+)");
+  EquationSystem sys = BuildEquations(m, AssignCausality(m));
+  ASSERT_EQ(sys.blocks.size(), 1u);
+  EXPECT_FALSE(sys.blocks[0].linear);
+  EXPECT_EQ(sys.blocks[0].unknowns, std::vector<std::string>{"f_b3"});
+}
+
+}  // namespace
+}  // namespace paynter

@@ -1,0 +1,404 @@
+// BuildModel: from a ModelSpec (names and texts) to a Model (parsed expressions,
+// registered symbols), with a located, hinted error for every problem.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "model_internal.h"
+#include "paynter/model.h"
+
+namespace paynter {
+namespace {
+
+[[noreturn]] void Fail(const SourceLocation& where, const std::string& element, const std::string& message,
+                       const std::string& expected = "", const std::string& got = "", const std::string& hint = "") {
+  Diagnostic d;
+  d.where = where;
+  d.element = element;
+  d.message = message;
+  d.expected = expected;
+  d.got = got;
+  d.hint = hint;
+  throw Error(d);
+}
+
+bool IsIdentifier(const std::string& s) {
+  static const std::regex re("[A-Za-z_][A-Za-z0-9_]*");
+  return std::regex_match(s, re);
+}
+
+// Function names the expression parser understands, and constants.
+const std::set<std::string>& KnownFunctions() {
+  static const std::set<std::string> f = {"sin",  "cos",  "tan",  "asin", "acos", "atan", "atan2", "sinh",
+                                          "cosh", "tanh", "exp",  "log",  "sqrt", "abs",  "pow",   "step"};
+  return f;
+}
+
+class Builder {
+ public:
+  explicit Builder(const ModelSpec& spec) : spec_(spec) {}
+
+  Model Build() {
+    m_.name = spec_.name.empty() ? "model" : spec_.name;
+    m_.file = spec_.file;
+    Register("t", spec_.file.empty() ? SourceLocation{} : SourceLocation{spec_.file, 0, 0}, "time");
+    m_.symbols.emplace("t", m_.time);
+    BuildParameters();
+    BuildElements();
+    BuildBonds();
+    ValidateModel(m_);  // structural checks before expressions refer to ports
+    RegisterVariables();
+    BuildDisplacements();
+    ParseLaws();
+    BuildOutputs();
+    return std::move(m_);
+  }
+
+ private:
+  // Records a name in the global namespace; duplicates are errors.
+  void Register(const std::string& name, const SourceLocation& where, const std::string& what,
+                const std::string& element = "") {
+    auto it = owner_.find(name);
+    if (it != owner_.end())
+      Fail(where, element, fmt::format("duplicate name '{}'", name), "a name used once",
+           fmt::format("'{}' is both {} and {}", name, it->second, what),
+           "rename one of them; generated names are p_<I>, q_<C>, e_<bond>, f_<bond>, e_<elem>, f_<elem>");
+    owner_[name] = what;
+  }
+
+  GiNaC::symbol NewSymbol(const std::string& name) {
+    // TeX name: p_L1 -> p_{L1}
+    std::string tex = name;
+    auto us = name.find('_');
+    if (us != std::string::npos && us + 1 < name.size())
+      tex = name.substr(0, us) + "_{" + name.substr(us + 1) + "}";
+    if (name.size() > 1 && tex == name) tex = "\\mathrm{" + name + "}";
+    GiNaC::symbol s(name, tex);
+    m_.symbols.emplace(name, s);
+    return s;
+  }
+
+  // Parses `text` with the model's symbols plus `locals`. Unknown names give a
+  // located error with a did-you-mean hint.
+  GiNaC::ex Parse(const std::string& text, const SourceLocation& where, const std::string& element,
+                  const std::string& what, const std::map<std::string, GiNaC::ex>& locals = {},
+                  const std::set<std::string>* allowed = nullptr) {
+    if (text.empty()) Fail(where, element, what + " is empty", "an expression", "nothing");
+    GiNaC::symtab table;
+    for (const auto& [n, s] : m_.symbols) table[n] = s;
+    for (const auto& [n, s] : locals) table[n] = s;
+    table["pi"] = GiNaC::Pi;
+    table["Pi"] = GiNaC::Pi;
+    // Find identifiers that are neither symbols nor functions, for a clear message.
+    static const std::regex ident("[A-Za-z_][A-Za-z0-9_]*");
+    std::vector<std::string> candidates;
+    for (const auto& [n, s] : table) candidates.push_back(n);
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), ident); it != std::sregex_iterator(); ++it) {
+      const std::string id = it->str();
+      const auto pos = static_cast<size_t>(it->position());
+      if (pos > 0 && (std::isdigit(static_cast<unsigned char>(text[pos - 1])) || text[pos - 1] == '.'))
+        continue;  // exponent of a number such as 1e-3
+      if (KnownFunctions().count(id)) continue;
+      if (!table.count(id)) {
+        std::string hint = DidYouMean(id, candidates);
+        if (hint.empty())
+          hint = "declare it under 'parameters:', or use a model variable (t, p_<I>, q_<C>, e_<bond>, f_<bond>, "
+                 "a displacement)";
+        Fail(where, element, fmt::format("undefined symbol '{}' in {}", id, what), "a parameter or model variable",
+             fmt::format("'{}' in '{}'", id, text), hint);
+      }
+      if (allowed && !allowed->count(id))
+        Fail(where, element, fmt::format("'{}' may not appear in {}", id, what), allowed_desc_,
+             fmt::format("'{}' in '{}'", id, text), allowed_hint_);
+    }
+    GiNaC::parser reader(table);
+    reader.strict = true;
+    try {
+      return reader(text);
+    } catch (const std::exception& ex) {
+      Fail(where, element, fmt::format("cannot parse {}", what), "an expression such as 'm*g*cos(theta)'",
+           fmt::format("'{}' ({})", text, ex.what()), "check parentheses and operators (* for products, ^ for powers)");
+    }
+  }
+
+  void BuildParameters() {
+    for (const auto& p : spec_.parameters) {
+      if (!IsIdentifier(p.name))
+        Fail(p.where, "", fmt::format("parameter name '{}' is not an identifier", p.name),
+             "letters, digits and underscores, not starting with a digit", p.name);
+      GiNaC::ex v = Parse(p.text, p.where, "", fmt::format("parameter '{}'", p.name));
+      // Parameters may be expressions of earlier parameters.
+      GiNaC::ex num = GiNaC::evalf(v.subs(m_.ParameterValues()));
+      if (!GiNaC::is_a<GiNaC::numeric>(num) || !GiNaC::ex_to<GiNaC::numeric>(num).is_real())
+        Fail(p.where, "", fmt::format("parameter '{}' is not a real number", p.name),
+             "a number, or an expression of parameters declared before it", fmt::format("'{}'", p.text),
+             "parameters may not depend on time or states; use an expression in the element instead");
+      double value = GiNaC::ex_to<GiNaC::numeric>(num).to_double();
+      if (!std::isfinite(value))
+        Fail(p.where, "", fmt::format("parameter '{}' is not finite", p.name), "a finite number",
+             fmt::format("'{}' = {}", p.text, value));
+      Register(p.name, p.where, fmt::format("parameter '{}'", p.name));
+      NewSymbol(p.name);
+      m_.parameters.push_back({p.name, value, p.text, p.where});
+    }
+  }
+
+  void BuildElements() {
+    for (const auto& es : spec_.elements) {
+      if (es.name.empty())
+        Fail(es.where, "", "element without a name", "a 'name:' for every element", "no name");
+      if (!IsIdentifier(es.name))
+        Fail(es.where, es.name, fmt::format("element name '{}' is not an identifier", es.name),
+             "letters, digits and underscores, not starting with a digit", es.name,
+             "names become variables in expressions (e_<name>, f_<name>)");
+      auto kind = ParseElementKind(es.kind);
+      if (!kind) {
+        std::string hint = DidYouMean(es.kind, KindNames());
+        Fail(es.where, es.name, fmt::format("unknown element kind '{}'", es.kind),
+             "one of Se Sf MSe MSf C I R TF MTF GY MGY 0 1", es.kind,
+             hint.empty() ? "junctions are written \"0\" and \"1\" (quoted)" : hint);
+      }
+      Register(es.name, es.where, fmt::format("element '{}'", es.name), es.name);
+      Element e;
+      e.name = es.name;
+      e.kind = *kind;
+      e.where = es.where;
+      m_.elements.push_back(std::move(e));
+    }
+  }
+
+  void BuildBonds() {
+    std::set<std::string> given;
+    for (const auto& b : spec_.bonds)
+      if (!b.name.empty()) given.insert(b.name);
+    int auto_index = 0;
+    std::vector<std::string> element_names;
+    for (const auto& e : m_.elements) element_names.push_back(e.name);
+    for (const auto& bs : spec_.bonds) {
+      Bond b;
+      b.name = bs.name;
+      if (b.name.empty()) {
+        do b.name = fmt::format("b{}", ++auto_index);
+        while (given.count(b.name) || owner_.count(b.name));
+      } else if (!IsIdentifier(b.name)) {
+        Fail(bs.where, "", fmt::format("bond name '{}' is not an identifier", b.name),
+             "letters, digits and underscores", b.name);
+      }
+      Register(b.name, bs.where, fmt::format("bond '{}'", b.name));
+      for (const auto* end : {&bs.from, &bs.to}) {
+        if (m_.FindElement(*end) < 0) {
+          Diagnostic d;
+          d.where = bs.where;
+          d.bond = b.name;
+          d.message = fmt::format("bond refers to an unknown element '{}'", *end);
+          d.expected = "the name of an element declared under 'elements:'";
+          d.got = fmt::format("'{}'", *end);
+          d.hint = DidYouMean(*end, element_names);
+          throw Error(d);
+        }
+      }
+      b.from = m_.FindElement(bs.from);
+      b.to = m_.FindElement(bs.to);
+      b.dim = bs.dim;
+      b.where = bs.where;
+      if (b.from == b.to) {
+        Diagnostic d;
+        d.where = bs.where;
+        d.bond = b.name;
+        d.message = fmt::format("bond connects element '{}' to itself", bs.from);
+        d.expected = "two different elements";
+        d.got = fmt::format("from: {}, to: {}", bs.from, bs.to);
+        throw Error(d);
+      }
+      const int index = static_cast<int>(m_.bonds.size());
+      m_.elements[b.from].bonds.push_back(index);
+      m_.elements[b.to].bonds.push_back(index);
+      m_.bonds.push_back(std::move(b));
+    }
+  }
+
+  void RegisterVariables() {
+    for (const auto& b : m_.bonds) {
+      Register("e_" + b.name, b.where, fmt::format("the effort of bond '{}'", b.name));
+      Register("f_" + b.name, b.where, fmt::format("the flow of bond '{}'", b.name));
+      NewSymbol("e_" + b.name);
+      NewSymbol("f_" + b.name);
+    }
+    for (const auto& e : m_.elements) {
+      if (IsOnePort(e.kind) || e.kind == ElementKind::kOne)
+        Register("f_" + e.name, e.where, fmt::format("the flow of element '{}'", e.name), e.name);
+      if (IsOnePort(e.kind) || e.kind == ElementKind::kZero)
+        Register("e_" + e.name, e.where, fmt::format("the effort of element '{}'", e.name), e.name);
+      if (e.kind == ElementKind::kI) Register("p_" + e.name, e.where, fmt::format("the momentum of '{}'", e.name), e.name);
+      if (e.kind == ElementKind::kC)
+        Register("q_" + e.name, e.where, fmt::format("the displacement of '{}'", e.name), e.name);
+    }
+    // Port variables of one-ports and junction variables are the variables of a
+    // bond: they share its symbol, so every expression sees one variable.
+    for (const auto& e : m_.elements) {
+      if (IsOnePort(e.kind)) {
+        const Bond& b = m_.bonds[e.bonds[0]];
+        m_.symbols.emplace("e_" + e.name, m_.Symbol("e_" + b.name));
+        m_.symbols.emplace("f_" + e.name, m_.Symbol("f_" + b.name));
+      } else if (e.kind == ElementKind::kOne) {
+        m_.symbols.emplace("f_" + e.name, m_.Symbol("f_" + m_.bonds[e.bonds[0]].name));
+      } else if (e.kind == ElementKind::kZero) {
+        m_.symbols.emplace("e_" + e.name, m_.Symbol("e_" + m_.bonds[e.bonds[0]].name));
+      }
+      if (e.kind == ElementKind::kI) NewSymbol("p_" + e.name);
+      if (e.kind == ElementKind::kC) NewSymbol("q_" + e.name);
+    }
+  }
+
+  void BuildDisplacements() {
+    for (const auto& ds : spec_.displacements) {
+      if (!IsIdentifier(ds.name))
+        Fail(ds.where, "", fmt::format("displacement name '{}' is not an identifier", ds.name),
+             "letters, digits and underscores", ds.name);
+      Register(ds.name, ds.where, fmt::format("displacement '{}'", ds.name));
+      // `of` names a 1-junction, a one-port element or a bond.
+      int ei = m_.FindElement(ds.of);
+      int bi = m_.FindBond(ds.of);
+      bool ok = bi >= 0 || (ei >= 0 && (IsOnePort(m_.elements[ei].kind) || m_.elements[ei].kind == ElementKind::kOne));
+      if (!ok) {
+        std::vector<std::string> cands;
+        for (const auto& e : m_.elements)
+          if (IsOnePort(e.kind) || e.kind == ElementKind::kOne) cands.push_back(e.name);
+        for (const auto& b : m_.bonds) cands.push_back(b.name);
+        std::string got = ei >= 0 ? fmt::format("'{}', a {} element", ds.of, KindName(m_.elements[ei].kind))
+                                  : fmt::format("'{}', which is not declared", ds.of);
+        std::string hint = ei >= 0 ? "integrate the flow of a 1-junction or of a bond" : DidYouMean(ds.of, cands);
+        Fail(ds.where, "", fmt::format("displacement '{}' integrates the flow of '{}'", ds.name, ds.of),
+             "a 1-junction, a one-port element or a bond", got, hint);
+      }
+      Displacement d;
+      d.name = ds.name;
+      d.of = ds.of;
+      d.where = ds.where;
+      d.initial = 0;
+      NewSymbol(ds.name);
+      m_.displacements.push_back(std::move(d));
+    }
+    // Initial values may use parameters only; parse after all displacements exist.
+    for (size_t i = 0; i < m_.displacements.size(); ++i) {
+      const auto& ds = spec_.displacements[i];
+      if (!ds.initial.empty())
+        m_.displacements[i].initial =
+            ParseConstant(ds.initial, ds.where, "", fmt::format("the initial value of displacement '{}'", ds.name));
+    }
+  }
+
+  GiNaC::ex ParseConstant(const std::string& text, const SourceLocation& where, const std::string& element,
+                          const std::string& what) {
+    std::set<std::string> allowed;
+    for (const auto& p : m_.parameters) allowed.insert(p.name);
+    allowed.insert("pi");
+    allowed.insert("Pi");
+    allowed_desc_ = "numbers and parameters only";
+    allowed_hint_ = "initial values and constant moduli are evaluated once, before the simulation starts";
+    return Parse(text, where, element, what, {}, &allowed);
+  }
+
+  void ParseLaws() {
+    for (size_t i = 0; i < m_.elements.size(); ++i) {
+      Element& e = m_.elements[i];
+      const auto& es = spec_.elements[i];
+      const std::string kind = KindName(e.kind);
+      std::vector<std::string> keys;  // allowed law keys for this kind
+      switch (e.kind) {
+        case ElementKind::kSe: case ElementKind::kMSe: keys = {"effort"}; break;
+        case ElementKind::kSf: case ElementKind::kMSf: keys = {"flow"}; break;
+        case ElementKind::kI: keys = {"inertance", "flow"}; break;
+        case ElementKind::kC: keys = {"capacitance", "stiffness", "effort"}; break;
+        case ElementKind::kR: keys = {"resistance", "effort", "flow"}; break;
+        case ElementKind::kTF: case ElementKind::kMTF: case ElementKind::kGY: case ElementKind::kMGY:
+          keys = {"ratio"}; break;
+        case ElementKind::kZero: case ElementKind::kOne: keys = {}; break;
+      }
+      std::string key_list;
+      for (const auto& k : keys) key_list += (key_list.empty() ? "" : ", ") + k;
+      if (IsJunction(e.kind)) {
+        if (!es.laws.empty())
+          Fail(es.where, e.name, fmt::format("a junction has no constitutive law, but '{}' was given", es.laws[0].first),
+               "only name and kind", es.laws[0].first, "remove the key");
+        if (!es.initial.empty())
+          Fail(es.where, e.name, "a junction has no initial value", "no 'initial:'", es.initial);
+        continue;
+      }
+      if (es.laws.size() != 1)
+        Fail(es.where, e.name, fmt::format("a {} element needs exactly one constitutive law", kind),
+             fmt::format("one of: {}", key_list), es.laws.empty() ? "none" : fmt::format("{} laws", es.laws.size()));
+      const auto& [key, text] = es.laws[0];
+      if (std::find(keys.begin(), keys.end(), key) == keys.end())
+        Fail(es.where, e.name, fmt::format("'{}' is not a law of a {} element", key, kind),
+             fmt::format("one of: {}", key_list), key);
+      e.law_key = key;
+      e.law_text = text;
+      std::map<std::string, GiNaC::ex> locals;
+      const std::string what = fmt::format("the {} of {} '{}'", key, kind, e.name);
+      if (key == "inertance" || key == "capacitance" || key == "resistance" || key == "ratio") e.form = LawForm::kLinear;
+      else if (key == "stiffness") e.form = LawForm::kStiffness;
+      else if (key == "effort") e.form = LawForm::kEffort;
+      else e.form = LawForm::kFlow;
+      // Local names for nonlinear laws: the element's own state or port variable.
+      if (e.kind == ElementKind::kI && key == "flow") locals["p"] = m_.Symbol("p_" + e.name);
+      if (e.kind == ElementKind::kC && key == "effort") locals["q"] = m_.Symbol("q_" + e.name);
+      if (e.kind == ElementKind::kR && key == "effort") locals["f"] = m_.Symbol("f_" + e.name);
+      if (e.kind == ElementKind::kR && key == "flow") locals["e"] = m_.Symbol("e_" + e.name);
+      if (e.kind == ElementKind::kSe || e.kind == ElementKind::kSf || e.kind == ElementKind::kTF ||
+          e.kind == ElementKind::kGY) {
+        // Unmodulated elements: time (sources) and parameters only.
+        std::set<std::string> allowed;
+        for (const auto& p : m_.parameters) allowed.insert(p.name);
+        allowed.insert("pi");
+        allowed.insert("Pi");
+        if (IsSource(e.kind)) allowed.insert("t");
+        const std::string mod = "M" + kind;
+        allowed_desc_ = IsSource(e.kind) ? "time t and parameters only" : "parameters only (a constant)";
+        allowed_hint_ = fmt::format("use an {} element for a law that depends on model variables", mod);
+        e.law = Parse(text, es.where, e.name, what, locals, &allowed);
+      } else {
+        e.law = Parse(text, es.where, e.name, what, locals);
+      }
+      if (!es.initial.empty()) {
+        if (!IsStorage(e.kind))
+          Fail(es.where, e.name, fmt::format("a {} element has no state, so no initial value", kind),
+               "'initial:' on C and I elements only", es.initial, "remove 'initial:'");
+        e.initial = ParseConstant(es.initial, es.where, e.name, fmt::format("the initial value of '{}'", e.name));
+      }
+    }
+  }
+
+  void BuildOutputs() {
+    for (const auto& o : spec_.outputs) {
+      if (!IsIdentifier(o.name))
+        Fail(o.where, "", fmt::format("output name '{}' is not an identifier", o.name),
+             "letters, digits and underscores (it becomes a CSV column)", o.name);
+      if (o.name == "t") Fail(o.where, "", "an output may not be named 't'", "another name", "t", "t is always column 1");
+      for (const auto& prev : m_.outputs)
+        if (prev.name == o.name)
+          Fail(o.where, "", fmt::format("duplicate output '{}'", o.name), "each output named once", o.name,
+               fmt::format("the first is at {}", prev.where.ToString()));
+      Output out;
+      out.name = o.name;
+      out.text = o.text;
+      out.where = o.where;
+      out.value = Parse(o.text, o.where, "", fmt::format("output '{}'", o.name));
+      m_.outputs.push_back(std::move(out));
+    }
+  }
+
+  const ModelSpec& spec_;
+  Model m_;
+  std::map<std::string, std::string> owner_;  // global name -> what it names
+  std::string allowed_desc_, allowed_hint_;
+};
+
+}  // namespace
+
+Model BuildModel(const ModelSpec& spec) { return Builder(spec).Build(); }
+
+}  // namespace paynter

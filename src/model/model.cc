@@ -1,0 +1,182 @@
+// Element kinds, lookups and structural validation of a Model.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "model_internal.h"
+#include "paynter/model.h"
+
+namespace paynter {
+
+namespace {
+const std::vector<std::pair<std::string, ElementKind>>& KindTable() {
+  static const std::vector<std::pair<std::string, ElementKind>> table = {
+      {"Se", ElementKind::kSe},   {"Sf", ElementKind::kSf},   {"MSe", ElementKind::kMSe},
+      {"MSf", ElementKind::kMSf}, {"C", ElementKind::kC},     {"I", ElementKind::kI},
+      {"R", ElementKind::kR},     {"TF", ElementKind::kTF},   {"MTF", ElementKind::kMTF},
+      {"GY", ElementKind::kGY},   {"MGY", ElementKind::kMGY}, {"0", ElementKind::kZero},
+      {"1", ElementKind::kOne}};
+  return table;
+}
+}  // namespace
+
+std::string KindName(ElementKind k) {
+  for (const auto& [name, kind] : KindTable())
+    if (kind == k) return name;
+  return "?";
+}
+
+std::optional<ElementKind> ParseElementKind(const std::string& s) {
+  for (const auto& [name, kind] : KindTable())
+    if (name == s) return kind;
+  return std::nullopt;
+}
+
+std::vector<std::string> KindNames() {
+  std::vector<std::string> out;
+  for (const auto& [name, kind] : KindTable()) out.push_back(name);
+  return out;
+}
+
+bool IsJunction(ElementKind k) { return k == ElementKind::kZero || k == ElementKind::kOne; }
+bool IsSource(ElementKind k) {
+  return k == ElementKind::kSe || k == ElementKind::kSf || k == ElementKind::kMSe || k == ElementKind::kMSf;
+}
+bool IsStorage(ElementKind k) { return k == ElementKind::kC || k == ElementKind::kI; }
+bool IsTwoPort(ElementKind k) {
+  return k == ElementKind::kTF || k == ElementKind::kMTF || k == ElementKind::kGY || k == ElementKind::kMGY;
+}
+bool IsOnePort(ElementKind k) { return IsSource(k) || IsStorage(k) || k == ElementKind::kR; }
+
+int Model::FindElement(const std::string& n) const {
+  for (size_t i = 0; i < elements.size(); ++i)
+    if (elements[i].name == n) return static_cast<int>(i);
+  return -1;
+}
+
+int Model::FindBond(const std::string& n) const {
+  for (size_t i = 0; i < bonds.size(); ++i)
+    if (bonds[i].name == n) return static_cast<int>(i);
+  return -1;
+}
+
+const GiNaC::symbol& Model::Symbol(const std::string& n) const {
+  auto it = symbols.find(n);
+  if (it == symbols.end()) throw Error("internal: no symbol named '" + n + "' in model '" + name + "'");
+  return it->second;
+}
+
+GiNaC::exmap Model::ParameterValues() const {
+  GiNaC::exmap m;
+  for (const auto& p : parameters) m[Symbol(p.name)] = p.value;
+  return m;
+}
+
+int EditDistance(const std::string& a, const std::string& b) {
+  std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int>(j);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = static_cast<int>(i);
+    for (size_t j = 1; j <= b.size(); ++j) {
+      int sub = prev[j - 1] + (std::tolower(a[i - 1]) == std::tolower(b[j - 1]) ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  int best_d = 1 << 30;
+  for (const auto& c : candidates) {
+    int d = EditDistance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  if (best.empty() || best_d > std::max<int>(2, static_cast<int>(word.size()) / 3)) return "";
+  return "did you mean '" + best + "'?";
+}
+
+void ValidateModel(const Model& m) {
+  auto fail = [&](const SourceLocation& where, const std::string& element, const std::string& msg,
+                  const std::string& expected, const std::string& got, const std::string& hint) {
+    Diagnostic d;
+    d.where = where;
+    d.element = element;
+    d.message = msg;
+    d.expected = expected;
+    d.got = got;
+    d.hint = hint;
+    throw Error(d);
+  };
+  if (m.elements.empty())
+    fail({m.file, 0, 0}, "", "the model has no elements", "at least one element under 'elements:'", "none",
+         "see docs/model-format.md for an example");
+  for (const Bond& b : m.bonds) {
+    if (b.dim != 1) {
+      Diagnostic d;
+      d.where = b.where;
+      d.bond = b.name;
+      d.message = "vector bonds are not supported yet";
+      d.expected = "dim: 1";
+      d.got = fmt::format("dim: {}", b.dim);
+      d.hint = "split the vector bond into scalar bonds";
+      throw Error(d);
+    }
+  }
+  for (size_t i = 0; i < m.elements.size(); ++i) {
+    const Element& e = m.elements[i];
+    const int nb = static_cast<int>(e.bonds.size());
+    const std::string kind = KindName(e.kind);
+    if (nb == 0)
+      fail(e.where, e.name, "dangling element: no bond connects to it", "at least one bond naming '" + e.name + "'",
+           "no bonds", "connect it with a bond under 'bonds:', or remove it");
+    if (IsOnePort(e.kind) && nb != 1)
+      fail(e.where, e.name, fmt::format("a {} element has exactly one bond", kind), "1 bond",
+           fmt::format("{} bonds", nb), "join the bonds at a 0- or 1-junction and connect the element to it");
+    if (IsTwoPort(e.kind)) {
+      if (nb != 2)
+        fail(e.where, e.name, fmt::format("a {} element has exactly two bonds", kind), "2 bonds",
+             fmt::format("{} bonds", nb), "a transformer or gyrator joins exactly two bonds: one in, one out");
+      int in = 0;
+      for (int b : e.bonds) in += (m.bonds[b].to == static_cast<int>(i)) ? 1 : 0;
+      if (in != 1)
+        fail(e.where, e.name, fmt::format("a {} element passes power through: one bond in, one bond out", kind),
+             "one bond pointing at it (port 1) and one leaving it (port 2)",
+             fmt::format("{} bonds pointing at it", in), "reverse the direction (from/to) of one of its bonds");
+    }
+    if (IsJunction(e.kind) && nb < 2)
+      fail(e.where, e.name, fmt::format("a {}-junction joins at least two bonds", kind), "2 or more bonds",
+           fmt::format("{} bond", nb), "connect more elements to it or remove it");
+  }
+}
+
+std::string DescribeModel(const Model& m) {
+  std::map<std::string, int> counts;
+  int states = 0;
+  for (const auto& e : m.elements) {
+    counts[KindName(e.kind)]++;
+    if (IsStorage(e.kind)) ++states;
+  }
+  std::ostringstream os;
+  os << "model '" << m.name << "'";
+  if (!m.file.empty()) os << " (" << m.file << ")";
+  os << ": " << m.elements.size() << " elements (";
+  bool first = true;
+  for (const auto& [k, n] : KindTable()) {
+    (void)n;
+    if (!counts.count(k)) continue;
+    os << (first ? "" : ", ") << counts[k] << " " << k;
+    first = false;
+  }
+  os << "), " << m.bonds.size() << " bonds, " << m.parameters.size() << " parameters, " << states
+     << " storage elements, " << m.displacements.size() << " displacements, " << m.outputs.size() << " outputs";
+  return os.str();
+}
+
+}  // namespace paynter

@@ -1,0 +1,218 @@
+// YAML model files -> ModelSpec -> Model. See docs/model-format.md.
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "model_internal.h"
+#include "paynter/model.h"
+
+namespace paynter {
+namespace {
+
+class YamlReader {
+ public:
+  explicit YamlReader(std::string file) : file_(std::move(file)) {}
+
+  SourceLocation Where(const YAML::Node& n) const {
+    const YAML::Mark m = n.Mark();
+    if (m.line < 0) return {file_, 0, 0};
+    return {file_, m.line + 1, m.column + 1};
+  }
+
+  [[noreturn]] void Fail(const YAML::Node& n, const std::string& element, const std::string& message,
+                         const std::string& expected, const std::string& got, const std::string& hint = "") const {
+    Diagnostic d;
+    d.where = Where(n);
+    d.element = element;
+    d.message = message;
+    d.expected = expected;
+    d.got = got;
+    d.hint = hint;
+    throw Error(d);
+  }
+
+  static std::string Describe(const YAML::Node& n) {
+    switch (n.Type()) {
+      case YAML::NodeType::Null: return "nothing";
+      case YAML::NodeType::Scalar: return "'" + n.Scalar() + "'";
+      case YAML::NodeType::Sequence: return "a list";
+      case YAML::NodeType::Map: return "a mapping";
+      default: return "an undefined node";
+    }
+  }
+
+  std::string Scalar(const YAML::Node& n, const std::string& element, const std::string& what) const {
+    if (!n.IsScalar()) Fail(n, element, what + " must be a single value", "a number, name or expression", Describe(n));
+    return n.Scalar();
+  }
+
+  void CheckKeys(const YAML::Node& map, const std::set<std::string>& allowed, const std::string& element,
+                 const std::string& where_desc) const {
+    for (const auto& kv : map) {
+      const std::string key = kv.first.Scalar();
+      if (!allowed.count(key)) {
+        std::vector<std::string> cands(allowed.begin(), allowed.end());
+        std::string list;
+        for (const auto& c : cands) list += (list.empty() ? "" : ", ") + c;
+        std::string hint = DidYouMean(key, cands);
+        Fail(kv.first, element, fmt::format("unknown key '{}' in {}", key, where_desc), "one of: " + list, key, hint);
+      }
+    }
+  }
+
+  ModelSpec Read(const YAML::Node& root) {
+    ModelSpec spec;
+    spec.file = file_;
+    if (root.IsNull()) Fail(root, "", "the model file is empty", "a YAML mapping with 'elements:' and 'bonds:'", "nothing");
+    if (!root.IsMap())
+      Fail(root, "", "the model file's top level must be a mapping", "keys such as name:, parameters:, elements:, bonds:",
+           Describe(root));
+    CheckKeys(root, {"name", "description", "parameters", "elements", "bonds", "displacements", "outputs"}, "",
+              "the model's top level");
+    if (root["name"]) spec.name = Scalar(root["name"], "", "name");
+    if (const auto params = root["parameters"]) {
+      if (!params.IsMap() && !params.IsNull())
+        Fail(params, "", "'parameters' must be a mapping", "name: value lines", Describe(params));
+      for (const auto& kv : params)
+        spec.parameters.push_back({kv.first.Scalar(), Scalar(kv.second, "", "parameter '" + kv.first.Scalar() + "'"),
+                                   Where(kv.second)});
+    }
+    const auto elements = root["elements"];
+    if (!elements) Fail(root, "", "the model has no 'elements:' section", "a list of elements", "none");
+    if (!elements.IsSequence()) Fail(elements, "", "'elements' must be a list", "- {name: ..., kind: ...}", Describe(elements));
+    for (const auto& en : elements) spec.elements.push_back(ReadElement(en));
+    const auto bonds = root["bonds"];
+    if (!bonds) Fail(root, "", "the model has no 'bonds:' section", "a list of bonds", "none");
+    if (!bonds.IsSequence()) Fail(bonds, "", "'bonds' must be a list", "- {from: A, to: B} or - [A, B]", Describe(bonds));
+    for (const auto& bn : bonds) spec.bonds.push_back(ReadBond(bn));
+    if (const auto ds = root["displacements"]) {
+      if (!ds.IsSequence()) Fail(ds, "", "'displacements' must be a list", "- {name: x, of: J1}", Describe(ds));
+      for (const auto& dn : ds) {
+        if (!dn.IsMap()) Fail(dn, "", "a displacement must be a mapping", "{name: x, of: J1, initial: 0}", Describe(dn));
+        CheckKeys(dn, {"name", "of", "initial"}, "", "a displacement");
+        ModelSpec::DisplacementSpec d;
+        if (!dn["name"] || !dn["of"])
+          Fail(dn, "", "a displacement needs 'name' and 'of'", "{name: x, of: J1}", "missing keys");
+        d.name = Scalar(dn["name"], "", "displacement name");
+        d.of = Scalar(dn["of"], "", "displacement 'of'");
+        if (dn["initial"]) d.initial = Scalar(dn["initial"], "", "initial value");
+        d.where = Where(dn);
+        spec.displacements.push_back(d);
+      }
+    }
+    if (const auto outs = root["outputs"]) {
+      if (outs.IsMap()) {
+        for (const auto& kv : outs)
+          spec.outputs.push_back({kv.first.Scalar(), Scalar(kv.second, "", "output '" + kv.first.Scalar() + "'"),
+                                  Where(kv.second)});
+      } else if (outs.IsSequence()) {
+        for (const auto& on : outs) {
+          if (!on.IsMap() || !on["name"] || !on["value"])
+            Fail(on, "", "an output must be a mapping with name and value", "{name: x, value: q_C1}", Describe(on));
+          CheckKeys(on, {"name", "value"}, "", "an output");
+          spec.outputs.push_back({Scalar(on["name"], "", "output name"), Scalar(on["value"], "", "output value"),
+                                  Where(on["value"])});
+        }
+      } else {
+        Fail(outs, "", "'outputs' must be a mapping", "name: expression lines", Describe(outs));
+      }
+    }
+    return spec;
+  }
+
+  ModelSpec::ElementSpec ReadElement(const YAML::Node& en) {
+    if (!en.IsMap()) Fail(en, "", "an element must be a mapping", "{name: R1, kind: R, resistance: 10}", Describe(en));
+    ModelSpec::ElementSpec e;
+    e.where = Where(en);
+    if (en["name"]) e.name = Scalar(en["name"], "", "element name");
+    if (e.name.empty()) Fail(en, "", "element without a name", "name: <identifier>", "no name");
+    if (!en["kind"])
+      Fail(en, e.name, "element without a kind", "kind: one of Se Sf MSe MSf C I R TF MTF GY MGY 0 1", "no kind");
+    e.kind = Scalar(en["kind"], e.name, "kind");
+    CheckKeys(en,
+              {"name", "kind", "initial", "inertance", "capacitance", "stiffness", "resistance", "ratio", "effort",
+               "flow", "description"},
+              e.name, "element '" + e.name + "'");
+    for (const char* key : {"inertance", "capacitance", "stiffness", "resistance", "ratio", "effort", "flow"})
+      if (en[key]) e.laws.emplace_back(key, Scalar(en[key], e.name, key));
+    if (en["initial"]) e.initial = Scalar(en["initial"], e.name, "initial");
+    return e;
+  }
+
+  ModelSpec::BondSpec ReadBond(const YAML::Node& bn) {
+    ModelSpec::BondSpec b;
+    b.where = Where(bn);
+    if (bn.IsSequence()) {
+      if (bn.size() != 2) Fail(bn, "", "a bond written as a list has two element names", "[from, to]",
+                               fmt::format("a list of {}", bn.size()));
+      b.from = Scalar(bn[0], "", "bond end");
+      b.to = Scalar(bn[1], "", "bond end");
+      return b;
+    }
+    if (!bn.IsMap()) Fail(bn, "", "a bond must be a mapping or a pair", "{from: A, to: B} or [A, B]", Describe(bn));
+    CheckKeys(bn, {"name", "from", "to", "dim"}, "", "a bond");
+    if (!bn["from"] || !bn["to"]) Fail(bn, "", "a bond needs 'from' and 'to'", "{from: A, to: B}", "missing keys",
+                                       "power flows from 'from' to 'to' (the half-arrow points at 'to')");
+    if (bn["name"]) b.name = Scalar(bn["name"], "", "bond name");
+    b.from = Scalar(bn["from"], "", "bond 'from'");
+    b.to = Scalar(bn["to"], "", "bond 'to'");
+    if (bn["dim"]) {
+      try {
+        b.dim = bn["dim"].as<int>();
+      } catch (const YAML::Exception&) {
+        Fail(bn["dim"], "", "bond dimension must be an integer", "1", Describe(bn["dim"]));
+      }
+    }
+    return b;
+  }
+
+ private:
+  std::string file_;
+};
+
+Model LoadFromNode(const std::string& text, const std::string& label) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& ex) {
+    Diagnostic d;
+    d.where = {label, ex.mark.line >= 0 ? ex.mark.line + 1 : 0, ex.mark.column >= 0 ? ex.mark.column + 1 : 0};
+    d.message = "malformed YAML: " + ex.msg;
+    d.hint = "check indentation and that lists use '- ' and mappings 'key: value'";
+    throw Error(d);
+  }
+  try {
+    return BuildModel(YamlReader(label).Read(root));
+  } catch (const YAML::Exception& ex) {  // any yaml-cpp conversion we did not anticipate
+    Diagnostic d;
+    d.where = {label, ex.mark.line >= 0 ? ex.mark.line + 1 : 0, ex.mark.column >= 0 ? ex.mark.column + 1 : 0};
+    d.message = "unexpected YAML content: " + ex.msg;
+    throw Error(d);
+  }
+}
+
+}  // namespace
+
+Model LoadModelFromString(const std::string& yaml_text, const std::string& file_label) {
+  return LoadFromNode(yaml_text, file_label);
+}
+
+Model LoadModel(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    Diagnostic d;
+    d.where = {path, 0, 0};
+    d.message = "cannot open the model file";
+    d.expected = "a readable YAML file";
+    d.got = "no such file, or no permission";
+    throw Error(d);
+  }
+  std::ostringstream os;
+  os << in.rdbuf();
+  return LoadFromNode(os.str(), path);
+}
+
+}  // namespace paynter

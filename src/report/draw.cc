@@ -1,0 +1,134 @@
+// Bond graph drawings through Graphviz.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "paynter/report.h"
+
+namespace paynter {
+
+namespace {
+std::string Quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string LabelOf(const Element& e) {
+  if (IsJunction(e.kind)) return KindName(e.kind);
+  std::string law = e.law_text.empty() ? "" : ": " + e.law_text;
+  if (law.size() > 24) law = law.substr(0, 21) + "...";
+  return KindName(e.kind) + ":" + e.name + (e.law_text.empty() || IsTwoPort(e.kind) ? "" : "\\n" + e.law_text.substr(0, 24));
+}
+}  // namespace
+
+std::string BondGraphDot(const Model& m, const CausalGraph* g) {
+  std::ostringstream os;
+  os << "digraph " << Quote(m.name) << " {\n"
+     << "  graph [rankdir=LR, fontname=\"Helvetica\", label=" << Quote(m.name) << ", labelloc=t];\n"
+     << "  node [shape=plaintext, fontname=\"Helvetica\", fontsize=14];\n"
+     << "  edge [fontname=\"Helvetica\", fontsize=10, arrowsize=1.1];\n";
+  for (const auto& e : m.elements) {
+    std::string label = LabelOf(e);
+    if (IsTwoPort(e.kind)) label = KindName(e.kind) + "\\n" + e.law_text.substr(0, 24);
+    os << "  " << Quote(e.name) << " [label=" << Quote(label);
+    if (IsJunction(e.kind)) os << ", xlabel=" << Quote(e.name) << ", fontsize=18";
+    os << "];\n";
+  }
+  for (size_t b = 0; b < m.bonds.size(); ++b) {
+    const Bond& bond = m.bonds[b];
+    // Half-arrow at the head (power direction); the causal stroke is drawn as a
+    // bar ("tee") at the end that receives the effort.
+    std::string arrowhead = "lvee", arrowtail = "none";
+    if (g && g->effort_to[b] >= 0) {
+      if (g->effort_to[b] == bond.to) arrowhead = "teelvee";
+      else arrowtail = "tee";
+    }
+    os << "  " << Quote(m.elements[bond.from].name) << " -> " << Quote(m.elements[bond.to].name)
+       << " [label=" << Quote(bond.name) << ", dir=both, arrowhead=" << arrowhead << ", arrowtail=" << arrowtail;
+    if (g && g->effort_to[b] >= 0) {
+      // Storage in derivative causality is drawn red.
+      const int recv = g->effort_to[b];
+      for (int d : g->derivative_storage)
+        if (d == bond.from || d == bond.to) os << ", color=red, fontcolor=red";
+      (void)recv;
+    }
+    os << "];\n";
+  }
+  if (g)
+    for (const auto& c : g->conflicts)
+      os << "  " << Quote(m.elements[c.element].name) << " [fontcolor=red, xlabel=" << Quote("conflict") << "];\n";
+  os << "}\n";
+  return os.str();
+}
+
+namespace {
+bool CommandExists(const std::string& name) {
+  const std::string cmd = "command -v " + name + " >/dev/null 2>&1";
+  return std::system(cmd.c_str()) == 0;
+}
+
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+}  // namespace
+
+void RenderDot(const std::string& dot_source, const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  std::string ext = target.extension().string();
+  if (!ext.empty()) ext = ext.substr(1);
+  if (ext != "svg" && ext != "png" && ext != "pdf" && ext != "dot") {
+    Diagnostic d;
+    d.where = {path, 0, 0};
+    d.message = "unknown drawing format";
+    d.expected = "a file name ending in .svg, .png, .pdf or .dot";
+    d.got = ext.empty() ? "no extension" : "." + ext;
+    throw Error(d);
+  }
+  const std::string stem = ".paynter-" + std::to_string(::getpid()) + "-" + target.filename().string();
+  const fs::path tmp_out = target.parent_path() / (stem + ".tmp");
+  const fs::path tmp_dot = fs::temp_directory_path() / (stem + ".gv");
+  {
+    std::ofstream out(ext == "dot" ? tmp_out : tmp_dot, std::ios::binary);
+    out << dot_source;
+    if (!out) throw Error(fmt::format("{}: error: cannot write the drawing", path));
+  }
+  if (ext != "dot") {
+    if (!CommandExists("dot"))
+      throw Error(fmt::format("{}: error: Graphviz 'dot' is not installed\n  hint: run scripts/setup.sh (apt-get install graphviz)", path));
+    const std::string cmd = "dot -T" + ext + " " + ShellQuote(tmp_dot.string()) + " -o " +
+                            ShellQuote(tmp_out.string()) + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string msg;
+    char buf[256];
+    while (p && fgets(buf, sizeof buf, p)) msg += buf;
+    const int rc = p ? pclose(p) : -1;
+    std::error_code ec;
+    fs::remove(tmp_dot, ec);
+    if (rc != 0) {
+      fs::remove(tmp_out, ec);
+      throw Error(fmt::format("{}: error: Graphviz failed: {}", path, msg));
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp_out, target, ec);
+  if (ec) {
+    fs::remove(tmp_out, ec);
+    throw Error(fmt::format("{}: error: cannot move the drawing into place: {}", path, ec.message()));
+  }
+}
+
+}  // namespace paynter

@@ -1,0 +1,136 @@
+// Plots of CSV results through gnuplot.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "paynter/report.h"
+
+namespace paynter {
+
+namespace {
+std::vector<std::string> ReadHeader(const std::string& csv_path) {
+  std::ifstream in(csv_path);
+  if (!in) {
+    Diagnostic d;
+    d.where = {csv_path, 0, 0};
+    d.message = "cannot open the CSV file";
+    d.hint = "run 'paynter simulate ... -o FILE.csv' first";
+    throw Error(d);
+  }
+  std::string line;
+  if (!std::getline(in, line) || line.empty()) {
+    Diagnostic d;
+    d.where = {csv_path, 1, 0};
+    d.message = "the CSV file has no header line";
+    d.expected = "t,<column>,...";
+    throw Error(d);
+  }
+  std::vector<std::string> cols;
+  std::stringstream ss(line);
+  std::string c;
+  while (std::getline(ss, c, ',')) cols.push_back(c);
+  std::string second;
+  if (!std::getline(in, second)) {
+    Diagnostic d;
+    d.where = {csv_path, 2, 0};
+    d.message = "the CSV file has no data rows";
+    throw Error(d);
+  }
+  return cols;
+}
+
+int IndexOf(const std::vector<std::string>& cols, const std::string& name, const std::string& csv) {
+  for (size_t i = 0; i < cols.size(); ++i)
+    if (cols[i] == name) return static_cast<int>(i) + 1;  // gnuplot columns are 1-based
+  std::string list;
+  for (const auto& c : cols) list += (list.empty() ? "" : ", ") + c;
+  Diagnostic d;
+  d.where = {csv, 1, 0};
+  d.message = fmt::format("no column '{}' in the CSV file", name);
+  d.expected = "one of: " + list;
+  d.got = name;
+  throw Error(d);
+}
+
+std::string GnuplotString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+}  // namespace
+
+void PlotCsv(const std::string& csv_path, const std::string& out_path, const std::vector<std::string>& columns,
+             const std::string& x_column, const std::string& title) {
+  namespace fs = std::filesystem;
+  const auto cols = ReadHeader(csv_path);
+  const int xi = x_column.empty() ? 1 : IndexOf(cols, x_column, csv_path);
+  std::vector<int> ys;
+  if (columns.empty()) {
+    for (size_t i = 1; i <= cols.size(); ++i)
+      if (static_cast<int>(i) != xi) ys.push_back(static_cast<int>(i));
+  } else {
+    for (const auto& c : columns) ys.push_back(IndexOf(cols, c, csv_path));
+  }
+  const fs::path target(out_path);
+  std::string ext = target.extension().string();
+  std::string terminal;
+  if (ext == ".png") terminal = "pngcairo size 1000,650 noenhanced";
+  else if (ext == ".svg") terminal = "svg size 1000,650 noenhanced";
+  else if (ext == ".pdf") terminal = "pdfcairo noenhanced";
+  else {
+    Diagnostic d;
+    d.where = {out_path, 0, 0};
+    d.message = "unknown plot format";
+    d.expected = "a file name ending in .png, .svg or .pdf";
+    d.got = ext.empty() ? "no extension" : ext;
+    throw Error(d);
+  }
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
+    throw Error(fmt::format("{}: error: gnuplot is not installed\n  hint: run scripts/setup.sh (apt-get install gnuplot-nox)", out_path));
+  const fs::path tmp = target.parent_path() / (".paynter-" + std::to_string(::getpid()) + "-" + target.filename().string());
+  std::ostringstream gp;
+  gp << "set terminal " << terminal << "\n"
+     << "set output " << GnuplotString(tmp.string()) << "\n"
+     << "set datafile separator ','\n"
+     << "set key outside right top\n"
+     << "set grid\n"
+     << "set xlabel " << GnuplotString(cols[xi - 1]) << "\n";
+  if (!title.empty()) gp << "set title " << GnuplotString(title) << "\n";
+  if (ys.size() == 1) gp << "set ylabel " << GnuplotString(cols[ys[0] - 1]) << "\n";
+  gp << "plot ";
+  for (size_t k = 0; k < ys.size(); ++k)
+    gp << (k ? ", " : "") << GnuplotString(csv_path) << " using " << xi << ":" << ys[k]
+       << " every ::1 with lines lw 2 title " << GnuplotString(cols[ys[k] - 1]);
+  gp << "\nset output\n";
+  const fs::path script = fs::temp_directory_path() / (".paynter-" + std::to_string(::getpid()) + ".gp");
+  {
+    std::ofstream s(script);
+    s << gp.str();
+  }
+  const std::string cmd = "gnuplot '" + script.string() + "' 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string msg;
+  char buf[256];
+  while (p && fgets(buf, sizeof buf, p)) msg += buf;
+  const int rc = p ? pclose(p) : -1;
+  std::error_code ec;
+  fs::remove(script, ec);
+  if (rc != 0 || !fs::exists(tmp)) {
+    fs::remove(tmp, ec);
+    throw Error(fmt::format("{}: error: gnuplot failed: {}", out_path, msg));
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw Error(fmt::format("{}: error: cannot move the plot into place: {}", out_path, ec.message()));
+  }
+}
+
+}  // namespace paynter
