@@ -1,0 +1,165 @@
+// The command-line program on every example, and its failures.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "test_util.h"
+
+namespace paynter {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code;
+  std::string out;  // stdout and stderr
+};
+
+Result Run(const std::string& args) {
+  const std::string cmd = std::string(PAYNTER_EXE) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[512];
+  while (fgets(buf, sizeof buf, p)) out += buf;
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+fs::path TempDir() {
+  fs::path d = fs::temp_directory_path() / ("paynter_cli_test_" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  return d;
+}
+
+const char* kExamples[] = {"examples/B1_pendulum.yaml", "examples/rlc.yaml", "examples/mass_spring_damper.yaml",
+                           "examples/dc_motor_gear.yaml"};
+
+TEST(Cli, EveryCommandWorksOnEveryExample) {
+  const fs::path dir = TempDir();
+  for (const char* ex : kExamples) {
+    const std::string model = testing::SourcePath(ex);
+    const std::string stem = fs::path(ex).stem().string();
+    SCOPED_TRACE(ex);
+    auto r = Run("check " + model);
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("ok"), std::string::npos) << r.out;
+    r = Run("causality " + model);
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("stroke at"), std::string::npos) << r.out;
+    r = Run("equations " + model);
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("d"), std::string::npos) << r.out;
+    r = Run("equations --latex " + model);
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("\\begin{align}"), std::string::npos) << r.out;
+    const std::string csv = (dir / (stem + ".csv")).string();
+    r = Run("simulate " + model + " --t-end 1 --stats -o " + csv);
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("rhs evaluations"), std::string::npos) << r.out;
+    ASSERT_TRUE(fs::exists(csv));
+    std::ifstream in(csv);
+    std::string header;
+    std::getline(in, header);
+    EXPECT_EQ(header.rfind("t,", 0), 0u) << header;
+    for (const char* method : {"rk4", "bdf"}) {
+      r = Run("simulate " + model + " --t-end 0.5 --method " + method + " -o " + csv);
+      EXPECT_EQ(r.code, 0) << method << ": " << r.out;
+    }
+    const std::string png = (dir / (stem + ".png")).string();
+    r = Run("plot " + csv + " -o " + png);
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_GT(fs::file_size(png), 1000u);
+    const std::string svg = (dir / (stem + ".svg")).string();
+    r = Run("draw " + model + " -o " + svg);
+    EXPECT_EQ(r.code, 0) << r.out;
+    std::ifstream s(svg);
+    std::stringstream ss;
+    ss << s.rdbuf();
+    EXPECT_NE(ss.str().find("<svg"), std::string::npos);
+  }
+  fs::remove_all(dir);
+}
+
+TEST(Cli, B1GammaAtTenSecondsWithinOneMicroradian) {
+  const fs::path dir = TempDir();
+  const std::string csv = (dir / "b1.csv").string();
+  auto r = Run("simulate " + testing::SourcePath("examples/B1_pendulum.yaml") +
+               " --t-end 10 --rtol 1e-10 --atol 1e-12 -o " + csv);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(csv);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  double t = 0, gamma = 0;
+  ASSERT_EQ(std::sscanf(last.c_str(), "%lf,%lf", &t, &gamma), 2) << last;
+  EXPECT_EQ(t, 10.0);
+  // Reference: the ODE JA gamma'' = -B gamma' - M g L/2 cos(gamma) by RK4, h = 1e-4.
+  const double JA = 0.083 + 0.25, B = 10, c = 9.81 * 0.5;
+  double x = 0, v = 0;
+  auto f = [&](double g, double w, double& dg, double& dw) {
+    dg = w;
+    dw = (-B * w - c * std::cos(g)) / JA;
+  };
+  const double h = 1e-4;
+  for (int i = 0; i < 100000; ++i) {
+    double k1g, k1w, k2g, k2w, k3g, k3w, k4g, k4w;
+    f(x, v, k1g, k1w);
+    f(x + h / 2 * k1g, v + h / 2 * k1w, k2g, k2w);
+    f(x + h / 2 * k2g, v + h / 2 * k2w, k3g, k3w);
+    f(x + h * k3g, v + h * k3w, k4g, k4w);
+    x += h / 6 * (k1g + 2 * k2g + 2 * k3g + k4g);
+    v += h / 6 * (k1w + 2 * k2w + 2 * k3w + k4w);
+  }
+  EXPECT_NEAR(gamma, x, 1e-6);
+  fs::remove_all(dir);
+}
+
+TEST(Cli, BadModelExitsNonZeroWithLocatedMessage) {
+  const fs::path dir = TempDir();
+  const fs::path bad = dir / "bad.yaml";
+  std::ofstream(bad) << "elements:\n  - {name: a, kind: Q}\nbonds: []\n";
+  auto r = Run("check " + bad.string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("bad.yaml:2:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("unknown element kind 'Q'"), std::string::npos) << r.out;
+  fs::remove_all(dir);
+}
+
+TEST(Cli, FailedSimulationLeavesNoOutputFile) {
+  const fs::path dir = TempDir();
+  const fs::path model = dir / "blowup.yaml";
+  // q' = q^2 from q = 1 blows up at t = 1.
+  std::ofstream(model) << R"(
+elements:
+  - {name: src, kind: MSf, flow: q_c^2}
+  - {name: n, kind: "0"}
+  - {name: c, kind: C, capacitance: 1, initial: 1}
+bonds: [[src, n], [n, c]]
+)";
+  const fs::path csv = dir / "out.csv";
+  auto r = Run("simulate " + model.string() + " --t-end 2 -o " + csv.string());
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("q_c"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(csv));
+  for (const auto& e : fs::directory_iterator(dir)) EXPECT_EQ(e.path().extension(), ".yaml") << e.path();
+  fs::remove_all(dir);
+}
+
+TEST(Cli, UsageErrorsExitNonZero) {
+  EXPECT_NE(Run("simulate").code, 0);
+  EXPECT_NE(Run("frobnicate x").code, 0);
+  auto r = Run("simulate " + testing::SourcePath("examples/rlc.yaml") + " --t-end 1 --method euler -o /tmp/x.csv");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("euler"), std::string::npos) << r.out;
+  r = Run("simulate " + testing::SourcePath("examples/rlc.yaml") + " --t-end -1 -o /tmp/x.csv");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("t_end"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace paynter
