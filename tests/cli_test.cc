@@ -20,7 +20,7 @@ struct Result {
   std::string out;  // stdout and stderr
 };
 
-Result Run(const std::string& args) {
+Result RunCli(const std::string& args) {
   const std::string cmd = std::string(PAYNTER_EXE) + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
@@ -45,20 +45,20 @@ TEST(Cli, EveryCommandWorksOnEveryExample) {
     const std::string model = testing::SourcePath(ex);
     const std::string stem = fs::path(ex).stem().string();
     SCOPED_TRACE(ex);
-    auto r = Run("check " + model);
+    auto r = RunCli("check " + model);
     EXPECT_EQ(r.code, 0) << r.out;
     EXPECT_NE(r.out.find("ok"), std::string::npos) << r.out;
-    r = Run("causality " + model);
+    r = RunCli("causality " + model);
     EXPECT_EQ(r.code, 0) << r.out;
     EXPECT_NE(r.out.find("stroke at"), std::string::npos) << r.out;
-    r = Run("equations " + model);
+    r = RunCli("equations " + model);
     EXPECT_EQ(r.code, 0) << r.out;
     EXPECT_NE(r.out.find("d"), std::string::npos) << r.out;
-    r = Run("equations --latex " + model);
+    r = RunCli("equations --latex " + model);
     EXPECT_EQ(r.code, 0) << r.out;
     EXPECT_NE(r.out.find("\\begin{align}"), std::string::npos) << r.out;
     const std::string csv = (dir / (stem + ".csv")).string();
-    r = Run("simulate " + model + " --t-end 1 --stats -o " + csv);
+    r = RunCli("simulate " + model + " --t-end 1 --stats -o " + csv);
     EXPECT_EQ(r.code, 0) << r.out;
     EXPECT_NE(r.out.find("rhs evaluations"), std::string::npos) << r.out;
     ASSERT_TRUE(fs::exists(csv));
@@ -67,15 +67,15 @@ TEST(Cli, EveryCommandWorksOnEveryExample) {
     std::getline(in, header);
     EXPECT_EQ(header.rfind("t,", 0), 0u) << header;
     for (const char* method : {"rk4", "bdf"}) {
-      r = Run("simulate " + model + " --t-end 0.5 --method " + method + " -o " + csv);
+      r = RunCli("simulate " + model + " --t-end 0.5 --method " + method + " -o " + csv);
       EXPECT_EQ(r.code, 0) << method << ": " << r.out;
     }
     const std::string png = (dir / (stem + ".png")).string();
-    r = Run("plot " + csv + " -o " + png);
+    r = RunCli("plot " + csv + " -o " + png);
     EXPECT_EQ(r.code, 0) << r.out;
     EXPECT_GT(fs::file_size(png), 1000u);
     const std::string svg = (dir / (stem + ".svg")).string();
-    r = Run("draw " + model + " -o " + svg);
+    r = RunCli("draw " + model + " -o " + svg);
     EXPECT_EQ(r.code, 0) << r.out;
     std::ifstream s(svg);
     std::stringstream ss;
@@ -88,7 +88,7 @@ TEST(Cli, EveryCommandWorksOnEveryExample) {
 TEST(Cli, B1GammaAtTenSecondsWithinOneMicroradian) {
   const fs::path dir = TempDir();
   const std::string csv = (dir / "b1.csv").string();
-  auto r = Run("simulate " + testing::SourcePath("examples/B1_pendulum.yaml") +
+  auto r = RunCli("simulate " + testing::SourcePath("examples/B1_pendulum.yaml") +
                " --t-end 10 --rtol 1e-10 --atol 1e-12 -o " + csv);
   ASSERT_EQ(r.code, 0) << r.out;
   std::ifstream in(csv);
@@ -123,7 +123,7 @@ TEST(Cli, BadModelExitsNonZeroWithLocatedMessage) {
   const fs::path dir = TempDir();
   const fs::path bad = dir / "bad.yaml";
   std::ofstream(bad) << "elements:\n  - {name: a, kind: Q}\nbonds: []\n";
-  auto r = Run("check " + bad.string());
+  auto r = RunCli("check " + bad.string());
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("bad.yaml:2:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("unknown element kind 'Q'"), std::string::npos) << r.out;
@@ -142,7 +142,7 @@ elements:
 bonds: [[src, n], [n, c]]
 )";
   const fs::path csv = dir / "out.csv";
-  auto r = Run("simulate " + model.string() + " --t-end 2 -o " + csv.string());
+  auto r = RunCli("simulate " + model.string() + " --t-end 2 -o " + csv.string());
   EXPECT_NE(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("q_c"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(csv));
@@ -151,12 +151,12 @@ bonds: [[src, n], [n, c]]
 }
 
 TEST(Cli, UsageErrorsExitNonZero) {
-  EXPECT_NE(Run("simulate").code, 0);
-  EXPECT_NE(Run("frobnicate x").code, 0);
-  auto r = Run("simulate " + testing::SourcePath("examples/rlc.yaml") + " --t-end 1 --method euler -o /tmp/x.csv");
+  EXPECT_NE(RunCli("simulate").code, 0);
+  EXPECT_NE(RunCli("frobnicate x").code, 0);
+  auto r = RunCli("simulate " + testing::SourcePath("examples/rlc.yaml") + " --t-end 1 --method euler -o /tmp/x.csv");
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.out.find("euler"), std::string::npos) << r.out;
-  r = Run("simulate " + testing::SourcePath("examples/rlc.yaml") + " --t-end -1 -o /tmp/x.csv");
+  r = RunCli("simulate " + testing::SourcePath("examples/rlc.yaml") + " --t-end -1 -o /tmp/x.csv");
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.out.find("t_end"), std::string::npos) << r.out;
 }
