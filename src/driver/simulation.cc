@@ -63,9 +63,10 @@ void CompiledModel::CalcDerivatives(double t, const double* x, double* dxdt) con
 }
 
 void CompiledModel::CalcOutputs(double t, const double* x, double* out) const {
-  std::vector<double> dx(num_states());
-  CalcDerivatives(t, x, dx.data());
-  outputs_->Run(slots_.data());
+  double* s = slots_.data();
+  s[0] = t;
+  for (int i = 0; i < num_states(); ++i) s[first_state_ + i] = x[i];
+  outputs_->Run(s);
   for (size_t i = 0; i < output_slots_.size(); ++i) out[i] = slots_[output_slots_[i]];
 }
 

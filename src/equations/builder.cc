@@ -374,16 +374,20 @@ void EquationBuilder::Sort() {
 
   std::set<std::string> deriv_names;
   for (const auto& d : sys_.derivatives) deriv_names.insert(d.get_name());
+  // Each program is self-contained: the outputs program computes everything
+  // the outputs need from (t, x) alone, so recording outputs costs only that.
+  std::vector<Program*> progs;
   for (const auto& comp : comps) {
-    const bool rhs = need_rhs[comp[0]];
-    if (!rhs && !need_out[comp[0]]) continue;
-    Program& prog = rhs ? sys_.rhs : sys_.outputs;
+    progs.clear();
+    if (need_rhs[comp[0]]) progs.push_back(&sys_.rhs);
+    if (need_out[comp[0]]) progs.push_back(&sys_.outputs);
+    if (progs.empty()) continue;
     if (comp.size() == 1 && !structure::HasSelfLoop(deps, comp[0])) {
       ProgramStep st;
       st.kind = ProgramStep::Kind::kAssign;
       st.target = layout.Slot(eqs[comp[0]].var);
       st.value = eqs[comp[0]].value;
-      prog.steps.push_back(st);
+      for (Program* prog : progs) prog->steps.push_back(st);
       continue;
     }
     // A cyclic group: tear it. Implicit equations are always torn; state
@@ -434,13 +438,15 @@ void EquationBuilder::Sort() {
     info.label = fmt::format("{} among {} (solve for {})", has_deriv ? "derivative causality" : "algebraic loop",
                              names, fmt::join(info.unknowns, ", "));
     st.label = info.label;
-    prog.steps.push_back(st);
-    for (int k : tearing.ordered) {
-      ProgramStep a;
-      a.kind = ProgramStep::Kind::kAssign;
-      a.target = layout.Slot(eqs[k].var);
-      a.value = eqs[k].value;
-      prog.steps.push_back(a);
+    for (Program* prog : progs) {
+      prog->steps.push_back(st);
+      for (int k : tearing.ordered) {
+        ProgramStep a;
+        a.kind = ProgramStep::Kind::kAssign;
+        a.target = layout.Slot(eqs[k].var);
+        a.value = eqs[k].value;
+        prog->steps.push_back(a);
+      }
     }
     sys_.blocks.push_back(info);
   }

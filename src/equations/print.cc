@@ -65,14 +65,17 @@ std::string Render(const EquationSystem& sys, Style style) {
     if (tex) os << "\\end{align}\n";
   } else {
     os << (tex ? "\\begin{align}\n" : "\nequations in evaluation order (implicit blocks solved numerically):\n");
-    int block = 0;
     for (const auto& st : sys.rhs.steps) {
       if (st.kind == ProgramStep::Kind::kAssign) {
         os << "  " << ShowSym(sys.rhs.symbols[st.target], style) << eqsign << Show(st.value, style)
            << (tex ? " \\\\\n" : "\n");
         continue;
       }
-      const ImplicitBlock& info = sys.blocks[block++];
+      const ImplicitBlock* found = nullptr;
+      for (const auto& b : sys.blocks)
+        if (b.label == st.label) found = &b;
+      if (!found) throw Error("internal: no block labelled " + st.label);
+      const ImplicitBlock& info = *found;
       const size_t n = st.unknowns.size();
       if (tex) {
         os << "  & \\text{" << (info.derivative_causality ? "derivative causality" : "algebraic loop")
@@ -104,9 +107,11 @@ std::string Render(const EquationSystem& sys, Style style) {
   }
   if (!tex && !sys.output_names.empty()) {
     os << "\noutputs:\n";
-    for (const auto& st : sys.outputs.steps)
-      os << "  " << sys.outputs.slot_names[st.target] << " = "
-         << (st.kind == ProgramStep::Kind::kAssign ? Show(st.value, style) : "(block)") << "\n";
+    const size_t first = sys.outputs.steps.size() - sys.output_names.size();
+    for (size_t k = first; k < sys.outputs.steps.size(); ++k) {
+      const auto& st = sys.outputs.steps[k];
+      os << "  " << sys.outputs.slot_names[st.target] << " = " << Show(st.value, style) << "\n";
+    }
   }
   return os.str();
 }

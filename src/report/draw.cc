@@ -15,6 +15,10 @@ namespace {
 std::string Quote(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
     if (c == '"' || c == '\\') out += '\\';
     out += c;
   }
@@ -23,9 +27,7 @@ std::string Quote(const std::string& s) {
 
 std::string LabelOf(const Element& e) {
   if (IsJunction(e.kind)) return KindName(e.kind);
-  std::string law = e.law_text.empty() ? "" : ": " + e.law_text;
-  if (law.size() > 24) law = law.substr(0, 21) + "...";
-  return KindName(e.kind) + ":" + e.name + (e.law_text.empty() || IsTwoPort(e.kind) ? "" : "\\n" + e.law_text.substr(0, 24));
+  return KindName(e.kind) + ":" + e.name + (e.law_text.empty() || IsTwoPort(e.kind) ? "" : "\n" + e.law_text.substr(0, 24));
 }
 }  // namespace
 
@@ -37,7 +39,7 @@ std::string BondGraphDot(const Model& m, const CausalGraph* g) {
      << "  edge [fontname=\"Helvetica\", fontsize=10, arrowsize=1.1];\n";
   for (const auto& e : m.elements) {
     std::string label = LabelOf(e);
-    if (IsTwoPort(e.kind)) label = KindName(e.kind) + "\\n" + e.law_text.substr(0, 24);
+    if (IsTwoPort(e.kind)) label = KindName(e.kind) + "\n" + e.law_text.substr(0, 24);
     os << "  " << Quote(e.name) << " [label=" << Quote(label);
     if (IsJunction(e.kind)) os << ", xlabel=" << Quote(e.name) << ", fontsize=18";
     os << "];\n";
