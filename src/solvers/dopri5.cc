@@ -1,0 +1,309 @@
+// src/solvers/dopri5.cc — adaptive Dormand–Prince 5(4) (kDormandPrince54) with
+// the step-size control of MATLAB's ode45.
+//
+// The control follows the ode45 code described by Shampine & Reichelt 1997
+// ("The MATLAB ODE Suite", SIAM J. Sci. Comput. 18:1–22), line by line:
+//   * threshold = atol / rtol; rtol below 100*eps is raised to 100*eps with a
+//     warning (odearguments);
+//   * hmax = min(|t_end - t0|, max_step), default 0.1*|t_end - t0|;
+//     hmin = 16*eps(t), eps(t) being the spacing of doubles at t;
+//   * initial step: h = min(hmax, |t_end - t0|), rh = ||f0 ./ max(|y0|,
+//     threshold)||_inf / (0.8 * rtol^(1/5)); if h*rh > 1 then h = 1/rh;
+//     h = max(h, hmin);
+//   * a step within 10% of the remaining interval is stretched to hit t_end;
+//   * err = |h| * ||(K e) ./ max(max(|y|, |y_new|), threshold)||_inf, where
+//     e = b - b_hat; the step is accepted iff err <= rtol (local
+//     extrapolation: the 5th-order solution is propagated);
+//   * first rejection in a step: h = max(hmin, h * max(0.1, 0.8 (rtol/err)^(1/5)));
+//     further rejections in the same step: h = max(hmin, h/2); a rejection at
+//     h <= hmin is a failure;
+//   * after a step with no rejection: temp = 1.25 (err/rtol)^(1/5),
+//     h = temp > 0.2 ? h/temp : 5h (at most 5x growth);
+//   * outputs between steps come from the 4th-order continuous extension
+//     (ntrp45, see butcher_tables.h).
+//
+// Deviations from ode45, all for robustness; none changes a run in which the
+// right-hand side stays finite and atol > 0:
+//   * a stage derivative that is NaN or Inf rejects the step (the step is
+//     halved, as ode45 does for its non-negativity rejections) instead of
+//     propagating NaN; if that recurs down to hmin the run stops with an error
+//     that names the offending derivative;
+//   * an error estimate that is NaN counts as a rejection (ode45's
+//     "err > rtol" would accept it);
+//   * atol = 0 (pure relative control) uses the smallest normal double as the
+//     threshold instead of 0, so y = 0 does not produce 0/0;
+//   * max_steps bounds the number of accepted steps; a step-size failure or an
+//     exhausted budget throws paynter::Error instead of ode45's warning.
+//
+// Cost: FSAL, so rhs_evals = 1 + 6 * (steps + rejected) exactly, as ode45's
+// nfevals, except that an attempt abandoned at a non-finite stage stops
+// evaluating at that stage. The loop does not allocate.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "butcher_tables.h"
+#include "integrator.h"
+
+namespace paynter::internal {
+namespace {
+
+constexpr const auto& kT = kDormandPrince54;
+constexpr int kS = DormandPrince54Table::kStages;
+constexpr double kPow = 1.0 / 5;  // 1 / (embedded order + 1)
+
+// The spacing of doubles at |t| (MATLAB's eps(t)); eps(0) is the smallest
+// subnormal, as in MATLAB.
+double Spacing(double t) {
+  const double a = std::fabs(t);
+  return std::nextafter(a, std::numeric_limits<double>::infinity()) - a;
+}
+
+// out = y + h * sum_{j<kRow} a[kRow][j] * K_j; zero coefficients (e.g. a[6][1])
+// are dropped at compile time, the condition being a constant expression.
+template <int kRow, std::size_t... J>
+inline void StageInput(int n, const double* y, double h, double* const* k,
+                       double* out, std::index_sequence<J...>) {
+  for (int i = 0; i < n; ++i) {
+    double s = 0;
+    ((kT.a[kRow][J] != 0.0 ? void(s += kT.a[kRow][J] * k[J][i]) : void()), ...);
+    out[i] = y[i] + h * s;
+  }
+}
+
+// ||(K e) ./ max(max(|y|, |y_new|), threshold)||_inf, without the factor |h|.
+template <std::size_t... J>
+inline double ErrorNorm(int n, const double* y, const double* ynew,
+                        double threshold, double* const* k,
+                        std::index_sequence<J...>) {
+  double norm = 0;
+  for (int i = 0; i < n; ++i) {
+    double s = 0;
+    ((kT.e[J] != 0.0 ? void(s += kT.e[J] * k[J][i]) : void()), ...);
+    const double scale =
+        std::max(std::max(std::fabs(y[i]), std::fabs(ynew[i])), threshold);
+    const double r = std::fabs(s) / scale;
+    if (!(r <= norm)) norm = r;  // also propagates NaN into the norm
+  }
+  return norm;
+}
+
+constexpr bool DenseRowUsed(std::size_t j) {
+  return kT.dense[j][0] != 0.0 || kT.dense[j][1] != 0.0 ||
+         kT.dense[j][2] != 0.0 || kT.dense[j][3] != 0.0;
+}
+
+// Weights h * sum_k dense[j][k] s^(k+1) of the continuous extension at
+// theta = s, then out = y + sum_j w_j K_j.
+template <std::size_t... J>
+inline void Interpolate(int n, const double* y, double h, double s,
+                        double* const* k, double* out,
+                        std::index_sequence<J...>) {
+  double w[kS];
+  for (int j = 0; j < kS; ++j) {
+    const auto& d = kT.dense[j];
+    w[j] = h * s * (d[0] + s * (d[1] + s * (d[2] + s * d[3])));
+  }
+  for (int i = 0; i < n; ++i) {
+    double acc = 0;
+    ((DenseRowUsed(J) ? void(acc += w[J] * k[J][i]) : void()), ...);
+    out[i] = y[i] + acc;
+  }
+}
+
+constexpr const char* kStiffHint =
+    "the system may be stiff: try the bdf method (--method bdf); otherwise the "
+    "solution may be singular or discontinuous near this time (check the "
+    "model), or the tolerances may be too tight";
+
+}  // namespace
+
+SolverStats IntegrateDopri5(const OdeProblem& problem,
+                            const std::vector<double>& x0,
+                            const SolverOptions& options,
+                            const Observer& observer, Progress& progress) {
+  constexpr double kEps = std::numeric_limits<double>::epsilon();
+  const int n = problem.n;
+  const double t0 = options.t0, tfinal = options.t_end;
+  const double span = tfinal - t0;  // > 0 (validated)
+
+  double rtol = options.rtol;
+  if (rtol < 100 * kEps) {
+    // odearguments.m: "RelTol has been increased to 2.22045e-14".
+    rtol = 100 * kEps;
+    std::fprintf(stderr,
+                 "warning: dopri5: rtol = %g is below 100*eps; it has been "
+                 "increased to %g (as MATLAB's ode45 does)\n",
+                 options.rtol, rtol);
+  }
+  const double threshold = std::max(options.atol / rtol, DBL_MIN);
+  const double hmax =
+      options.max_step > 0 ? std::min(span, options.max_step) : 0.1 * span;
+
+  // Work vectors, allocated once: y, ynew, ytmp, yout, K_1..K_7.
+  std::vector<double> work(static_cast<size_t>(4 + kS) * n);
+  double* y = work.data();
+  double* ynew = y + n;
+  double* ytmp = ynew + n;
+  double* yout = ytmp + n;
+  double* k[kS];
+  for (int j = 0; j < kS; ++j) k[j] = yout + (1 + j) * n;
+  std::copy(x0.begin(), x0.end(), y);
+
+  SolverStats stats;
+  double t = t0;
+  EvalRhs(problem, Method::kDopri5, t, y, k[0]);
+  stats.rhs_evals = 1;
+  if (int bad = FirstNonFinite(k[0], n); bad >= 0)
+    ThrowFailure(problem, Method::kDopri5, t, y,
+                 DescribeNonFinite(problem, t, k[0], bad),
+                 "the initial state is outside the domain of the model: check "
+                 "the initial conditions and parameters");
+  observer(t0, y);
+
+  double hmin = 16 * Spacing(t);
+  double absh;
+  if (options.initial_step > 0) {
+    absh = std::min(hmax, std::max(hmin, options.initial_step));
+  } else {
+    absh = std::min(hmax, span);
+    double rh = 0;
+    for (int i = 0; i < n; ++i)
+      rh = std::max(rh, std::fabs(k[0][i]) / std::max(std::fabs(y[i]), threshold));
+    rh /= 0.8 * std::pow(rtol, kPow);
+    if (absh * rh > 1) absh = 1 / rh;
+    absh = std::max(absh, hmin);
+  }
+
+  OutputGrid grid(options);
+  bool done = false;
+  while (!done) {
+    hmin = 16 * Spacing(t);
+    absh = std::min(hmax, std::max(hmin, absh));
+    double h = absh;
+    // Stretch the step if within 10% of t_end - t.
+    if (1.1 * absh >= tfinal - t) {
+      h = tfinal - t;
+      absh = h;
+      done = true;
+    }
+    if (stats.steps >= options.max_steps)
+      ThrowFailure(problem, Method::kDopri5, t, y,
+                   fmt::format("the step budget max_steps = {} is exhausted "
+                               "(last step size {:.3g})",
+                               options.max_steps, absh),
+                   std::string(kStiffHint) + "; or increase max_steps");
+
+    // Advance one step; retry with a smaller h until the error test passes.
+    bool nofailed = true;
+    double err = 0, tnew = t;
+    for (;;) {
+      // Stages 2..7. A non-finite derivative abandons the attempt at once:
+      // evaluating further stages at NaN states would only confuse the rhs.
+      int bad = -1, bad_stage = 0;
+      double bad_t = t;
+      auto stage = [&](int j, double ts, const double* xs) {
+        EvalRhs(problem, Method::kDopri5, ts, xs, k[j]);
+        ++stats.rhs_evals;
+        bad = FirstNonFinite(k[j], n);
+        bad_stage = j;
+        bad_t = ts;
+        return bad < 0;
+      };
+      tnew = done ? tfinal : t + h;  // hit t_end exactly
+      auto attempt = [&]() -> bool {
+        StageInput<1>(n, y, h, k, ytmp, std::make_index_sequence<1>{});
+        if (!stage(1, t + kT.c[1] * h, ytmp)) return false;
+        StageInput<2>(n, y, h, k, ytmp, std::make_index_sequence<2>{});
+        if (!stage(2, t + kT.c[2] * h, ytmp)) return false;
+        StageInput<3>(n, y, h, k, ytmp, std::make_index_sequence<3>{});
+        if (!stage(3, t + kT.c[3] * h, ytmp)) return false;
+        StageInput<4>(n, y, h, k, ytmp, std::make_index_sequence<4>{});
+        if (!stage(4, t + kT.c[4] * h, ytmp)) return false;
+        StageInput<5>(n, y, h, k, ytmp, std::make_index_sequence<5>{});
+        if (!stage(5, t + kT.c[5] * h, ytmp)) return false;
+        h = tnew - t;  // "purify" h, as ode45 does
+        StageInput<6>(n, y, h, k, ynew, std::make_index_sequence<6>{});
+        return stage(6, tnew, ynew);  // FSAL stage: f(tnew, ynew)
+      };
+      const bool finite = attempt();
+
+      if (finite) {
+        err = absh * ErrorNorm(n, y, ynew, threshold, k,
+                               std::make_index_sequence<kS>{});
+        if (err <= rtol) break;  // accepted (a NaN err is rejected)
+      }
+
+      // Rejected.
+      ++stats.rejected;
+      if (absh <= hmin) {
+        std::string reason =
+            finite ? fmt::format("step size too small: the error test failed "
+                                 "with h = {:.3g} <= hmin = {:.3g}",
+                                 absh, hmin)
+                   : fmt::format("{} (stage {} of a step of {:.3g}); reducing "
+                                 "the step down to hmin = {:.3g} did not help",
+                                 DescribeNonFinite(problem, bad_t, k[bad_stage], bad),
+                                 bad_stage + 1, absh, hmin);
+        ThrowFailure(problem, Method::kDopri5, t, y, reason,
+                     finite ? kStiffHint
+                            : "check the model for divisions by zero or "
+                              "functions evaluated outside their domain (sqrt, "
+                              "log of a negative state, ...)");
+      }
+      if (nofailed && finite) {
+        absh = std::max(hmin,
+                        absh * std::max(0.1, 0.8 * std::pow(rtol / err, kPow)));
+      } else {
+        absh = std::max(hmin, 0.5 * absh);
+      }
+      nofailed = false;
+      h = absh;
+      done = false;
+    }
+    ++stats.steps;
+    if (int bad = FirstNonFinite(ynew, n); bad >= 0)
+      ThrowFailure(problem, Method::kDopri5, t, y,
+                   fmt::format("the solution overflowed: {} would become {}",
+                               StateName(problem, bad), ynew[bad]),
+                   "the solution grows without bound; check the model");
+
+    // Outputs inside (t, tnew] from the continuous extension; t_end from ynew.
+    while (!grid.next_is_end() && grid.next() <= tnew) {
+      const double tout = grid.next();
+      if (tout == tnew) {
+        observer(tout, ynew);
+      } else {
+        Interpolate(n, y, h, (tout - t) / h, k, yout,
+                    std::make_index_sequence<kS>{});
+        observer(tout, yout);
+      }
+      grid.Advance();
+    }
+    if (done) {
+      observer(tfinal, ynew);
+      break;
+    }
+
+    // No failures in this step: let h grow (at most 5x).
+    if (nofailed) {
+      const double temp = 1.25 * std::pow(err / rtol, kPow);
+      absh = temp > 0.2 ? absh / temp : 5.0 * absh;
+    }
+    t = tnew;
+    std::swap(y, ynew);
+    std::swap(k[0], k[kS - 1]);  // FSAL: f(tnew, ynew) is the next K_1
+    progress.Update(t);
+  }
+  return stats;
+}
+
+}  // namespace paynter::internal

@@ -1,0 +1,128 @@
+// src/solvers/integrator.h — internal plumbing shared by the integrators.
+//
+// Not installed, not part of the public interface (that is
+// include/paynter/solvers.h). Integrate() in solver.cc validates the inputs and
+// then calls one of the Integrate* functions below; they share the output
+// schedule, the progress line, and the wording of failures.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "paynter/error.h"
+#include "paynter/solvers.h"
+
+namespace paynter::internal {
+
+// ---- Output schedule --------------------------------------------------------
+
+// The output times after t0: t0 + k*dt_out for k = 1, 2, ... while they lie
+// before t_end, then t_end itself. Each grid time is computed as t0 + k*dt_out
+// (never by accumulating dt_out) so there is no drift, and a grid time within
+// roundoff of t_end (e.g. 0 + 10*0.1) is merged into t_end, so t_end is
+// reported exactly once and the times are strictly increasing.
+class OutputGrid {
+ public:
+  explicit OutputGrid(const SolverOptions& options);
+  double next() const { return next_; }
+  bool next_is_end() const { return at_end_; }
+  void Advance();  // must not be called once next_is_end()
+  double dt_out() const { return dt_; }
+
+ private:
+  void Place();
+  double t0_, t_end_, dt_, merge_tol_;
+  long k_ = 1;
+  double next_ = 0;
+  bool at_end_ = false;
+};
+
+// dt_out with its default ((t_end - t0) / 1000) applied.
+double EffectiveDtOut(const SolverOptions& options);
+
+// ---- Progress line ----------------------------------------------------------
+
+// "t = … / t_end (xx%)" on stderr, updated in place, only when requested, when
+// stderr is a terminal, and once the run has lasted more than a second; the
+// line is erased when the object is destroyed (also when unwinding after an
+// error, so the error message starts on a clean line).
+class Progress {
+ public:
+  explicit Progress(const SolverOptions& options);
+  ~Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  void Update(double t) {
+    if (enabled_) Tick(t);
+  }
+
+ private:
+  void Tick(double t);
+  bool enabled_ = false;
+  bool shown_ = false;
+  double t0_, t_end_;
+  std::chrono::steady_clock::time_point start_, last_print_;
+};
+
+// ---- Failures ---------------------------------------------------------------
+
+// "name" of state i, or "x[i]" when the problem has no names.
+std::string StateName(const OdeProblem& problem, int i);
+
+// Throws paynter::Error: "<method> failed at t = <t>: <reason>", followed by
+// every state as "name = value" (at most 50 lines), with the given hint.
+[[noreturn]] void ThrowFailure(const OdeProblem& problem, Method method, double t,
+                               const double* x, const std::string& reason,
+                               const std::string& hint);
+
+// The rhs threw `e` when evaluated at (t, x): rethrows it as paynter::Error
+// keeping its diagnostic (location, element, hint, ...) and adding the time
+// and the state to the message.
+[[noreturn]] void RethrowRhsError(const Error& e, const OdeProblem& problem,
+                                  Method method, double t, const double* x);
+
+// Index of the first non-finite entry of v[0..n), or -1. The fast path is a
+// branch-free reduction (v - v is NaN exactly when v is NaN or ±Inf), so this
+// is cheap enough to run after every rhs evaluation.
+inline int FirstNonFinite(const double* v, int n) {
+  double acc = 0;
+  for (int i = 0; i < n; ++i) acc += v[i] - v[i];
+  if (acc == 0) return -1;
+  for (int i = 0; i < n; ++i)
+    if (v[i] - v[i] != 0) return i;
+  return -1;  // unreachable
+}
+
+// "the right-hand side returned NaN for d(q)/dt at t = 0.52" (or Inf, -Inf).
+std::string DescribeNonFinite(const OdeProblem& problem, double t,
+                              const double* dxdt, int index);
+
+// Calls the rhs; a paynter::Error it throws is rethrown with time and state.
+inline void EvalRhs(const OdeProblem& problem, Method method, double t,
+                    const double* x, double* dxdt) {
+  try {
+    problem.rhs(t, x, dxdt);
+  } catch (const Error& e) {
+    RethrowRhsError(e, problem, method, t, x);
+  }
+}
+
+// ---- The integrators --------------------------------------------------------
+// Preconditions (checked by Integrate): options validated, problem.n >= 1,
+// x0.size() == n, x0 finite, rhs callable. They fill every SolverStats field
+// except integrate_seconds.
+
+SolverStats IntegrateRK4(const OdeProblem& problem, const std::vector<double>& x0,
+                         const SolverOptions& options, const Observer& observer,
+                         Progress& progress);
+SolverStats IntegrateDopri5(const OdeProblem& problem,
+                            const std::vector<double>& x0,
+                            const SolverOptions& options,
+                            const Observer& observer, Progress& progress);
+SolverStats IntegrateCvode(const OdeProblem& problem,
+                           const std::vector<double>& x0,
+                           const SolverOptions& options,
+                           const Observer& observer, Progress& progress);
+
+}  // namespace paynter::internal

@@ -1,0 +1,356 @@
+// src/solvers/solver.cc — method names, option validation, Integrate()
+// dispatch, and the plumbing shared by the integrators (output grid, progress
+// line, failure messages).
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "integrator.h"
+#include "paynter/error.h"
+#include "paynter/solvers.h"
+
+namespace paynter {
+namespace {
+
+constexpr const char* kMethodNames[] = {"rk4", "dopri5", "bdf"};
+
+// Levenshtein distance, for "did you mean" suggestions.
+int EditDistance(const std::string& a, const std::string& b) {
+  std::vector<int> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = static_cast<int>(j);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    int diag = row[0];
+    row[0] = static_cast<int>(i);
+    for (size_t j = 1; j <= b.size(); ++j) {
+      int up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
+                         diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+[[noreturn]] void ThrowBadOption(const std::string& option,
+                                 const std::string& expected,
+                                 const std::string& got, const std::string& hint) {
+  Diagnostic d;
+  d.message = fmt::format("invalid solver option '{}'", option);
+  d.expected = expected;
+  d.got = got;
+  d.hint = hint;
+  throw Error(std::move(d));
+}
+
+void RequireFinite(const char* name, double value) {
+  if (!std::isfinite(value))
+    ThrowBadOption(name, "a finite number", fmt::format("{} = {}", name, value),
+                   fmt::format("give '{}' an ordinary decimal value", name));
+}
+
+}  // namespace
+
+// ---- Method names -----------------------------------------------------------
+
+Method ParseMethod(const std::string& name) {
+  if (name == "rk4") return Method::kRK4;
+  if (name == "dopri5") return Method::kDopri5;
+  if (name == "bdf") return Method::kBDF;
+
+  std::string hint;
+  const std::string lower = Lower(name);
+  if (lower == "ode45" || lower == "rk45" || lower == "dp5" || lower == "dopri")
+    hint = "'dopri5' is the Dormand-Prince 5(4) method of MATLAB's ode45";
+  else if (lower == "cvode" || lower == "ode15s" || lower == "stiff" ||
+           lower == "implicit")
+    hint = "'bdf' is CVODE's variable-order BDF method, for stiff systems";
+  else {
+    int best = 3;  // suggest only close matches
+    for (const char* m : kMethodNames) {
+      int d = EditDistance(lower, m);
+      if (d < best) {
+        best = d;
+        hint = fmt::format("did you mean '{}'?", m);
+      }
+    }
+    if (hint.empty())
+      hint = "rk4: fixed step; dopri5: adaptive, non-stiff (as ode45); "
+             "bdf: adaptive, stiff (CVODE)";
+  }
+  Diagnostic d;
+  d.message = "unknown integration method";
+  d.expected = "one of rk4, dopri5, bdf";
+  d.got = fmt::format("'{}'", name);
+  d.hint = hint;
+  throw Error(std::move(d));
+}
+
+std::string MethodName(Method m) {
+  switch (m) {
+    case Method::kRK4: return "rk4";
+    case Method::kDopri5: return "dopri5";
+    case Method::kBDF: return "bdf";
+  }
+  return "unknown";
+}
+
+// ---- Options ----------------------------------------------------------------
+
+void SolverOptions::Validate() const {
+  RequireFinite("t0", t0);
+  RequireFinite("t_end", t_end);
+  if (!(t_end > t0))
+    ThrowBadOption("t_end", fmt::format("t_end > t0 = {}", t0),
+                   fmt::format("t_end = {}", t_end),
+                   "integration runs forward in time: set t_end after t0");
+  // Guard against a span so short that no step can be taken from t0.
+  if (t0 + (t_end - t0) * 0.5 == t0 || t0 + (t_end - t0) * 0.5 == t_end)
+    ThrowBadOption("t_end",
+                   fmt::format("t_end distinguishable from t0 = {}", t0),
+                   fmt::format("t_end = {}", t_end),
+                   "the interval is below the resolution of double precision");
+
+  RequireFinite("rtol", rtol);
+  if (!(rtol > 0))
+    ThrowBadOption("rtol", "a relative tolerance > 0",
+                   fmt::format("rtol = {}", rtol),
+                   "typical values are 1e-3 to 1e-10 (default 1e-6)");
+  RequireFinite("atol", atol);
+  if (!(atol >= 0))
+    ThrowBadOption("atol", "an absolute tolerance >= 0",
+                   fmt::format("atol = {}", atol),
+                   "use a value well below the size of the smallest state "
+                   "that matters (default 1e-9)");
+
+  if (method == Method::kRK4) {
+    RequireFinite("step", step);
+    if (!(step > 0))
+      ThrowBadOption("step", "a fixed step > 0 for method rk4",
+                     fmt::format("step = {}", step),
+                     "choose a step well below the fastest time constant of "
+                     "the model, or use an adaptive method (dopri5, bdf)");
+  }
+
+  RequireFinite("dt_out", dt_out);
+  if (!(dt_out >= 0))
+    ThrowBadOption("dt_out", "an output interval >= 0 (0 = (t_end - t0)/1000)",
+                   fmt::format("dt_out = {}", dt_out),
+                   "dt_out is the spacing of the output times; use 0 for 1000 "
+                   "evenly spaced outputs");
+  RequireFinite("initial_step", initial_step);
+  if (!(initial_step >= 0))
+    ThrowBadOption("initial_step", "an initial step >= 0 (0 = automatic)",
+                   fmt::format("initial_step = {}", initial_step),
+                   "leave it at 0 unless the automatic choice fails");
+  RequireFinite("max_step", max_step);
+  if (!(max_step >= 0))
+    ThrowBadOption("max_step", "a maximum step >= 0 (0 = default)",
+                   fmt::format("max_step = {}", max_step),
+                   "leave it at 0 unless the solver steps over short events");
+  if (!(max_steps > 0))
+    ThrowBadOption("max_steps", "a step budget > 0",
+                   fmt::format("max_steps = {}", max_steps),
+                   "the default is 50000000");
+}
+
+// ---- Integrate --------------------------------------------------------------
+
+SolverStats Integrate(const OdeProblem& problem, const std::vector<double>& x0,
+                      const SolverOptions& options, const Observer& observer) {
+  options.Validate();
+  if (problem.n < 0)
+    throw Error(fmt::format("OdeProblem.n = {} is negative", problem.n));
+  if (x0.size() != static_cast<size_t>(problem.n)) {
+    Diagnostic d;
+    d.message = "the initial state does not match the problem size";
+    d.expected = fmt::format("{} initial values", problem.n);
+    d.got = fmt::format("{} initial values", x0.size());
+    throw Error(std::move(d));
+  }
+  if (!problem.state_names.empty() &&
+      problem.state_names.size() != static_cast<size_t>(problem.n)) {
+    Diagnostic d;
+    d.message = "OdeProblem.state_names has the wrong length";
+    d.expected = fmt::format("{} names (or none)", problem.n);
+    d.got = fmt::format("{} names", problem.state_names.size());
+    throw Error(std::move(d));
+  }
+  if (problem.n > 0 && !problem.rhs)
+    throw Error("OdeProblem.rhs is empty: no right-hand side to integrate");
+  if (int i = internal::FirstNonFinite(x0.data(), problem.n); i >= 0) {
+    Diagnostic d;
+    d.message = fmt::format("the initial value of state '{}' is not finite",
+                            internal::StateName(problem, i));
+    d.expected = "finite initial values";
+    d.got = fmt::format("{} = {}", internal::StateName(problem, i), x0[i]);
+    d.hint = "check the initial conditions and the parameters they depend on";
+    throw Error(std::move(d));
+  }
+
+  static const Observer kNoObserver = [](double, const double*) {};
+  const Observer& observe = observer ? observer : kNoObserver;
+
+  const auto start = std::chrono::steady_clock::now();
+  SolverStats stats;
+  if (problem.n == 0) {
+    // Nothing to integrate; still honour the observer contract.
+    observe(options.t0, x0.data());
+    for (internal::OutputGrid grid(options);; grid.Advance()) {
+      observe(grid.next(), x0.data());
+      if (grid.next_is_end()) break;
+    }
+  } else {
+    internal::Progress progress(options);
+    switch (options.method) {
+      case Method::kRK4:
+        stats = internal::IntegrateRK4(problem, x0, options, observe, progress);
+        break;
+      case Method::kDopri5:
+        stats = internal::IntegrateDopri5(problem, x0, options, observe, progress);
+        break;
+      case Method::kBDF:
+        stats = internal::IntegrateCvode(problem, x0, options, observe, progress);
+        break;
+    }
+  }
+  stats.integrate_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return stats;
+}
+
+namespace internal {
+
+// ---- OutputGrid -------------------------------------------------------------
+
+double EffectiveDtOut(const SolverOptions& options) {
+  return options.dt_out > 0 ? options.dt_out
+                            : (options.t_end - options.t0) / 1000.0;
+}
+
+OutputGrid::OutputGrid(const SolverOptions& options)
+    : t0_(options.t0), t_end_(options.t_end), dt_(EffectiveDtOut(options)) {
+  // A grid time closer to t_end than this is taken to be t_end. The relative
+  // part absorbs the rounding of t0 + k*dt_out; the absolute part covers
+  // the resolution of t itself.
+  constexpr double kEps = std::numeric_limits<double>::epsilon();
+  merge_tol_ = std::max(1e-9 * dt_, 64 * kEps * std::max(std::fabs(t0_),
+                                                          std::fabs(t_end_)));
+  Place();
+}
+
+void OutputGrid::Place() {
+  const double t = t0_ + static_cast<double>(k_) * dt_;
+  if (t >= t_end_ - merge_tol_ || !(t > t0_)) {
+    next_ = t_end_;
+    at_end_ = true;
+  } else {
+    next_ = t;
+  }
+}
+
+void OutputGrid::Advance() {
+  ++k_;
+  Place();
+}
+
+// ---- Progress ---------------------------------------------------------------
+
+Progress::Progress(const SolverOptions& options)
+    : enabled_(options.progress && isatty(STDERR_FILENO) == 1),
+      t0_(options.t0),
+      t_end_(options.t_end),
+      start_(std::chrono::steady_clock::now()),
+      last_print_(start_) {}
+
+Progress::~Progress() {
+  if (shown_) {
+    std::fputs("\r\033[K", stderr);  // erase the line
+    std::fflush(stderr);
+  }
+}
+
+void Progress::Tick(double t) {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - start_ < std::chrono::seconds(1)) return;
+  if (shown_ && now - last_print_ < std::chrono::milliseconds(100)) return;
+  last_print_ = now;
+  shown_ = true;
+  const double pct = 100.0 * (t - t0_) / (t_end_ - t0_);
+  std::fprintf(stderr, "\rt = %.6g / %.6g (%.0f%%)\033[K", t, t_end_, pct);
+  std::fflush(stderr);
+}
+
+// ---- Failures ---------------------------------------------------------------
+
+namespace {
+
+constexpr int kMaxStatesShown = 50;
+
+// "\n  state:    q = 1\n            p = 2 ...", aligned with the "expected:",
+// "got:" and "hint:" lines of Diagnostic::ToString.
+std::string FormatState(const OdeProblem& problem, const double* x) {
+  std::string out;
+  const int shown = std::min(problem.n, kMaxStatesShown);
+  for (int i = 0; i < shown; ++i)
+    out += fmt::format("\n  {:<10}{} = {}", i == 0 ? "state:" : "",
+                       StateName(problem, i), x[i]);
+  if (problem.n > shown)
+    out += fmt::format("\n  {:<10}... and {} more", "", problem.n - shown);
+  return out;
+}
+
+}  // namespace
+
+std::string StateName(const OdeProblem& problem, int i) {
+  if (i >= 0 && static_cast<size_t>(i) < problem.state_names.size() &&
+      !problem.state_names[i].empty())
+    return problem.state_names[i];
+  return fmt::format("x[{}]", i);
+}
+
+std::string DescribeNonFinite(const OdeProblem& problem, double t,
+                              const double* dxdt, int index) {
+  const double v = dxdt[index];
+  const char* what = std::isnan(v) ? "NaN" : (v > 0 ? "Inf" : "-Inf");
+  return fmt::format("the right-hand side returned {} for d({})/dt at t = {}",
+                     what, StateName(problem, index), t);
+}
+
+void ThrowFailure(const OdeProblem& problem, Method method, double t,
+                  const double* x, const std::string& reason,
+                  const std::string& hint) {
+  Diagnostic d;
+  d.message = fmt::format("{} failed at t = {}: {}{}", MethodName(method), t,
+                          reason, FormatState(problem, x));
+  d.hint = hint;
+  throw Error(std::move(d));
+}
+
+void RethrowRhsError(const Error& e, const OdeProblem& problem, Method method,
+                     double t, const double* x) {
+  // Keep the rhs's own diagnostic (location, element, hint) and its message
+  // first, since an element prefix in Diagnostic::ToString reads with it.
+  Diagnostic d = e.diagnostic();
+  const std::string original = d.message.empty() ? e.what() : d.message;
+  d.message = fmt::format("{} [at t = {}, while integrating with {}]{}",
+                          original, t, MethodName(method),
+                          FormatState(problem, x));
+  throw Error(std::move(d));
+}
+
+}  // namespace internal
+}  // namespace paynter
