@@ -104,6 +104,17 @@ bonds: [[src, j], [j, r]]
   ExpectAll(msg2, {"bad.yaml:2:", "parameter 'k' is not a real number", "hint:"});
 }
 
+TEST(Errors, BadNumberSyntaxGivesAPrintableMessage) {
+  // The expression parser's own message once carried a byte of its buffer.
+  const auto msg = ErrorOf(R"(
+parameters: {c: 4e}
+elements: [{name: s, kind: Se, effort: c}, {name: j, kind: "1"}, {name: r, kind: R, resistance: 1}]
+bonds: [[s, j], [j, r]]
+)");
+  ExpectAll(msg, {"bad.yaml:2:", "cannot parse parameter 'c'", "'4e'"});
+  for (char ch : msg) EXPECT_TRUE(ch == '\n' || (ch >= 32 && ch <= 126)) << static_cast<int>(ch);
+}
+
 TEST(Errors, BondToUnknownElement) {
   const auto msg = ErrorOf(R"(
 elements:

@@ -119,8 +119,14 @@ class Builder {
     try {
       return reader(text);
     } catch (const std::exception& ex) {
+      // The parser's message may quote its internal buffer: keep the printable part.
+      std::string why;
+      for (char c : std::string(ex.what())) {
+        if (c < 32 || c > 126) break;
+        why += c;
+      }
       Fail(where, element, fmt::format("cannot parse {}", what), "an expression such as 'm*g*cos(theta)'",
-           fmt::format("'{}' ({})", text, ex.what()), "check parentheses and operators (* for products, ^ for powers)");
+           fmt::format("'{}' ({})", text, why), "check parentheses and operators (* for products, ^ for powers)");
     }
   }
 
