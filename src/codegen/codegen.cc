@@ -1,0 +1,32 @@
+// codegen/codegen.cc — Compile(): lowering, then the requested backend.
+#include "paynter/codegen.h"
+
+#include "native.h"
+#include "paynter/error.h"
+#include "tape.h"
+
+namespace paynter {
+
+std::unique_ptr<CompiledProgram> Compile(const Program& program, const CodegenOptions& options) {
+  // Lowering errors (unsupported function, malformed block) are the user's and
+  // propagate whatever the backend; only failing to build native code falls back.
+  codegen::Plan plan = codegen::Lower(program);
+  switch (options.backend) {
+    case Backend::kTape:
+      return std::make_unique<codegen::TapeProgram>(std::move(plan), options);
+    case Backend::kNative:
+      return codegen::NativeProgram::Create(plan, options);
+    case Backend::kAuto:
+      break;
+  }
+  std::string reason;
+  try {
+    return codegen::NativeProgram::Create(plan, options);  // leaves `plan` intact on failure
+  } catch (const Error& e) {
+    reason = e.diagnostic().message;
+  }
+  return std::make_unique<codegen::TapeProgram>(std::move(plan), options,
+                                                "native code unavailable, using the tape: " + reason);
+}
+
+}  // namespace paynter

@@ -1,0 +1,534 @@
+// Tests for the code generator: tape and native agree, CSE shares, blocks solve,
+// failures name what failed, the native cache works and kAuto falls back.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <new>
+#include <random>
+#include <string>
+
+#include "native.h"
+#include "paynter/codegen.h"
+#include "paynter/error.h"
+#include "tape.h"
+
+// Counts heap allocations so that a test can check Run allocates nothing. (GCC
+// cannot see that the replaced new pairs with free, hence the pragma.)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+static std::atomic<long> g_allocations{0};
+void* operator new(std::size_t n) {
+  ++g_allocations;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace paynter {
+namespace {
+
+using GiNaC::ex;
+using GiNaC::numeric;
+using GiNaC::symbol;
+namespace fs = std::filesystem;
+
+// A fresh cache directory per test binary run, so cache-hit tests start empty.
+std::string TestCacheDir() {
+  static const std::string dir = [] {
+    std::string tmpl = (fs::temp_directory_path() / "paynter_codegen_test_XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+    return tmpl;
+  }();
+  return dir;
+}
+
+// Removes the test cache directory when the binary exits.
+struct RemoveCacheDir : ::testing::Environment {
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(TestCacheDir(), ec);
+  }
+};
+const auto* const kRemoveCacheDir = ::testing::AddGlobalTestEnvironment(new RemoveCacheDir);
+
+CodegenOptions Opts(Backend b, const std::string& cache = TestCacheDir()) {
+  CodegenOptions o;
+  o.backend = b;
+  o.cache_dir = cache;
+  return o;
+}
+
+struct ProgramBuilder {
+  Program p;
+  symbol Slot(const std::string& name) {
+    symbol s(name);
+    p.symbols.push_back(s);
+    p.slot_names.push_back(name);
+    return s;
+  }
+  int Index(const symbol& s) const {
+    for (size_t i = 0; i < p.symbols.size(); ++i)
+      if (p.symbols[i].is_equal(s)) return static_cast<int>(i);
+    return -1;
+  }
+  void Assign(const symbol& target, const ex& value) {
+    ProgramStep st;
+    st.kind = ProgramStep::Kind::kAssign;
+    st.target = Index(target);
+    st.value = value;
+    p.steps.push_back(st);
+  }
+  // Residuals r(u); the Jacobian is differentiated here (row-major).
+  void Block(const std::vector<symbol>& u, const std::vector<ex>& r, bool linear, const std::string& label) {
+    ProgramStep st;
+    st.kind = ProgramStep::Kind::kBlock;
+    for (const symbol& s : u) st.unknowns.push_back(Index(s));
+    st.residuals = r;
+    for (const ex& ri : r)
+      for (const symbol& s : u) st.jacobian.push_back(ri.diff(s));
+    st.linear = linear;
+    st.label = label;
+    p.steps.push_back(st);
+  }
+};
+
+void ExpectClose(double a, double b, double rel, const std::string& what) {
+  EXPECT_LE(std::fabs(a - b), rel * std::max(1.0, std::max(std::fabs(a), std::fabs(b)))) << what << ": " << a << " vs " << b;
+}
+
+std::string RunError(const CompiledProgram& prog, std::vector<double> slots) {
+  try {
+    prog.Run(slots.data());
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Codegen, TapeAndNativeAgreeOnExpressions) {
+  ProgramBuilder b;
+  symbol x = b.Slot("x"), y = b.Slot("y"), z = b.Slot("z");
+  std::vector<ex> exprs = {
+      3 * GiNaC::pow(x, 3) - 2 * GiNaC::pow(x, 2) * y + x * y * z - 7,
+      GiNaC::pow(x + y, 5) - GiNaC::pow(x - z, 4) / 7,
+      GiNaC::sin(x) * GiNaC::cos(y) + GiNaC::tan(z / 3),
+      GiNaC::pow(x, numeric(3, 2)) + GiNaC::pow(y, numeric(1, 3)) + GiNaC::sqrt(z) + GiNaC::pow(x, numeric(-5, 2)),
+      GiNaC::exp(GiNaC::sin(x * y)) / (1 + GiNaC::log(1 + z * z)),
+      GiNaC::atan2(y, x) + GiNaC::atan2(-y, -x) * z,
+      GiNaC::abs(x - y) * GiNaC::abs(z - 2) - GiNaC::abs(y),
+      GiNaC::tanh(x) + GiNaC::sinh(y / 4) * GiNaC::cosh(z / 5) + GiNaC::asin(x / 4) + GiNaC::acos(y / 4) + GiNaC::atan(z),
+      GiNaC::pow(x, 70) / GiNaC::pow(y, 3) + GiNaC::pow(x, y) + GiNaC::Pi * z,
+      GiNaC::step(x - y) + GiNaC::step(y - x) * 2 + numeric(1, 3) * x - x / 7,
+      1 / (x * x + 1) - 1 / GiNaC::sqrt(y) + GiNaC::pow(z, numeric(-2)),
+  };
+  std::vector<symbol> outs;
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    outs.push_back(b.Slot("o" + std::to_string(i)));
+    b.Assign(outs.back(), exprs[i]);
+  }
+  auto tape = Compile(b.p, Opts(Backend::kTape));
+  auto native = Compile(b.p, Opts(Backend::kNative));
+  ASSERT_EQ(tape->backend_name(), "tape");
+  ASSERT_EQ(native->backend_name(), "native");
+  ASSERT_EQ(native->num_slots(), static_cast<int>(b.p.symbols.size()));
+  const double points[][3] = {{0.5, 1.5, 2.5}, {1.25, 0.75, 0.3}, {2.0, 3.0, 7.0}, {0.1, 0.2, 1e-3}};
+  for (const auto& pt : points) {
+    std::vector<double> st(b.p.symbols.size(), 0.0), sn = st;
+    for (int k = 0; k < 3; ++k) st[k] = sn[k] = pt[k];
+    tape->Run(st.data());
+    native->Run(sn.data());
+    GiNaC::exmap subs{{x, pt[0]}, {y, pt[1]}, {z, pt[2]}};
+    for (size_t i = 0; i < exprs.size(); ++i) {
+      const std::string what = "expr " + std::to_string(i) + " at x=" + std::to_string(pt[0]);
+      ExpectClose(st[3 + i], sn[3 + i], 1e-14, what + " tape vs native");
+      const double ref = GiNaC::ex_to<numeric>(GiNaC::evalf(exprs[i].subs(subs))).to_double();
+      ExpectClose(st[3 + i], ref, 1e-11, what + " tape vs GiNaC");
+    }
+  }
+}
+
+TEST(Codegen, CommonSubexpressionsAreShared) {
+  ProgramBuilder b;
+  symbol x = b.Slot("x"), y = b.Slot("y"), z = b.Slot("z"), o = b.Slot("o"), p = b.Slot("p"), q = b.Slot("q");
+  b.Assign(o, GiNaC::pow(GiNaC::sin(x), 2) + GiNaC::sin(x));
+  {
+    auto prog = Compile(b.p, Opts(Backend::kTape));
+    auto* tape = dynamic_cast<codegen::TapeProgram*>(prog.get());
+    ASSERT_NE(tape, nullptr);
+    // sin(x), s*s, s*s + s (written straight into slot o): 3, not 4.
+    EXPECT_EQ(tape->num_instructions(), 3);
+  }
+  // Across expressions: sin(x)*y and sin(x)*z share sin(x); y*sin(x) again is free (a copy).
+  b.Assign(p, GiNaC::sin(x) * y + GiNaC::cos(z));
+  b.Assign(q, y * GiNaC::sin(x) + GiNaC::cos(z));
+  auto prog = Compile(b.p, Opts(Backend::kTape));
+  auto* tape = dynamic_cast<codegen::TapeProgram*>(prog.get());
+  EXPECT_EQ(tape->num_instructions(), 3 + 3 + 1);
+  std::vector<double> s = {0.7, 2.0, 0.3, 0, 0, 0};
+  prog->Run(s.data());
+  EXPECT_DOUBLE_EQ(s[3], std::sin(0.7) * std::sin(0.7) + std::sin(0.7));
+  EXPECT_EQ(s[4], s[5]);
+}
+
+TEST(Codegen, ConstantsAreFolded) {
+  // GiNaC keeps sqrt(2), exp(1) and Pi symbolic; they must not cost instructions.
+  ProgramBuilder b;
+  symbol x = b.Slot("x"), o = b.Slot("o");
+  b.Assign(o, GiNaC::sqrt(ex(2)) * x + GiNaC::exp(ex(1)) - GiNaC::Pi / 2);
+  auto prog = Compile(b.p, Opts(Backend::kTape));
+  EXPECT_EQ(dynamic_cast<codegen::TapeProgram*>(prog.get())->num_instructions(), 2);  // *, +
+  auto native = Compile(b.p, Opts(Backend::kNative));
+  std::vector<double> s = {3.0, 0}, t = s;
+  prog->Run(s.data());
+  native->Run(t.data());
+  EXPECT_EQ(s[1], t[1]);
+  EXPECT_NEAR(s[1], std::sqrt(2.0) * 3 + std::exp(1.0) - M_PI / 2, 1e-14);
+}
+
+// GiNaC orders terms (and picks the sign of sums inside products) by hashes that
+// depend on symbol serials and addresses, so the same model can come out as
+// k*(a-b) or -k*(b-a) from run to run. The generated code must not change with it,
+// or the native cache would miss on every run.
+Program ChainProgram(bool reverse_creation) {
+  std::vector<std::string> names = {"k", "a", "b", "c", "d", "o1", "o2", "o3"};
+  std::vector<symbol> syms(names.size());
+  for (size_t n = 0; n < names.size(); ++n) {
+    const size_t i = reverse_creation ? names.size() - 1 - n : n;
+    syms[i] = symbol(names[i]);
+  }
+  Program p;
+  for (size_t i = 0; i < names.size(); ++i) {
+    p.symbols.push_back(syms[i]);
+    p.slot_names.push_back(names[i]);
+  }
+  const symbol &k = syms[0], &a = syms[1], &b = syms[2], &c = syms[3], &d = syms[4];
+  const ex values[3] = {-k * a + k * (a - b) + k * (c - a), (a - b) * (c - d) / (k - a) + GiNaC::sin(b - c),
+                        GiNaC::pow(d - a, 3) - 2 * k * (b - d) * GiNaC::exp(c - b)};
+  for (int i = 0; i < 3; ++i) {
+    ProgramStep st;
+    st.target = 5 + i;
+    st.value = values[i];
+    p.steps.push_back(st);
+  }
+  return p;
+}
+
+// Random expressions over symbols s0..s5 (the same ones for the same seed).
+ex RandomExpr(std::mt19937& rng, const std::vector<symbol>& s, int depth) {
+  auto pick = [&](int n) { return static_cast<int>(rng() % n); };
+  if (depth == 0 || pick(4) == 0) return pick(5) ? ex(s[pick(static_cast<int>(s.size()))]) : ex(numeric(pick(3) + 1, 1 + pick(3)));
+  switch (pick(6)) {
+    case 0:
+    case 1: {
+      ex sum = 0;
+      for (int i = 0, n = 2 + pick(3); i < n; ++i) sum += (pick(2) ? 1 : -1) * (1 + pick(3)) * RandomExpr(rng, s, depth - 1);
+      return sum;
+    }
+    case 2: {
+      ex prod = pick(2) ? 1 : -2;
+      for (int i = 0, n = 2 + pick(2); i < n; ++i) prod *= RandomExpr(rng, s, depth - 1);
+      return prod;
+    }
+    case 3: return GiNaC::pow(RandomExpr(rng, s, depth - 1), 1 + pick(3));  // may be 0: no negative powers
+    case 4: return GiNaC::pow(1 + GiNaC::pow(RandomExpr(rng, s, depth - 1), 2), numeric(pick(5) - 2, 2));
+    default: return pick(2) ? GiNaC::sin(RandomExpr(rng, s, depth - 1)) : GiNaC::exp(RandomExpr(rng, s, depth - 1) / 9);
+  }
+}
+
+std::string RandomProgramC(int order) {
+  std::vector<symbol> pad(order * 5 + 1);  // other serial numbers, other hashes
+  std::vector<symbol> s(6);
+  for (int n = 0; n < 6; ++n) {
+    const int i = order % 2 ? 5 - n : (n + order) % 6;
+    std::string name = "s";
+    name += std::to_string(i);  // (not "s" + ...: a GCC 12 -Wrestrict false positive)
+    s[i] = symbol(name);
+  }
+  Program p;
+  for (int i = 0; i < 6; ++i) p.symbols.push_back(s[i]);
+  std::mt19937 rng(12345);
+  for (int k = 0; k < 30; ++k) {
+    std::string name = "o";
+    name += std::to_string(k);
+    p.symbols.push_back(symbol(name));
+    ProgramStep st;
+    st.target = 6 + k;
+    st.value = RandomExpr(rng, s, 4);
+    p.steps.push_back(st);
+  }
+  return codegen::GenerateC(codegen::Lower(p));
+}
+
+TEST(Codegen, GeneratedCodeDoesNotDependOnGinacTermOrder) {
+  const std::string first = codegen::GenerateC(codegen::Lower(ChainProgram(false)));
+  for (int round = 0; round < 4; ++round) {
+    std::vector<symbol> shift(round * 7 + 1);  // other serial numbers, other hashes
+    EXPECT_EQ(codegen::GenerateC(codegen::Lower(ChainProgram(round % 2 == 0))), first);
+  }
+  const std::string random = RandomProgramC(0);
+  for (int order = 1; order < 6; ++order) EXPECT_EQ(RandomProgramC(order), random) << "symbol order " << order;
+}
+
+TEST(Codegen, RewrittenSlotIsNotReusedStale) {
+  // Slots written twice (not SSA): a value computed from the old contents must not be reused.
+  ProgramBuilder b;
+  symbol x = b.Slot("x"), a = b.Slot("a"), c = b.Slot("c");
+  b.Assign(a, GiNaC::sin(x) * 2);
+  b.Assign(x, numeric(5));
+  b.Assign(c, GiNaC::sin(x) * 2);
+  for (Backend be : {Backend::kTape, Backend::kNative}) {
+    auto prog = Compile(b.p, Opts(be));
+    std::vector<double> s = {1.0, 0, 0};
+    prog->Run(s.data());
+    EXPECT_DOUBLE_EQ(s[1], 2 * std::sin(1.0));
+    EXPECT_DOUBLE_EQ(s[2], 2 * std::sin(5.0));
+  }
+}
+
+TEST(Codegen, LinearBlockIsExactInOneStep) {
+  // A u = b with A depending on parameters k (loop-invariant: computed once).
+  ProgramBuilder b;
+  symbol k = b.Slot("k"), b0 = b.Slot("b0"), b1 = b.Slot("b1"), b2 = b.Slot("b2");
+  symbol u0 = b.Slot("u0"), u1 = b.Slot("u1"), u2 = b.Slot("u2"), after = b.Slot("after");
+  const ex A[3][3] = {{4 * k, 1, -1}, {2, 5, k}, {-1, 2 * k, 6}};
+  const std::vector<symbol> u = {u0, u1, u2}, rhs = {b0, b1, b2};
+  std::vector<ex> r;
+  for (int i = 0; i < 3; ++i) r.push_back(A[i][0] * u0 + A[i][1] * u1 + A[i][2] * u2 - rhs[i]);
+  b.Block(u, r, true, "algebraic loop at 1-junction J1");
+  b.Assign(after, u0 + u1 * u2);
+  const double kv = 1.5, us[3] = {1.0, -2.0, 3.0};
+  std::vector<double> s(b.p.symbols.size(), 0.0);
+  s[0] = kv;
+  const double Av[3][3] = {{4 * kv, 1, -1}, {2, 5, kv}, {-1, 2 * kv, 6}};
+  for (int i = 0; i < 3; ++i) s[1 + i] = Av[i][0] * us[0] + Av[i][1] * us[1] + Av[i][2] * us[2];
+  for (Backend be : {Backend::kTape, Backend::kNative}) {
+    auto prog = Compile(b.p, Opts(be));
+    std::vector<double> t = s;
+    t[4] = 100, t[5] = -7, t[6] = 0.25;  // any starting point
+    prog->Run(t.data());
+    for (int j = 0; j < 3; ++j) EXPECT_NEAR(t[4 + j], us[j], 1e-14) << prog->backend_name();
+    EXPECT_NEAR(t[7], us[0] + us[1] * us[2], 1e-13);
+  }
+}
+
+TEST(Codegen, LinearMeansExactlyOneStep) {
+  // A nonlinear residual wrongly marked linear: one step is taken and the residual
+  // check catches it (instead of silently iterating).
+  ProgramBuilder b;
+  symbol q = b.Slot("q"), u = b.Slot("u");
+  b.Block({u}, {GiNaC::pow(u, 3) + u - q}, true, "mislabelled loop");
+  for (Backend be : {Backend::kTape, Backend::kNative}) {
+    auto prog = Compile(b.p, Opts(be));
+    const std::string msg = RunError(*prog, {2.0, 0.0});
+    EXPECT_NE(msg.find("mislabelled loop"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("marked linear"), std::string::npos) << msg;
+  }
+}
+
+TEST(Codegen, NonlinearBlocksConverge) {
+  ProgramBuilder b;
+  symbol p = b.Slot("p"), q = b.Slot("q"), u = b.Slot("u"), v = b.Slot("v");
+  symbol x = b.Slot("x"), y = b.Slot("y"), w = b.Slot("w");
+  b.Assign(q, 2 * p);
+  b.Block({u}, {GiNaC::pow(u, 3) + u - q}, false, "cubic");
+  b.Assign(v, GiNaC::pow(u, 3));  // shares u^3 with the residual, evaluated at the solution
+  b.Block({x, y}, {x * x + y * y - 4, x - y}, false, "circle");
+  b.Assign(w, x * y + u);
+  for (Backend be : {Backend::kTape, Backend::kNative}) {
+    auto prog = Compile(b.p, Opts(be));
+    std::vector<double> s = {1.0, 0, 0, 0, 1.0, 0.5, 0};
+    prog->Run(s.data());
+    EXPECT_NEAR(s[2], 1.0, 1e-14) << prog->backend_name();
+    EXPECT_NEAR(s[3], 1.0, 1e-13);
+    EXPECT_NEAR(s[4], std::sqrt(2.0), 1e-14);
+    EXPECT_NEAR(s[5], std::sqrt(2.0), 1e-14);
+    EXPECT_NEAR(s[6], 3.0, 1e-13);
+    // From a far starting point too (the line search keeps it on track).
+    s = {1.0, 0, -40, 0, 30, -3, 0};
+    prog->Run(s.data());
+    EXPECT_NEAR(s[2], 1.0, 1e-12);
+    EXPECT_NEAR(std::fabs(s[4]), std::sqrt(2.0), 1e-12);
+  }
+}
+
+TEST(Codegen, SingularBlockThrowsWithLabel) {
+  ProgramBuilder b;
+  symbol c = b.Slot("c"), u = b.Slot("u"), v = b.Slot("v");
+  b.Block({u, v}, {u + 2 * v - c, 2 * u + 4 * v - 3 * c}, true, "algebraic loop at 1-junction J7");
+  ProgramBuilder s2;
+  symbol c2 = s2.Slot("c"), u2 = s2.Slot("u"), v2 = s2.Slot("v");
+  s2.Block({u2, v2}, {u2 - c2, 2 * u2 - 1}, true, "loop at R3");  // v appears nowhere
+  for (Backend be : {Backend::kTape, Backend::kNative}) {
+    auto prog = Compile(b.p, Opts(be));
+    const std::string msg = RunError(*prog, {1.0, 0, 0});
+    EXPECT_NE(msg.find("algebraic loop at 1-junction J7"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("singular"), std::string::npos) << msg;
+    auto prog2 = Compile(s2.p, Opts(be));
+    const std::string msg2 = RunError(*prog2, {1.0, 0, 0});
+    EXPECT_NE(msg2.find("loop at R3"), std::string::npos) << msg2;
+    EXPECT_NE(msg2.find("structurally singular"), std::string::npos) << msg2;
+    EXPECT_NE(msg2.find("'v'"), std::string::npos) << msg2;
+  }
+}
+
+TEST(Codegen, NewtonFailureReportsIterations) {
+  ProgramBuilder b;
+  symbol u = b.Slot("u");
+  b.Block({u}, {u * u + 1}, false, "no real root");  // never zero
+  auto prog = Compile(b.p, Opts(Backend::kTape));
+  const std::string msg = RunError(*prog, {0.5});
+  EXPECT_NE(msg.find("no real root"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("did not converge"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("50 iterations"), std::string::npos) << msg;
+}
+
+TEST(Codegen, NonFiniteValuesNameTheSlot) {
+  ProgramBuilder b;
+  symbol x = b.Slot("x"), a = b.Slot("a"), lg = b.Slot("R1.log_e"), ratio = b.Slot("C2.ratio"), inv = b.Slot("inv");
+  b.Assign(lg, GiNaC::log(x) + 1);
+  b.Assign(ratio, a / x);
+  b.Assign(inv, 1 / a);
+  for (Backend be : {Backend::kTape, Backend::kNative}) {
+    auto prog = Compile(b.p, Opts(be));
+    std::string msg = RunError(*prog, {-1.0, 1.0, 0, 0, 0});  // log(-1)
+    EXPECT_NE(msg.find("'R1.log_e' became NaN"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("x = -1"), std::string::npos) << msg;
+    msg = RunError(*prog, {0.0, 0.0, 0, 0, 0});  // log(0) = -Inf comes first
+    EXPECT_NE(msg.find("'R1.log_e' became -Inf"), std::string::npos) << msg;
+    ProgramBuilder c;
+    symbol p = c.Slot("p"), q = c.Slot("q"), r = c.Slot("r");
+    c.Assign(r, p / q);
+    auto prog2 = Compile(c.p, Opts(be));
+    msg = RunError(*prog2, {0.0, 0.0, 1.0});  // 0/0
+    EXPECT_NE(msg.find("'r' became NaN"), std::string::npos) << msg;
+    EXPECT_EQ(RunError(*prog2, {1.0, 2.0, 0.0}), "");
+  }
+}
+
+TEST(Codegen, UnsupportedFunctionFailsAtCompileTime) {
+  ProgramBuilder b;
+  symbol x = b.Slot("x"), y = b.Slot("y");
+  b.Assign(y, GiNaC::lgamma(x) + 1);
+  try {
+    Compile(b.p, Opts(Backend::kTape));
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("lgamma"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'y'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Codegen, NativeCacheIsReused) {
+  const std::string dir = (fs::path(TestCacheDir()) / "cache_hit").string();
+  ProgramBuilder b;
+  symbol x = b.Slot("x"), y = b.Slot("y");
+  b.Assign(y, GiNaC::exp(-x * x) * 42);
+  auto count_so = [&] {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(dir)) n += e.path().extension() == ".so";
+    return n;
+  };
+  auto first = Compile(b.p, Opts(Backend::kNative, dir));
+  auto* n1 = dynamic_cast<codegen::NativeProgram*>(first.get());
+  ASSERT_NE(n1, nullptr);
+  EXPECT_FALSE(n1->cache_hit());
+  EXPECT_EQ(count_so(), 1);
+  auto second = Compile(b.p, Opts(Backend::kNative, dir));
+  auto* n2 = dynamic_cast<codegen::NativeProgram*>(second.get());
+  EXPECT_TRUE(n2->cache_hit());
+  EXPECT_EQ(n2->library_path(), n1->library_path());
+  EXPECT_EQ(count_so(), 1);
+  std::vector<double> s = {0.5, 0};
+  second->Run(s.data());
+  EXPECT_DOUBLE_EQ(s[1], std::exp(-0.25) * 42);
+}
+
+TEST(Codegen, MissingCompilerFallsBackToTape) {
+  ProgramBuilder b;
+  symbol x = b.Slot("x"), y = b.Slot("y");
+  b.Assign(y, x * x + 1);
+  const char* old = std::getenv("CC");
+  const std::string saved = old ? old : "";
+  setenv("CC", "/nonexistent", 1);
+  std::string native_error;
+  try {
+    Compile(b.p, Opts(Backend::kNative, (fs::path(TestCacheDir()) / "nocc").string()));
+  } catch (const Error& e) {
+    native_error = e.what();
+  }
+  auto fallback = Compile(b.p, Opts(Backend::kAuto, (fs::path(TestCacheDir()) / "nocc").string()));
+  if (old) setenv("CC", saved.c_str(), 1); else unsetenv("CC");
+  EXPECT_NE(native_error.find("/nonexistent"), std::string::npos) << native_error;
+  EXPECT_NE(native_error.find("not found"), std::string::npos) << native_error;
+  EXPECT_EQ(fallback->backend_name(), "tape");
+  EXPECT_NE(fallback->fallback_reason().find("/nonexistent"), std::string::npos) << fallback->fallback_reason();
+  std::vector<double> s = {2.0, 0};
+  fallback->Run(s.data());
+  EXPECT_EQ(s[1], 5.0);
+  // With a compiler available, kAuto is native and has no fallback note.
+  auto autop = Compile(b.p, Opts(Backend::kAuto));
+  EXPECT_EQ(autop->backend_name(), "native");
+  EXPECT_EQ(autop->fallback_reason(), "");
+}
+
+// A sample right-hand side: a damped pendulum chain with an algebraic loop.
+Program SampleProgram(int links) {
+  ProgramBuilder b;
+  symbol g = b.Slot("g"), c = b.Slot("c");
+  std::vector<symbol> th, om, dth, dom;
+  for (int i = 0; i < links; ++i) {
+    th.push_back(b.Slot("th" + std::to_string(i)));
+    om.push_back(b.Slot("om" + std::to_string(i)));
+  }
+  for (int i = 0; i < links; ++i) {
+    dth.push_back(b.Slot("dth" + std::to_string(i)));
+    dom.push_back(b.Slot("dom" + std::to_string(i)));
+    b.Assign(dth[i], om[i]);
+    ex coupling = i > 0 ? GiNaC::sin(th[i] - th[i - 1]) * om[i - 1] * om[i - 1] : ex(0);
+    b.Assign(dom[i], -g * GiNaC::sin(th[i]) - c * om[i] * GiNaC::abs(om[i]) + coupling +
+                         GiNaC::cos(th[i]) * GiNaC::exp(-th[i] * th[i] / 4));
+  }
+  return b.p;
+}
+
+TEST(Codegen, RunDoesNotAllocateAndTiming) {
+  const Program p = SampleProgram(20);
+  ProgramBuilder nb;  // plus a nonlinear block
+  symbol q = nb.Slot("q"), u = nb.Slot("u"), v = nb.Slot("v");
+  nb.Block({u, v}, {u * u * u + v - q, u - v * v}, false, "nl");
+  for (Backend be : {Backend::kTape, Backend::kNative}) {
+    auto prog = Compile(p, Opts(be));
+    auto blk = Compile(nb.p, Opts(be));
+    std::vector<double> s(p.symbols.size(), 0.3), t = {2.0, 0.5, 0.5};
+    s[0] = 9.81;
+    prog->Run(s.data());
+    blk->Run(t.data());
+    const long before = g_allocations.load();
+    const int reps = 200000;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) {
+      s[2] = 0.3 + 1e-7 * i;
+      prog->Run(s.data());
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 1000; ++i) {
+      t[1] = 0.5, t[2] = 0.5;
+      blk->Run(t.data());
+    }
+    EXPECT_EQ(g_allocations.load(), before) << prog->backend_name();
+    const double ns = std::chrono::duration<double, std::nano>(t1 - t0).count() / reps;
+    std::printf("[ timing ] %s: %.1f ns per Run of a 20-link sample (%d slots)\n", prog->backend_name().c_str(),
+                ns, prog->num_slots());
+    if (auto* tp = dynamic_cast<codegen::TapeProgram*>(prog.get()))
+      std::printf("[ timing ] tape: %d instructions, %d registers\n", tp->num_instructions(), tp->num_registers());
+  }
+}
+
+}  // namespace
+}  // namespace paynter

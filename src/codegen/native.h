@@ -1,0 +1,58 @@
+// codegen/native.h — the native backend: the lowered plan (tape.h) printed as C99,
+// compiled by the system C compiler into a shared object and loaded with dlopen.
+//
+// One C function per straight-line group (per 1000 operations of it) and, per
+// block, a residual and a Jacobian function; all work on the caller's slot array `s`
+// (values shared between functions go through a small scratch array `w`), so Run is
+// one indirect call per group. Shared objects are cached by a hash of the source and the compiler command.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tape.h"
+
+namespace paynter::codegen {
+
+// The C source of a plan (deterministic; exposed for tests and debugging).
+std::string GenerateC(const Plan& plan);
+
+class NativeProgram final : public CompiledProgram {
+ public:
+  // Compiles (or loads from the cache) the plan's C code. Throws paynter::Error when
+  // no C compiler is found or it fails, leaving `plan` untouched; on success the plan
+  // is moved into the program.
+  static std::unique_ptr<NativeProgram> Create(Plan& plan, const CodegenOptions& options);
+  ~NativeProgram() override;
+
+  void Run(double* slots) const override;
+  int num_slots() const override { return plan_.num_slots; }
+  std::string backend_name() const override { return "native"; }
+
+  bool cache_hit() const { return cache_hit_; }  // the shared object was already in the cache
+  const std::string& library_path() const { return library_path_; }
+  const std::string& compiler() const { return compiler_; }
+
+ private:
+  NativeProgram() = default;
+  using GroupFn = int (*)(double*, double*);  // nonzero: a written slot is NaN/Inf
+  using BlockFn = void (*)(double*, double*, double*);
+  struct NativeBlock;
+
+  Plan plan_;
+  void* handle_ = nullptr;
+  bool cache_hit_ = false;
+  std::string library_path_, compiler_;
+  struct Stage {  // one function of straight code, or one block
+    GroupFn straight;
+    NativeBlock* block;
+    int written_end;  // Plan::written entries produced by the end of `straight`
+  };
+  std::vector<Stage> stages_;
+  std::vector<std::unique_ptr<NativeBlock>> blocks_;
+  std::unique_ptr<RuntimeChecks> checks_;
+  mutable std::vector<double> w_;
+};
+
+}  // namespace paynter::codegen

@@ -1,0 +1,411 @@
+// codegen/newton.cc — the Newton block solver and the NaN/Inf checks (see newton.h).
+#include "newton.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "paynter/error.h"
+
+namespace paynter::codegen {
+namespace {
+
+constexpr double kEps = std::numeric_limits<double>::epsilon();
+constexpr int kMaxHalvings = 12;  // line search: lambda down to 2^-12
+constexpr int kSmallBlock = 16;   // up to this size, our own LU; above, Eigen's
+
+// Max-norm that is +Inf as soon as any entry is NaN or Inf.
+double InfNorm(const double* x, int n) {
+  double m = 0;
+  for (int i = 0; i < n; ++i) {
+    const double a = std::fabs(x[i]);
+    if (!(a <= std::numeric_limits<double>::max())) return std::numeric_limits<double>::infinity();
+    if (a > m) m = a;
+  }
+  return m;
+}
+
+std::string Num(double v) { return fmt::format("{:.6g}", v); }
+
+std::string ValueName(double v) {
+  if (std::isnan(v)) return "NaN";
+  return v > 0 ? "+Inf" : "-Inf";
+}
+
+// Slots an expression reads, in order of first appearance (diagnostics only).
+std::vector<int> InputSlots(const Plan& plan, const GiNaC::ex& e, size_t limit = 12) {
+  std::unordered_map<GiNaC::ex, int, std::hash<GiNaC::ex>, GiNaC::ex_is_equal> slot;
+  for (size_t i = 0; i < plan.symbols.size(); ++i) slot.emplace(plan.symbols[i], static_cast<int>(i));
+  std::vector<int> out;
+  std::set<int> seen;
+  for (auto it = e.preorder_begin(); it != e.preorder_end() && out.size() < limit; ++it) {
+    if (!GiNaC::is_a<GiNaC::symbol>(*it)) continue;
+    auto f = slot.find(*it);
+    if (f != slot.end() && seen.insert(f->second).second) out.push_back(f->second);
+  }
+  return out;
+}
+
+std::string Truncated(const GiNaC::ex& e) {
+  std::ostringstream os;
+  os << e;
+  std::string s = os.str();
+  return s.size() > 160 ? s.substr(0, 157) + "..." : s;
+}
+
+}  // namespace
+
+// Positions of unknowns (columns) left out by a maximum matching of the Jacobian's
+// nonzero pattern: if any, the Jacobian is singular whatever the values.
+std::vector<int> StructurallyUnmatched(const std::vector<std::vector<int>>& rows_of_col, int n) {
+  std::vector<int> col_of_row(n, -1);
+  std::vector<int> seen(n, -1);
+  auto augment = [&](auto&& self, int col, int stamp) -> bool {
+    for (int row : rows_of_col[col]) {
+      if (seen[row] == stamp) continue;
+      seen[row] = stamp;
+      if (col_of_row[row] < 0 || self(self, col_of_row[row], stamp)) {
+        col_of_row[row] = col;
+        return true;
+      }
+    }
+    return false;
+  };
+  std::vector<int> unmatched;
+  for (int j = 0; j < n; ++j)
+    if (!augment(augment, j, j)) unmatched.push_back(j);
+  return unmatched;
+}
+
+// ---------------------------------------------------------------------------
+// RuntimeChecks
+
+RuntimeChecks::RuntimeChecks(const Plan& plan) : plan_(&plan) {
+  written_.reserve(plan.written.size());
+  for (const WrittenSlot& w : plan.written) written_.push_back(w.slot);
+  sorted_ = written_;
+  std::sort(sorted_.begin(), sorted_.end());
+  sorted_.erase(std::unique(sorted_.begin(), sorted_.end()), sorted_.end());
+}
+
+void RuntimeChecks::CopyWrittenAndCheck(const double* from, double* to) const {
+  // The sum of the written slots is finite when they all are (x - x is 0 only for
+  // finite x); an overflow of the sum is a harmless false alarm (no culprit is
+  // found). Four partial sums keep the FP-add latency chain short; scalar accesses
+  // because the values were just stored one by one, and a vector load spanning two
+  // scalar stores defeats store-to-load forwarding. (Not for -ffast-math builds.)
+  const int* idx = sorted_.data();
+  const int n = static_cast<int>(sorted_.size());
+  double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+  int k = 0;
+  for (; k + 4 <= n; k += 4) {
+    a0 += (to[idx[k]] = from[idx[k]]);
+    a1 += (to[idx[k + 1]] = from[idx[k + 1]]);
+    a2 += (to[idx[k + 2]] = from[idx[k + 2]]);
+    a3 += (to[idx[k + 3]] = from[idx[k + 3]]);
+  }
+  for (; k < n; ++k) a0 += (to[idx[k]] = from[idx[k]]);
+  const double sum = (a0 + a1) + (a2 + a3);
+  if (sum - sum != 0) CheckRange(to, 0, static_cast<int>(written_.size()));
+}
+
+// Throws for the first non-finite entry of written_[begin, end), in step order.
+void RuntimeChecks::CheckRange(const double* s, int begin, int end) const {
+  for (int k = begin; k < end; ++k)
+    if (!std::isfinite(s[written_[k]])) ThrowNonFinite(s, k);
+}
+
+void RuntimeChecks::ThrowNonFinite(const double* s, int entry) const {
+  const WrittenSlot& w = plan_->written[entry];
+  const std::string& name = SlotName(w.slot);
+  const double v = s[w.slot];
+  Diagnostic d;
+  d.expected = "a finite number";
+  d.got = ValueName(v);
+  if (w.block >= 0) {
+    d.message = fmt::format("unknown '{}' of block '{}' became {}", name, plan_->blocks[w.block].label, d.got);
+    d.hint = "the block's residuals produced a non-finite solution; check its parameters";
+    throw Error(std::move(d));
+  }
+  d.message = fmt::format("slot '{}' became {}", name, d.got);
+  std::string inputs, caller_set;
+  for (int in : InputSlots(*plan_, w.expr)) {
+    inputs += fmt::format("{}{} = {}", inputs.empty() ? "" : ", ", SlotName(in), Num(s[in]));
+    if (!std::isfinite(s[in])) caller_set = SlotName(in);
+  }
+  d.hint = fmt::format("{} = {}", name, Truncated(w.expr));
+  if (!inputs.empty()) d.hint += " with " + inputs;
+  d.hint += std::isnan(v) ? "; NaN comes from 0/0, Inf-Inf, 0*Inf, or the log, sqrt or "
+                            "non-integer power of a negative number"
+                          : "; Inf comes from a division by zero, the log of zero, or an "
+                            "overflow (e.g. exp of a large argument)";
+  if (!caller_set.empty())
+    d.hint += fmt::format("; '{}' is not computed by the program: it is set by the caller "
+                          "(time, a parameter or a state)", caller_set);
+  throw Error(std::move(d));
+}
+
+void RuntimeChecks::CheckBlockInputs(const double* s, int block) const {
+  const BlockPlan& bp = plan_->blocks[block];
+  CheckRange(s, 0, bp.written_before);
+  std::set<int> unknowns(bp.unknowns.begin(), bp.unknowns.end());
+  for (const GiNaC::ex& r : bp.residual_exprs)
+    for (int in : InputSlots(*plan_, r, 64)) {
+      if (unknowns.count(in) || std::isfinite(s[in])) continue;
+      Diagnostic d;
+      d.message = fmt::format("block '{}' reads '{}', which is {}", bp.label, SlotName(in), ValueName(s[in]));
+      d.expected = "finite inputs";
+      d.got = ValueName(s[in]);
+      d.hint = fmt::format("'{}' is set by the caller (time, a parameter or a state)", SlotName(in));
+      throw Error(std::move(d));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// NewtonSolver
+
+NewtonSolver::NewtonSolver(const Plan& plan, int block, const CodegenOptions& options,
+                           const RuntimeChecks* checks)
+    : plan_(&plan),
+      block_(block),
+      b_(&plan.blocks[block]),
+      checks_(checks),
+      tol_(options.newton_tol > 0 ? options.newton_tol : 1e-12),
+      max_iter_(options.newton_max_iter > 0 ? options.newton_max_iter : 50),
+      n_(static_cast<int>(plan.blocks[block].unknowns.size())),
+      u_(n_),
+      u_old_(n_),
+      du_(n_),
+      r_(n_),
+      J_(n_, n_),
+      lu_(n_ > kSmallBlock ? n_ : 0),
+      small_lu_(n_ <= kSmallBlock ? n_ * n_ : 0) {}
+
+void NewtonSolver::LoadU(const double* s) {
+  for (int j = 0; j < n_; ++j) u_[j] = s[b_->unknowns[j]];
+}
+
+void NewtonSolver::StoreU(double* s) const {
+  for (int j = 0; j < n_; ++j) s[b_->unknowns[j]] = u_[j];
+}
+
+// Factors J_ and leaves J^-1 r in du_. Returns false when J_ is singular to working
+// precision (a pivot below n*eps*max|J|) or not finite.
+bool NewtonSolver::Factor() {
+  const double* J = J_.data();
+  double maxabs = 0;
+  for (int k = 0; k < n_ * n_; ++k) maxabs = std::max(maxabs, std::fabs(J[k]));
+  if (!std::isfinite(InfNorm(J, n_ * n_))) return false;
+  jnorm_ = 0;
+  for (int i = 0; i < n_; ++i) {
+    double row = 0;
+    for (int j = 0; j < n_; ++j) row += std::fabs(J[i + j * n_]);
+    jnorm_ = std::max(jnorm_, row);
+  }
+  const double tiny = n_ * kEps * maxabs;
+  if (n_ == 1) {
+    if (!(std::fabs(J[0]) > tiny)) return false;
+    du_[0] = r_[0] / J[0];
+    return std::isfinite(du_[0]);
+  }
+  if (n_ > kSmallBlock) {
+    lu_.compute(J_);
+    const auto& lu = lu_.matrixLU();
+    for (int i = 0; i < n_; ++i)
+      if (!(std::fabs(lu(i, i)) > tiny)) return false;
+    du_.noalias() = lu_.solve(r_);
+    return std::isfinite(InfNorm(du_.data(), n_));
+  }
+  // Small blocks (the common case): plain LU with partial pivoting, column-major,
+  // several times faster than Eigen's general dynamic-size path at these sizes.
+  const int n = n_;
+  double* a = small_lu_.data();
+  std::copy(J, J + n * n, a);
+  double* x = du_.data();
+  for (int i = 0; i < n; ++i) x[i] = r_[i];
+  for (int k = 0; k < n; ++k) {
+    int p = k;
+    double best = std::fabs(a[k + k * n]);
+    for (int i = k + 1; i < n; ++i)
+      if (std::fabs(a[i + k * n]) > best) {
+        best = std::fabs(a[i + k * n]);
+        p = i;
+      }
+    if (!(best > tiny)) return false;
+    if (p != k) {
+      for (int j = 0; j < n; ++j) std::swap(a[k + j * n], a[p + j * n]);
+      std::swap(x[k], x[p]);
+    }
+    const double pivot = a[k + k * n];
+    for (int i = k + 1; i < n; ++i) a[i + k * n] /= pivot;
+    for (int j = k + 1; j < n; ++j) {
+      const double f = a[k + j * n];
+      if (f != 0)
+        for (int i = k + 1; i < n; ++i) a[i + j * n] -= a[i + k * n] * f;
+    }
+    for (int i = k + 1; i < n; ++i) x[i] -= a[i + k * n] * x[k];  // forward substitution
+  }
+  for (int k = n - 1; k >= 0; --k) {  // back substitution
+    x[k] /= a[k + k * n];
+    for (int i = 0; i < k; ++i) x[i] -= a[i + k * n] * x[k];
+  }
+  return std::isfinite(InfNorm(x, n));
+}
+
+void NewtonSolver::Solve(double* s, BlockFns& fns) {
+  LoadU(s);
+  fns.Residual(s, r_.data());
+  double rnorm = InfNorm(r_.data(), n_);
+  if (!std::isfinite(rnorm)) ThrowNonFiniteResidual(s, true);
+
+  if (b_->linear) {
+    // r is affine in u: one Newton step is the exact solution. The residual at the
+    // result is still checked, against the size of the terms that cancel in it.
+    fns.Jacobian(s, J_.data());
+    if (!Factor()) ThrowSingular(s);
+    const double u0 = InfNorm(u_.data(), n_);
+    u_ -= du_;
+    StoreU(s);
+    if (!std::isfinite(InfNorm(u_.data(), n_)) && checks_) checks_->CheckThrough(s, b_->written_before + n_);
+    fns.Residual(s, r_.data());
+    const double r1 = InfNorm(r_.data(), n_);
+    if (!std::isfinite(r1)) ThrowNonFiniteResidual(s, false);
+    const double scale = 1 + jnorm_ * (u0 + InfNorm(u_.data(), n_)) + rnorm;
+    if (r1 > 1e-8 * scale) ThrowNotConverged(s, 1, InfNorm(du_.data(), n_), "linear");
+    return;
+  }
+
+  // Warm start: the unknowns keep the previous call's solution, often still exact.
+  if (rnorm == 0) return;
+  double step = 0;
+  for (int it = 1; it <= max_iter_; ++it) {
+    fns.Jacobian(s, J_.data());
+    if (!Factor()) ThrowSingular(s);
+    step = InfNorm(du_.data(), n_);
+    u_old_ = u_;
+    const double ustart = InfNorm(u_.data(), n_);
+    // Backtracking on ||r||: halve the step until the residual decreases (Armijo),
+    // unless the step is already below the tolerance.
+    double lambda = 1, rnew = 0;
+    for (int ls = 0;; ++ls) {
+      u_ = u_old_ - lambda * du_;
+      StoreU(s);
+      fns.Residual(s, r_.data());
+      rnew = InfNorm(r_.data(), n_);
+      if (std::isfinite(rnew) &&
+          (rnew <= (1 - 1e-4 * lambda) * rnorm || lambda * step <= tol_ * (1 + ustart)))
+        break;
+      if (ls == kMaxHalvings) {
+        if (!std::isfinite(rnew)) ThrowNonFiniteResidual(s, false);
+        break;  // accept the short step; the iteration limit bounds the work
+      }
+      lambda *= 0.5;
+    }
+    rnorm = rnew;
+    const double unorm = InfNorm(u_.data(), n_);
+    const double rscale = jnorm_ * (1 + unorm);
+    if (lambda * step <= tol_ * (1 + unorm) && rnorm <= 1e3 * tol_ * rscale) {
+      if (!std::isfinite(unorm) && checks_) checks_->CheckThrough(s, b_->written_before + n_);
+      return;
+    }
+    step *= lambda;
+  }
+  ThrowNotConverged(s, max_iter_, step, "nonlinear");
+}
+
+std::string NewtonSolver::UnknownList(const std::vector<int>& positions) const {
+  std::string out;
+  for (int j : positions)
+    out += fmt::format("{}'{}'", out.empty() ? "" : ", ", plan_->slot_names[b_->unknowns[j]]);
+  return out;
+}
+
+std::string NewtonSolver::UnknownValues(const double* s) const {
+  std::string out;
+  for (int j = 0; j < n_ && j < 12; ++j)
+    out += fmt::format("{}{} = {}", j ? ", " : "", plan_->slot_names[b_->unknowns[j]], Num(s[b_->unknowns[j]]));
+  if (n_ > 12) out += ", ...";
+  return out;
+}
+
+void NewtonSolver::ThrowSingular(const double* s) {
+  if (checks_) checks_->CheckBlockInputs(s, block_);
+  Diagnostic d;
+  d.expected = "a nonsingular Jacobian";
+  if (!std::isfinite(InfNorm(J_.data(), n_ * n_))) {
+    d.message = fmt::format("the Jacobian of block '{}' contains NaN or Inf at {}", b_->label, UnknownValues(s));
+    d.got = "a non-finite Jacobian";
+    d.hint = "a derivative is undefined at this point (division by zero, log or sqrt of a "
+             "non-positive number); check the parameters and the starting values";
+    throw Error(std::move(d));
+  }
+  std::vector<int> involved = b_->unmatched;
+  std::string why;
+  if (!involved.empty()) {
+    why = fmt::format("unknown(s) {} appear structurally singular: no residual of the block "
+                      "determines them independently of the others", UnknownList(involved));
+  } else {
+    Eigen::FullPivLU<Eigen::MatrixXd> full(J_);
+    const Eigen::MatrixXd kernel = full.kernel();
+    for (int j = 0; j < n_; ++j) {
+      const double mag = kernel.rows() == n_ ? kernel.row(j).cwiseAbs().maxCoeff() : 0.0;
+      if (mag > 1e-8 * std::max(1.0, kernel.cwiseAbs().maxCoeff())) involved.push_back(j);
+    }
+    why = fmt::format("it has numerical rank {} of {}", full.rank(), n_);
+    if (!involved.empty()) why += fmt::format("; the singular direction involves unknown(s) {}", UnknownList(involved));
+  }
+  d.message = fmt::format("the Jacobian of block '{}' is singular: {}", b_->label, why);
+  d.got = fmt::format("a singular {}x{} Jacobian at {}", n_, n_, UnknownValues(s));
+  d.hint = "a singular algebraic loop usually means the model leaves some variables undetermined "
+           "(e.g. a zero parameter, or storage elements forced into dependent causality); check "
+           "the parameters and the elements around the loop";
+  throw Error(std::move(d));
+}
+
+void NewtonSolver::ThrowNotConverged(const double* s, int iterations, double step, const char* kind) {
+  if (checks_) checks_->CheckBlockInputs(s, block_);
+  int worst = 0;
+  for (int i = 1; i < n_; ++i)
+    if (std::fabs(r_[i]) > std::fabs(r_[worst])) worst = i;
+  Diagnostic d;
+  d.expected = "residuals close to zero";
+  d.got = fmt::format("||r||_inf = {} (largest: residual {}) at {}", Num(std::fabs(r_[worst])), worst,
+                      UnknownValues(s));
+  if (std::string(kind) == "linear") {
+    d.message = fmt::format("block '{}' is marked linear, but the exact Newton step left residual norm {}",
+                            b_->label, Num(std::fabs(r_[worst])));
+    d.hint = "the residuals may not be affine in the unknowns (a bug in the equation builder), "
+             "or the Jacobian is too ill-conditioned to solve in double precision";
+  } else {
+    d.message = fmt::format("Newton's method did not converge for block '{}' after {} iterations: "
+                            "residual norm {}, last step {}",
+                            b_->label, iterations, Num(std::fabs(r_[worst])), Num(step));
+    d.hint = "the algebraic loop may have no solution near the starting guess (the unknowns' "
+             "values on entry); check the parameters, or give better initial values";
+  }
+  throw Error(std::move(d));
+}
+
+void NewtonSolver::ThrowNonFiniteResidual(const double* s, bool at_start) {
+  if (checks_) checks_->CheckBlockInputs(s, block_);
+  int bad = 0;
+  while (bad < n_ - 1 && std::isfinite(r_[bad])) ++bad;
+  Diagnostic d;
+  d.message = fmt::format("residual {} of block '{}' is {} {}", bad, b_->label, ValueName(r_[bad]),
+                          at_start ? "at the starting guess" : "along every Newton step tried");
+  d.expected = "finite residuals";
+  d.got = fmt::format("{} at {}", ValueName(r_[bad]), UnknownValues(s));
+  if (bad < static_cast<int>(b_->residual_exprs.size()))
+    d.hint = fmt::format("residual {} = {}; ", bad, Truncated(b_->residual_exprs[bad]));
+  d.hint += "it is undefined there (division by zero, log or sqrt of a negative number); the "
+            "unknowns' values on entry are the starting guess, so better initial values may help";
+  throw Error(std::move(d));
+}
+
+}  // namespace paynter::codegen

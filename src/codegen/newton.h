@@ -1,0 +1,85 @@
+// codegen/newton.h — runtime support shared by both backends: the Newton block
+// solver and the NaN/Inf checks on written slots.
+#pragma once
+
+#include <Eigen/Dense>
+#include <string>
+#include <vector>
+
+#include "paynter/codegen.h"
+#include "tape.h"
+
+namespace paynter::codegen {
+
+// Positions of the unknowns (columns) that a maximum matching of the Jacobian's
+// nonzero pattern (rows_of_col[j] = residuals depending on unknown j) leaves out: if
+// any, the Jacobian is singular whatever the values.
+std::vector<int> StructurallyUnmatched(const std::vector<std::vector<int>>& rows_of_col, int n);
+
+// Evaluation callbacks for one block, on the slot array the solver works on.
+class BlockFns {
+ public:
+  virtual ~BlockFns() = default;
+  virtual void Residual(double* s, double* r) = 0;
+  // Column-major n×n. Always called right after Residual at the same point, so a
+  // backend may reuse values the residual code computed.
+  virtual void Jacobian(double* s, double* J) = 0;
+};
+
+// Non-finite values in written slots. The fast check is one pass over the written
+// slots (the native backend does it in the generated C); only when it trips is the
+// (allocating) diagnosis done.
+class RuntimeChecks {
+ public:
+  explicit RuntimeChecks(const Plan& plan);
+  // Copies the written slots from `from` to `to` (the tape's copy-out) and throws
+  // paynter::Error naming the first written slot, in step order, that is NaN/Inf.
+  void CopyWrittenAndCheck(const double* from, double* to) const;
+  // Throws for the first non-finite slot among the first `entries` of Plan::written.
+  void CheckThrough(const double* s, int entries) const { CheckRange(s, 0, entries); }
+  // On a block failure: throws if the block's inputs are already non-finite.
+  void CheckBlockInputs(const double* s, int block) const;
+  const std::string& SlotName(int slot) const { return plan_->slot_names[slot]; }
+
+ private:
+  void CheckRange(const double* s, int begin, int end) const;
+  [[noreturn]] void ThrowNonFinite(const double* s, int entry) const;
+  const Plan* plan_;
+  std::vector<int> written_;  // slots, in step order
+  std::vector<int> sorted_;   // the same slots, sorted and unique (the fast check)
+};
+
+// Newton's method with a dense LU for one block. The workspace is allocated once,
+// so Solve does not allocate unless it throws.
+class NewtonSolver {
+ public:
+  NewtonSolver(const Plan& plan, int block, const CodegenOptions& options, const RuntimeChecks* checks);
+  // Unknown slots hold the starting guess on entry and the solution on return; the
+  // last Residual call is made at the returned solution. Throws paynter::Error.
+  void Solve(double* s, BlockFns& fns);
+
+ private:
+  bool Factor();  // J_ -> du_ = J^-1 r_; false when J_ is (numerically) singular
+  void LoadU(const double* s);
+  void StoreU(double* s) const;
+  [[noreturn]] void ThrowSingular(const double* s);
+  [[noreturn]] void ThrowNotConverged(const double* s, int iterations, double step, const char* kind);
+  [[noreturn]] void ThrowNonFiniteResidual(const double* s, bool at_start);
+  std::string UnknownList(const std::vector<int>& positions) const;
+  std::string UnknownValues(const double* s) const;
+
+  const Plan* plan_;
+  int block_;
+  const BlockPlan* b_;
+  const RuntimeChecks* checks_;
+  double tol_;
+  int max_iter_;
+  int n_;
+  double jnorm_ = 0;  // max row sum of |J| at the last factorization (residual scale)
+  Eigen::VectorXd u_, u_old_, du_, r_;
+  Eigen::MatrixXd J_;
+  Eigen::PartialPivLU<Eigen::MatrixXd> lu_;  // large blocks
+  std::vector<double> small_lu_;             // small blocks: factors of J_ (column-major)
+};
+
+}  // namespace paynter::codegen

@@ -1,0 +1,172 @@
+// codegen/tape.h — the lowered form of a Program (shared by both backends) and the
+// tape backend that interprets it.
+//
+// Lower() turns the GiNaC expressions of a Program into a DAG of scalar operations,
+// hash-consed over the whole program (a subexpression shared by two assignments, or
+// by a residual and its Jacobian, is computed once), and schedules it into sections:
+//   group k = straight-line code, then optionally block k (residual code + Jacobian code).
+// The straight code before a block also computes the block's loop-invariant parts
+// (subexpressions not depending on the unknowns), so Newton iterations only redo
+// what changes. The tape backend maps values to registers; the native backend
+// (native.h) prints the same sections as C, so both compute bit-identical results.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "paynter/codegen.h"
+#include "paynter/program.h"
+
+namespace paynter::codegen {
+
+enum class Op : uint8_t {
+  // binary
+  kAdd, kSub, kMul, kDiv, kPow, kAtan2, kMin, kMax,
+  // unary
+  kNeg, kSqrt, kSin, kCos, kTan, kExp, kLog, kAbs, kAsin, kAcos, kAtan,
+  kSinh, kCosh, kTanh, kAsinh, kAcosh, kAtanh, kStep, kSign,
+  kCopy,  // out = a: stores an already computed value into an assigned slot
+};
+inline bool IsBinary(Op op) { return op <= Op::kMax; }
+
+// Shared formulas for the ops without a C library function; native.cc prints the
+// same definitions into the generated C (keep them in sync) so that both backends
+// agree bit for bit. NaN inputs propagate.
+inline double PnStep(double x) { return x > 0 ? 1.0 : (x < 0 ? 0.0 : (x == 0 ? 0.5 : x)); }
+inline double PnSign(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); }
+inline double PnMin(double a, double b) { return a < b ? a : (b <= a ? b : a + b); }
+inline double PnMax(double a, double b) { return a > b ? a : (b >= a ? b : a + b); }
+
+// Every op's semantics, in Op order: the one definition behind the tape interpreter
+// (both dispatch variants) and constant folding (tape.cc).
+#define PAYNTER_TAPE_OPS(X)                                                                \
+  X(Add, a + b) X(Sub, a - b) X(Mul, a * b) X(Div, a / b) X(Pow, std::pow(a, b))           \
+  X(Atan2, std::atan2(a, b)) X(Min, PnMin(a, b)) X(Max, PnMax(a, b)) X(Neg, -a)             \
+  X(Sqrt, std::sqrt(a)) X(Sin, std::sin(a)) X(Cos, std::cos(a)) X(Tan, std::tan(a))         \
+  X(Exp, std::exp(a)) X(Log, std::log(a)) X(Abs, std::fabs(a)) X(Asin, std::asin(a))        \
+  X(Acos, std::acos(a)) X(Atan, std::atan(a)) X(Sinh, std::sinh(a)) X(Cosh, std::cosh(a))   \
+  X(Tanh, std::tanh(a)) X(Asinh, std::asinh(a)) X(Acosh, std::acosh(a))                     \
+  X(Atanh, std::atanh(a)) X(Step, PnStep(a)) X(Sign, PnSign(a)) X(Copy, a)
+
+namespace internal {
+constexpr Op kOpOrder[] = {
+#define PN_OP(name, expr) Op::k##name,
+    PAYNTER_TAPE_OPS(PN_OP)
+#undef PN_OP
+};
+constexpr bool OpTableMatchesEnum() {
+  for (size_t i = 0; i < std::size(kOpOrder); ++i)
+    if (static_cast<size_t>(kOpOrder[i]) != i) return false;
+  return std::size(kOpOrder) == static_cast<size_t>(Op::kCopy) + 1;
+}
+static_assert(OpTableMatchesEnum(), "PAYNTER_TAPE_OPS must list every Op in enum order");
+}  // namespace internal
+
+// Where a value lives: a program slot, a constant of Plan::constants, or a temporary.
+struct Ref {
+  enum class Kind : uint8_t { kSlot, kConst, kTemp };
+  Kind kind = Kind::kSlot;
+  int index = 0;
+  bool operator==(const Ref&) const = default;
+};
+
+struct Instr {
+  Op op;
+  Ref a, b;  // b unused for unary ops and kCopy
+  Ref out;   // kSlot (the assignment target) or kTemp
+};
+
+struct Section {
+  std::vector<Instr> code;
+};
+
+struct BlockPlan {
+  std::string label;
+  std::vector<int> unknowns;  // slots
+  bool linear = false;
+  Section residual;           // computes what depends on the unknowns
+  Section jacobian;           // runs right after `residual` at the same point, may reuse its temps
+  std::vector<Ref> residual_out;  // r_i
+  std::vector<Ref> jacobian_out;  // column-major: [i + j*n] = d r_i / d u_j
+  std::vector<int> unmatched;     // positions of unknowns a structural (zero-pattern) matching leaves out
+  std::vector<GiNaC::ex> residual_exprs;  // for diagnostics
+  int written_before = 0;         // entries of Plan::written produced by earlier steps
+};
+
+struct Group {
+  Section straight;
+  int block = -1;        // index into Plan::blocks solved after `straight`, or -1
+  int written_end = 0;   // entries of Plan::written produced up to the end of `straight`
+};
+
+// A slot written by the program, in step order (for NaN/Inf diagnostics).
+struct WrittenSlot {
+  int slot = 0;
+  int block = -1;         // -1 for an assignment
+  GiNaC::ex expr;         // the assigned expression (assignments only)
+};
+
+struct Plan {
+  int num_slots = 0;
+  int num_temps = 0;
+  std::vector<double> constants;
+  std::vector<Group> groups;
+  std::vector<BlockPlan> blocks;
+  std::vector<WrittenSlot> written;
+  std::vector<std::string> slot_names;
+  std::vector<GiNaC::ex> symbols;  // symbol i <-> slot i (for diagnostics)
+};
+
+// Throws paynter::Error for expressions that cannot be compiled (unsupported
+// function, complex constant, symbol without a slot, malformed block).
+Plan Lower(const Program& program);
+
+class NewtonSolver;
+class RuntimeChecks;
+
+// Interprets the plan on a register file [slots | constants | temporaries].
+// Run copies the slots in and out; it allocates nothing. Not reentrant: Run uses
+// workspace owned by the object, so use one compiled program per thread.
+class TapeProgram final : public CompiledProgram {
+ public:
+  TapeProgram(Plan plan, const CodegenOptions& options, std::string fallback_reason = {});
+  ~TapeProgram() override;
+
+  void Run(double* slots) const override;
+  int num_slots() const override { return num_slots_; }
+  std::string backend_name() const override { return "tape"; }
+  std::string fallback_reason() const override { return fallback_reason_; }
+
+  int num_instructions() const { return static_cast<int>(code_.size()); }
+  int num_registers() const { return static_cast<int>(regs_.size()); }
+
+  // Executes instructions [begin, end) on the register file (used by the block callbacks).
+  void Exec(uint32_t begin, uint32_t end) const;
+  double* registers() const { return regs_.data(); }
+
+ private:
+  struct TInstr {
+    Op op;
+    uint32_t out, a, b;
+  };
+  struct Span {
+    uint32_t begin = 0, end = 0;
+  };
+  struct TapeBlock;
+  uint32_t Reg(const Ref& r) const;
+  Span Emit(const Section& s);
+
+  Plan plan_;
+  int num_slots_ = 0;
+  std::string fallback_reason_;
+  std::vector<TInstr> code_;
+  std::vector<Span> straight_;  // per group
+  std::vector<std::unique_ptr<TapeBlock>> tblocks_;
+  mutable std::vector<double> regs_;
+  std::unique_ptr<RuntimeChecks> checks_;
+};
+
+}  // namespace paynter::codegen
