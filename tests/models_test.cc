@@ -284,3 +284,33 @@ TEST(Methods, Rk4AndBdfAgreeWithDopri5OnB1) {
 
 }  // namespace
 }  // namespace paynter
+
+namespace paynter {
+namespace {
+
+TEST(Conservation, RateDisplacementsBalanceTheEnergyOfTheRlc) {
+  // Work of the source = stored energy + energy dissipated, with W and D
+  // integrated as displacements given by a rate.
+  auto r = testing::SimulateYaml(R"(
+parameters: {V: 5, R: 10, L: 0.1, C: 1e-3}
+elements:
+  - {name: src, kind: Se, effort: V}
+  - {name: J, kind: "1"}
+  - {name: coil, kind: I, inertance: L}
+  - {name: res, kind: R, resistance: R}
+  - {name: cap, kind: C, capacitance: C}
+bonds: [[src, J], [J, coil], [J, res], [J, cap]]
+displacements:
+  - {name: W, rate: e_src*f_src}
+  - {name: D, rate: e_res*f_res}
+outputs:
+  balance: W - D - (p_coil^2/(2*L) + q_cap^2/(2*C))
+  W: W
+)", 0.2);
+  const auto bal = r.solution.Column("balance"), w = r.solution.Column("W");
+  for (size_t i = 0; i < bal.size(); ++i) EXPECT_NEAR(bal[i], 0, 1e-9 * std::max(1.0, w[i]));
+  EXPECT_GT(w.back(), 0.01);
+}
+
+}  // namespace
+}  // namespace paynter

@@ -75,6 +75,7 @@ struct Bond {
 struct Displacement {
   std::string name;
   std::string of;     // a 1-junction, a bond or a one-port element whose flow is integrated
+  GiNaC::ex rate;     // what is integrated: f_<of>, or any expression given as `rate:`
   GiNaC::ex initial;  // default 0
   SourceLocation where;
 };
@@ -134,7 +135,7 @@ struct ModelSpec {
     SourceLocation where;
   };
   struct DisplacementSpec {
-    std::string name, of, initial;
+    std::string name, of, rate, initial;  // `of` or `rate`, not both
     SourceLocation where;
   };
   std::string name, file;

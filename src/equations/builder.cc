@@ -52,7 +52,7 @@ class EquationBuilder {
     for (size_t i = 0; i < m_.elements.size(); ++i) ElementEquations(static_cast<int>(i));
     for (size_t i = 0; i < m_.displacements.size(); ++i) {
       const Displacement& d = m_.displacements[i];
-      AddExplicit(Deriv(d.name), m_.Symbol("f_" + d.of), "displacement " + d.name);
+      AddExplicit(Deriv(d.name), d.rate, "displacement " + d.name);
     }
     EliminateCopies();
     DerivativeCausality();
@@ -85,7 +85,8 @@ class EquationBuilder {
       const Element& e = m_.elements[i];
       if (e.kind == ElementKind::kC) AddState("q_" + e.name, "displacement of C " + e.name, e.initial.value_or(0));
     }
-    for (const auto& d : m_.displacements) AddState(d.name, "displacement (integral of f_" + d.of + ")", d.initial);
+    for (const auto& d : m_.displacements)
+      AddState(d.name, d.of.empty() ? "integral of its rate" : "displacement (integral of f_" + d.of + ")", d.initial);
     for (const auto& p : m_.parameters) {
       sys_.parameter_names.push_back(p.name);
       sys_.parameter_values.push_back(p.value);

@@ -265,6 +265,15 @@ class Builder {
         Fail(ds.where, "", fmt::format("displacement name '{}' is not an identifier", ds.name),
              "letters, digits and underscores", ds.name);
       Register(ds.name, ds.where, fmt::format("displacement '{}'", ds.name));
+      if (ds.of.empty()) {  // `rate:` is parsed below, once every symbol exists
+        Displacement d;
+        d.name = ds.name;
+        d.where = ds.where;
+        d.initial = 0;
+        NewSymbol(ds.name);
+        m_.displacements.push_back(std::move(d));
+        continue;
+      }
       // `of` names a 1-junction, a one-port element or a bond.
       int ei = m_.FindElement(ds.of);
       int bi = m_.FindBond(ds.of);
@@ -285,12 +294,16 @@ class Builder {
       d.of = ds.of;
       d.where = ds.where;
       d.initial = 0;
+      d.rate = m_.Symbol("f_" + ds.of);
       NewSymbol(ds.name);
       m_.displacements.push_back(std::move(d));
     }
-    // Initial values may use parameters only; parse after all displacements exist.
+    // Initial values may use parameters only; rates any variable. Parsed once
+    // all displacements exist.
     for (size_t i = 0; i < m_.displacements.size(); ++i) {
       const auto& ds = spec_.displacements[i];
+      if (!ds.rate.empty())
+        m_.displacements[i].rate = Parse(ds.rate, ds.where, "", fmt::format("the rate of displacement '{}'", ds.name));
       if (!ds.initial.empty())
         m_.displacements[i].initial =
             ParseConstant(ds.initial, ds.where, "", fmt::format("the initial value of displacement '{}'", ds.name));

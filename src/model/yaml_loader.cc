@@ -92,12 +92,14 @@ class YamlReader {
       if (!ds.IsSequence()) Fail(ds, "", "'displacements' must be a list", "- {name: x, of: J1}", Describe(ds));
       for (const auto& dn : ds) {
         if (!dn.IsMap()) Fail(dn, "", "a displacement must be a mapping", "{name: x, of: J1, initial: 0}", Describe(dn));
-        CheckKeys(dn, {"name", "of", "initial"}, "", "a displacement");
+        CheckKeys(dn, {"name", "of", "rate", "initial"}, "", "a displacement");
         ModelSpec::DisplacementSpec d;
-        if (!dn["name"] || !dn["of"])
-          Fail(dn, "", "a displacement needs 'name' and 'of'", "{name: x, of: J1}", "missing keys");
+        if (!dn["name"] || (!dn["of"] && !dn["rate"]) || (dn["of"] && dn["rate"]))
+          Fail(dn, "", "a displacement needs 'name' and one of 'of' or 'rate'",
+               "{name: x, of: J1} or {name: W, rate: e_src*f_src}", "missing or conflicting keys");
         d.name = Scalar(dn["name"], "", "displacement name");
-        d.of = Scalar(dn["of"], "", "displacement 'of'");
+        if (dn["of"]) d.of = Scalar(dn["of"], "", "displacement 'of'");
+        if (dn["rate"]) d.rate = Scalar(dn["rate"], "", "displacement 'rate'");
         if (dn["initial"]) d.initial = Scalar(dn["initial"], "", "initial value");
         d.where = Where(dn);
         spec.displacements.push_back(d);
