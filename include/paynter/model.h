@@ -102,6 +102,11 @@ struct Model {
   std::vector<Bond> bonds;
   std::vector<Displacement> displacements;
   std::vector<Output> outputs;
+  // Generalized 1-junctions (their flows are generalized velocities) for the
+  // Lagrange and Hamilton procedures, and the independent subset of them.
+  // Empty = paynter proposes them.
+  std::vector<int> generalized;
+  std::vector<int> independent;
 
   // Every symbol an expression may use, by name (see the header comment).
   std::map<std::string, GiNaC::symbol> symbols;
@@ -144,6 +149,8 @@ struct ModelSpec {
   std::vector<BondSpec> bonds;
   std::vector<DisplacementSpec> displacements;
   std::vector<Item> outputs;
+  std::vector<Item> generalized;   // 1-junction names (text unused)
+  std::vector<Item> independent;   // a subset of `generalized`
 };
 
 // Parses the expressions of a spec, registers every symbol and validates.

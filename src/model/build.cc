@@ -54,6 +54,7 @@ class Builder {
     BuildDisplacements();
     ParseLaws();
     BuildOutputs();
+    BuildCoordinates();
     return std::move(m_);
   }
 
@@ -408,6 +409,31 @@ class Builder {
       out.value = Parse(o.text, o.where, "", fmt::format("output '{}'", o.name));
       m_.outputs.push_back(std::move(out));
     }
+  }
+
+  void BuildCoordinates() {
+    auto junctions = [&](const std::vector<ModelSpec::Item>& items, const char* key, std::vector<int>* out) {
+      std::vector<std::string> ones;
+      for (const auto& e : m_.elements)
+        if (e.kind == ElementKind::kOne) ones.push_back(e.name);
+      for (const auto& it : items) {
+        const int i = m_.FindElement(it.name);
+        if (i < 0 || m_.elements[i].kind != ElementKind::kOne)
+          Fail(it.where, it.name, fmt::format("'{}' lists '{}', which is not a 1-junction", key, it.name),
+               "the name of a 1-junction whose flow is a generalized velocity",
+               i < 0 ? "an undeclared name" : "a " + KindName(m_.elements[i].kind) + " element", DidYouMean(it.name, ones));
+        if (std::find(out->begin(), out->end(), i) != out->end())
+          Fail(it.where, it.name, fmt::format("'{}' lists '{}' twice", key, it.name), "each junction once", it.name);
+        out->push_back(i);
+      }
+    };
+    junctions(spec_.generalized, "generalized", &m_.generalized);
+    junctions(spec_.independent, "independent", &m_.independent);
+    for (size_t k = 0; k < m_.independent.size(); ++k)
+      if (!m_.generalized.empty() &&
+          std::find(m_.generalized.begin(), m_.generalized.end(), m_.independent[k]) == m_.generalized.end())
+        Fail(spec_.independent[k].where, spec_.independent[k].name, "an independent coordinate must also be generalized",
+             "a name listed under 'generalized:'", spec_.independent[k].name, "add it to 'generalized:'");
   }
 
   const ModelSpec& spec_;

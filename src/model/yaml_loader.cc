@@ -70,8 +70,19 @@ class YamlReader {
     if (!root.IsMap())
       Fail(root, "", "the model file's top level must be a mapping", "keys such as name:, parameters:, elements:, bonds:",
            Describe(root));
-    CheckKeys(root, {"name", "description", "parameters", "elements", "bonds", "displacements", "outputs"}, "",
-              "the model's top level");
+    CheckKeys(root,
+              {"name", "description", "parameters", "elements", "bonds", "displacements", "outputs", "generalized",
+               "independent"},
+              "", "the model's top level");
+    for (const char* key : {"generalized", "independent"}) {
+      const auto list = root[key];
+      if (!list) continue;
+      if (!list.IsSequence())
+        Fail(list, "", fmt::format("'{}' must be a list of 1-junction names", key), "[junction, ...]", Describe(list));
+      for (const auto& n : list)
+        (std::string(key) == "generalized" ? spec.generalized : spec.independent)
+            .push_back({Scalar(n, "", key), "", Where(n)});
+    }
     if (root["name"]) spec.name = Scalar(root["name"], "", "name");
     if (const auto params = root["parameters"]) {
       if (!params.IsMap() && !params.IsNull())
