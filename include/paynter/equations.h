@@ -39,9 +39,25 @@ struct ImplicitBlock {
   std::string label;
 };
 
+// Which classical formulation the causal graph gives (from its procedure).
+enum class Formulation { kState, kHamilton, kLagrange1, kLagrange2 };
+Formulation ParseFormulation(const std::string& name);  // state|hamilton|lagrange1|lagrange2; throws
+std::string FormulationName(Formulation f);
+// The causality procedure (and generalized junctions) a formulation needs.
+CausalityOptions OptionsFor(Formulation f, const Model& model);
+
 struct EquationSystem {
   std::string model_name;
-  // States, in order: integral I (p_), integral C (q_), displacements.
+  Formulation form = Formulation::kState;
+  // Lagrange forms: the generalized velocities (states v_<junction>) and the
+  // multipliers (lambda_<junction>) with their velocity constraints f = 0.
+  std::vector<std::string> generalized_velocities;
+  std::vector<GiNaC::symbol> multipliers;
+  std::vector<GiNaC::ex> constraints;  // flows of the AES bonds, = 0
+  // Modulus variables of MTF/MGY elements (named after the element) and their
+  // time derivatives, kept as names when equations are printed.
+  std::vector<std::pair<GiNaC::symbol, GiNaC::ex>> moduli;
+  // States, in order: integral I (p_), integral C (q_), generalized velocities, displacements.
   std::vector<GiNaC::symbol> states;
   std::vector<GiNaC::symbol> derivatives;  // d<state>
   std::vector<std::string> state_names;
@@ -69,6 +85,9 @@ struct EquationSystem {
   // Closed forms dx/dt = f(x, t) when the right-hand side is explicit (no block);
   // otherwise the block residuals are given with the equations feeding them.
   std::string ToText(const Model& model) const;
+  // Lagrange subsystem (Mechatronics Handbook §9, seed 002): transforming
+  // relations, generalized momenta dT/dqdot, conservative and non-conservative efforts.
+  std::string ExplainLagrange(const Model& model) const;
   std::string ToLatex(const Model& model) const;
 };
 

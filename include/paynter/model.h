@@ -50,9 +50,17 @@ enum class LawForm {
   kFlow,      // Sf/MSf: f = expr; I: f = expr(p); R: f = expr(e)
 };
 
+// Sources a causality procedure adds (Marquis-Favre & Scavarda 2002): an
+// artificial source of flow (ASF, zero effort) imposing a generalized velocity
+// on a generalized 1-junction, and an artificial effort source (AES, zero
+// flow) carrying a Lagrange multiplier on a constrained 0-junction.
+enum class Artificial { kNone, kASF, kAES };
+
 struct Element {
   std::string name;
   ElementKind kind = ElementKind::kOne;
+  Artificial artificial = Artificial::kNone;
+  int attached_to = -1;  // artificial sources: the junction they sit on
   SourceLocation where;
   LawForm form = LawForm::kNone;
   GiNaC::ex law;             // modulus or law expression (see LawForm)

@@ -7,6 +7,7 @@
 #include "paynter/causality.h"
 #include "paynter/equations.h"
 #include "paynter/model.h"
+#include "paynter/zcp.h"
 
 namespace paynter {
 
@@ -17,7 +18,9 @@ std::string CausalityReport(const Model& model, const CausalGraph& graph, const 
 
 // Graphviz source of the bond graph: half-arrows for power direction and a
 // causal stroke (a bar) at the end of each bond that receives the effort.
-std::string BondGraphDot(const Model& model, const CausalGraph* graph);
+// `highlight` (optional, from FindZeroOrderPaths): that zero-order causal
+// path's bonds are drawn thick and blue, its elements blue.
+std::string BondGraphDot(const Model& model, const CausalGraph* graph, const ZeroOrderPath* highlight = nullptr);
 
 // Renders Graphviz source to a file (format from the extension: svg, png, pdf, dot).
 // Throws Error if Graphviz is missing or fails; writes atomically.

@@ -33,6 +33,8 @@ void CollectSymbols(const ex& e, SymSet* out) {
 
 namespace {
 
+Formulation FormOf(const CausalGraph& g);
+
 [[noreturn]] void Internal(const std::string& msg) { throw Error("internal error in the equation builder: " + msg); }
 
 std::string TexOf(const std::string& name) {
@@ -48,6 +50,7 @@ class EquationBuilder {
   EquationSystem Build() {
     RequireNoConflicts(m_, g_);
     sys_.model_name = m_.name;
+    sys_.form = FormOf(g_);
     DeclareStates();
     for (size_t i = 0; i < m_.elements.size(); ++i) ElementEquations(static_cast<int>(i));
     for (size_t i = 0; i < m_.displacements.size(); ++i) {
@@ -63,7 +66,9 @@ class EquationBuilder {
  private:
   // ---- pass 0: states ----------------------------------------------------
   void AddState(const std::string& name, const std::string& origin, const ex& initial) {
-    const symbol& s = m_.Symbol(name);
+    AddState(m_.Symbol(name), name, origin, initial);
+  }
+  void AddState(const symbol& s, const std::string& name, const std::string& origin, const ex& initial) {
     symbol d("d" + name, "\\dot{" + TexOf(name) + "}");
     sys_.states.push_back(s);
     sys_.derivatives.push_back(d);
@@ -84,6 +89,24 @@ class EquationBuilder {
     for (int i : g_.integral_storage) {
       const Element& e = m_.elements[i];
       if (e.kind == ElementKind::kC) AddState("q_" + e.name, "displacement of C " + e.name, e.initial.value_or(0));
+    }
+    // Generalized velocities imposed by artificial flow sources. The initial
+    // velocity is that of the junction's inertia (p0 / I), else 0.
+    for (size_t i = 0; i < m_.elements.size(); ++i) {
+      const Element& e = m_.elements[i];
+      if (e.artificial != Artificial::kASF) continue;
+      const std::string j = m_.elements[e.attached_to].name;
+      const std::string name = "v_" + j;
+      symbol v(name, "\\dot{q}_{" + j + "}");
+      local_symbols_.emplace(name, v);
+      ex v0 = 0;
+      for (int b : m_.elements[e.attached_to].bonds) {
+        const int o = m_.bonds[b].from == e.attached_to ? m_.bonds[b].to : m_.bonds[b].from;
+        const Element& oe = m_.elements[o];
+        if (oe.kind == ElementKind::kI && oe.form == LawForm::kLinear && oe.initial) v0 = *oe.initial / oe.law;
+      }
+      AddState(v, name, "generalized velocity of 1-junction " + j, v0);
+      sys_.generalized_velocities.push_back(name);
     }
     for (const auto& d : m_.displacements)
       AddState(d.name, d.of.empty() ? "integral of its rate" : "displacement (integral of f_" + d.of + ")", d.initial);
@@ -127,8 +150,31 @@ class EquationBuilder {
       const ex e = E(b), f = F(b);
       const ex law = (s == -1) ? el.law.subs(F(b) == -F(b)) : el.law;
       switch (el.kind) {
-        case ElementKind::kSe: case ElementKind::kMSe: AddExplicit(E(b), el.law, origin); break;
-        case ElementKind::kSf: case ElementKind::kMSf: AddExplicit(F(b), el.law, origin); break;
+        case ElementKind::kSe: case ElementKind::kMSe:
+          if (el.artificial == Artificial::kAES) {
+            // Lagrange multiplier: solved with the accelerations so that the
+            // constraint f = 0 holds (differentiated once, see DerivativeCausality).
+            const std::string j = m_.elements[el.attached_to].name;
+            symbol lambda("lambda_" + j, "\\lambda_{" + j + "}");
+            AddImplicit(lambda, F(b), origin);  // residual replaced by d/dt f below
+            AddExplicit(E(b), lambda, origin);
+            sys_.multipliers.push_back(lambda);
+            aes_.push_back({lambda, F(b)});
+          } else {
+            AddExplicit(E(b), el.law, origin);
+          }
+          break;
+        case ElementKind::kSf: case ElementKind::kMSf:
+          if (el.artificial == Artificial::kASF) {
+            // The generalized velocity is a state; its derivative makes the
+            // junction's effort balance vanish (the ASF's effort is zero).
+            const symbol& v = local_symbols_.at("v_" + m_.elements[el.attached_to].name);
+            AddExplicit(F(b), v, origin);
+            AddImplicit(Deriv(v.get_name()), E(b), origin + " (effort balance = 0)");
+          } else {
+            AddExplicit(F(b), el.law, origin);
+          }
+          break;
         case ElementKind::kI: {
           const symbol& p = m_.Symbol("p_" + el.name);
           if (into) {  // integral: f = Φ(p), dp/dt = e
@@ -174,7 +220,15 @@ class EquationBuilder {
     if (IsTwoPort(el.kind)) {
       const int a = el.bonds[0] == -1 ? -1 : (m_.bonds[el.bonds[0]].to == i ? el.bonds[0] : el.bonds[1]);
       const int c = a == el.bonds[0] ? el.bonds[1] : el.bonds[0];
-      const ex& r = el.law;
+      ex r = el.law;
+      if (!IsConstant(r)) {
+        // A configuration-dependent modulus becomes a named variable, so that
+        // its time derivative appears as such (the paper's t-dot terms).
+        symbol t(el.name);
+        AddExplicit(t, r, origin);
+        sys_.moduli.push_back({t, r});
+        r = t;
+      }
       if (el.kind == ElementKind::kTF || el.kind == ElementKind::kMTF) {
         // e_a = r e_c, f_c = r f_a (port 1 = a, the bond pointing at the TF).
         if (g_.EffortInto(i, a)) {
@@ -300,7 +354,24 @@ class EquationBuilder {
     return dv;
   }
 
+  bool IsConstant(const ex& e) const {
+    SymSet syms;
+    CollectSymbols(e, &syms);
+    for (const ex& s : syms)
+      if (!params_.count(s)) return false;
+    return true;
+  }
+
   void DerivativeCausality() {
+    // Constraints of constrained 0-junctions at acceleration level: d/dt f = 0
+    // (one differentiation: the multipliers then appear with the accelerations).
+    for (const auto& [lambda, flow] : aes_) {
+      const ex f = flow.subs(aliases_);
+      sys_.constraints.push_back(f);
+      ex df = GiNaC::is_a<symbol>(f) ? ex(DotVar(GiNaC::ex_to<symbol>(f))) : Dot(f);
+      for (auto& eq : sys_.equations)
+        if (ex(eq.var).is_equal(lambda)) eq.residual = df;
+    }
     for (const auto& de : derivative_effort_) {
       if (!GiNaC::is_a<symbol>(de.port)) Internal("derivative port is not a variable");
       AddExplicit(GiNaC::ex_to<symbol>(de.port), de.sign * DotVar(de.storage), de.origin + " (derivative causality)");
@@ -319,6 +390,8 @@ class EquationBuilder {
   std::vector<DerivativePort> derivative_effort_;
   std::map<ex, symbol, GiNaC::ex_is_less> dot_;
   GiNaC::exmap aliases_;
+  std::map<std::string, symbol> local_symbols_;  // generalized velocities
+  std::vector<std::pair<symbol, ex>> aes_;       // multiplier, constrained flow
 };
 
 void EquationBuilder::Sort() {
@@ -467,6 +540,56 @@ void EquationBuilder::Sort() {
   sys_.rhs.slot_names = sys_.outputs.slot_names = layout.names;
 }
 
+}  // namespace
+
+Formulation ParseFormulation(const std::string& name) {
+  if (name == "state") return Formulation::kState;
+  if (name == "hamilton") return Formulation::kHamilton;
+  if (name == "lagrange1") return Formulation::kLagrange1;
+  if (name == "lagrange2") return Formulation::kLagrange2;
+  Diagnostic d;
+  d.message = fmt::format("unknown formulation '{}'", name);
+  d.expected = "state, lagrange1, lagrange2 or hamilton";
+  d.got = name;
+  throw Error(d);
+}
+
+std::string FormulationName(Formulation f) {
+  switch (f) {
+    case Formulation::kState: return "state";
+    case Formulation::kHamilton: return "hamilton";
+    case Formulation::kLagrange1: return "lagrange1";
+    case Formulation::kLagrange2: return "lagrange2";
+  }
+  return "?";
+}
+
+CausalityOptions OptionsFor(Formulation f, const Model& model) {
+  CausalityOptions o;
+  switch (f) {
+    case Formulation::kState: o.procedure = CausalityProcedure::kSCAP; break;
+    case Formulation::kHamilton: o.procedure = CausalityProcedure::kHaCAP; break;
+    case Formulation::kLagrange1:
+      o.procedure = CausalityProcedure::kLaCAP;
+      o.generalized = model.generalized;  // all of them: the dependent ones bring multipliers
+      break;
+    case Formulation::kLagrange2:
+      o.procedure = CausalityProcedure::kLaCAP;
+      o.generalized = model.independent.empty() ? ProposeIndependentJunctions(model) : model.independent;
+      break;
+  }
+  return o;
+}
+
+namespace {
+Formulation FormOf(const CausalGraph& g) {
+  switch (g.procedure) {
+    case CausalityProcedure::kHaCAP: return Formulation::kHamilton;
+    case CausalityProcedure::kLaCAP: case CausalityProcedure::kLCAP:
+      return g.constrained.empty() ? Formulation::kLagrange2 : Formulation::kLagrange1;
+    default: return Formulation::kState;
+  }
+}
 }  // namespace
 
 EquationSystem BuildEquations(const Model& model, const CausalGraph& graph) {
