@@ -16,9 +16,10 @@ struct Analysis {
   CausalGraph graph;
 };
 
-Analysis Analyze(const std::string& path) {
+// Loads a model and assigns the causality that `form` asks for.
+Analysis Analyze(const std::string& path, const std::string& form = "state") {
   Analysis a{LoadModel(path), {}};
-  a.graph = AssignCausality(a.model);
+  a.graph = AssignCausality(a.model, OptionsFor(ParseFormulation(form), a.model));
   return a;
 }
 
@@ -44,32 +45,43 @@ int Causality(const std::string& path, const std::string& procedure) {
   Model m = LoadModel(path);
   CausalityOptions opt;
   opt.procedure = ParseProcedure(procedure);
+  if (opt.procedure == CausalityProcedure::kLaCAP && !m.generalized.empty()) opt.generalized = m.generalized;
   CausalGraph g = AssignCausality(m, opt);
-  if (!g.conflicts.empty()) {
+  if (!g.conflicts.empty() || !g.relaxed.empty()) {
     std::cout << CausalityReport(m, g, nullptr);
-    return 1;
+    return g.conflicts.empty() ? 0 : 1;
   }
   EquationSystem eqs = BuildEquations(m, g);
   std::cout << CausalityReport(m, g, &eqs);
   return 0;
 }
 
-int Equations(const std::string& path, bool latex) {
-  Analysis a = Analyze(path);
+int Equations(const std::string& path, bool latex, const std::string& form, bool explain) {
+  Analysis a = Analyze(path, form);
   EquationSystem eqs = BuildEquations(a.model, a.graph);
   std::cout << (latex ? eqs.ToLatex(a.model) : eqs.ToText(a.model));
+  if (explain) {
+    if (eqs.form != Formulation::kLagrange2) {
+      Diagnostic d;
+      d.message = "--explain shows the Lagrange subsystem of the second-kind formulation";
+      d.expected = "--form lagrange2";
+      d.got = "--form " + form;
+      throw Error(d);
+    }
+    std::cout << "\n" << eqs.ExplainLagrange(a.model);
+  }
   return 0;
 }
 
 struct SimulateArgs {
-  std::string file, out, method = "dopri5", backend = "auto";
+  std::string file, out, method = "dopri5", backend = "auto", form = "state";
   double t_end = 0, rtol = 1e-6, atol = 1e-9, dt_out = 0, step = 1e-3, t0 = 0;
   bool stats = false;
   std::vector<std::string> params;
 };
 
 int Simulate(const SimulateArgs& args) {
-  Analysis a = Analyze(args.file);
+  Analysis a = Analyze(args.file, args.form);
   EquationSystem eqs = BuildEquations(a.model, a.graph);
   CodegenOptions cg;
   cg.backend = args.backend == "tape" ? Backend::kTape : args.backend == "native" ? Backend::kNative : Backend::kAuto;
@@ -117,8 +129,8 @@ int Simulate(const SimulateArgs& args) {
 int main(int argc, char** argv) {
   CLI::App app{"paynter: bond graphs in, simulations out"};
   app.require_subcommand(1);
-  std::string file, out, procedure = "SCAP", x_col, title;
-  bool latex = false;
+  std::string file, out, procedure = "SCAP", x_col, title, form = "state";
+  bool latex = false, explain = false;
   std::vector<std::string> columns;
 
   auto* check = app.add_subcommand("check", "validate a model and summarize it");
@@ -126,11 +138,13 @@ int main(int argc, char** argv) {
 
   auto* caus = app.add_subcommand("causality", "assign causality and report strokes, conflicts and loops");
   caus->add_option("FILE", file, "model file (YAML)")->required();
-  caus->add_option("--procedure", procedure, "causality procedure")->default_val("SCAP");
+  caus->add_option("--procedure", procedure, "SCAP | HaCAP | LaCAP | LCAP | RCAP")->default_val("SCAP");
 
   auto* eqs = app.add_subcommand("equations", "print the state equations");
   eqs->add_option("FILE", file, "model file (YAML)")->required();
   eqs->add_flag("--latex", latex, "print LaTeX");
+  eqs->add_option("--form", form, "state | lagrange1 | lagrange2 | hamilton")->default_val("state");
+  eqs->add_flag("--explain", explain, "with --form lagrange2: the Lagrange subsystem (momenta, efforts)");
 
   SimulateArgs sa;
   auto* sim = app.add_subcommand("simulate", "simulate a model and write a CSV");
@@ -138,6 +152,7 @@ int main(int argc, char** argv) {
   sim->add_option("--t-end", sa.t_end, "end time")->required();
   sim->add_option("--t0", sa.t0, "start time")->default_val(0.0);
   sim->add_option("--method", sa.method, "rk4 | dopri5 | bdf")->default_val("dopri5");
+  sim->add_option("--form", sa.form, "state | lagrange1 | lagrange2 | hamilton")->default_val("state");
   sim->add_option("--rtol", sa.rtol, "relative tolerance")->default_val(1e-6);
   sim->add_option("--atol", sa.atol, "absolute tolerance")->default_val(1e-9);
   sim->add_option("--dt-out", sa.dt_out, "output interval (default (t_end - t0)/1000)")->default_val(0.0);
@@ -158,12 +173,13 @@ int main(int argc, char** argv) {
   auto* draw = app.add_subcommand("draw", "draw the bond graph with causal strokes (Graphviz)");
   draw->add_option("FILE", file, "model file (YAML)")->required();
   draw->add_option("-o,--output", out, "drawing (.svg, .png, .pdf, .dot)")->required();
+  draw->add_option("--procedure", procedure, "causality procedure for the strokes")->default_val("SCAP");
 
   CLI11_PARSE(app, argc, argv);
   try {
     if (check->parsed()) return Check(file);
     if (caus->parsed()) return Causality(file, procedure);
-    if (eqs->parsed()) return Equations(file, latex);
+    if (eqs->parsed()) return Equations(file, latex, form, explain);
     if (sim->parsed()) return Simulate(sa);
     if (plot->parsed()) {
       PlotCsv(file, out, columns, x_col, title);
@@ -171,7 +187,10 @@ int main(int argc, char** argv) {
     }
     if (draw->parsed()) {
       Model m = LoadModel(file);
-      CausalGraph g = AssignCausality(m);
+      CausalityOptions opt;
+      opt.procedure = ParseProcedure(procedure);
+      if (opt.procedure == CausalityProcedure::kLaCAP && !m.generalized.empty()) opt.generalized = m.generalized;
+      CausalGraph g = AssignCausality(m, opt);
       RenderDot(BondGraphDot(m, &g), out);
       return 0;
     }

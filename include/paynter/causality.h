@@ -13,10 +13,10 @@
 //          0-junction left with no bond to impose its effort becomes a
 //          constrained 0-junction with an artificial effort source (AES, a
 //          Lagrange multiplier); C integral, I derivative, then as SCAP.
-//   LCAP   Lagrangian (Karnopp 1977): sources, C integral, then each I in
-//          derivative causality; a 1-junction left with no bond to impose its
-//          flow gets an ASF (paynter's proposal of generalized velocities);
-//          constrained 0-junctions as LaCAP.
+//   LCAP   Lagrangian (Karnopp 1977): as LaCAP, on generalized velocities that
+//          paynter proposes (the 1-junctions of the I elements SCAP leaves in
+//          integral causality); a 1-junction still left with no bond to impose
+//          its flow gets an ASF too.
 //   RCAP   relaxed (Joseph & Martens 1974): only the causality that sources and
 //          the junction structure force; every other bond is left relaxed.
 #pragma once

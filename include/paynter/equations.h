@@ -68,6 +68,7 @@ struct EquationSystem {
   std::vector<std::string> output_names;
 
   std::vector<CausalEquation> equations;  // after elimination of trivial copies
+  GiNaC::exmap aliases;                   // the copies eliminated: variable -> variable
   std::vector<ImplicitBlock> blocks;      // cyclic groups found when sorting
 
   // Ready for codegen. Slot layout of both programs: [t, parameters..., states...,

@@ -82,6 +82,7 @@ class Engine {
         Storage(true, true);
         break;
       case CausalityProcedure::kLaCAP:
+      case CausalityProcedure::kLCAP:
         // Every ASF first, propagated together, so that the flows of two
         // generalized junctions meet at the 0-junctions that constrain them.
         for (int j : generalized) AttachAsf(j, /*propagate=*/false);
@@ -89,10 +90,7 @@ class Engine {
         g_.generalized = generalized;
         Storage(true, false);   // C integral
         Storage(false, false);  // I derivative: its momentum is a function of the velocities
-        break;
-      case CausalityProcedure::kLCAP:
-        Storage(true, false);
-        Storage(false, false);
+        if (proc_ == CausalityProcedure::kLCAP) g_.proposed = true;
         break;
       case CausalityProcedure::kRCAP:
         // Nothing beyond what the sources force: the rest stays relaxed.

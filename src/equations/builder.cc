@@ -301,6 +301,7 @@ class EquationBuilder {
     sys_.equations = std::move(kept);
     for (auto& de : derivative_effort_) de.port = de.port.subs(resolved);
     aliases_ = resolved;
+    sys_.aliases = resolved;
   }
 
   // ---- pass 3: derivative causality ------------------------------------------

@@ -1,6 +1,7 @@
 // Text and LaTeX forms of an EquationSystem.
 #include <fmt/format.h>
 
+#include <set>
 #include <sstream>
 
 #include "equations_internal.h"
@@ -38,6 +39,96 @@ bool ClosedForms(const EquationSystem& sys, std::vector<ex>* out) {
   return true;
 }
 
+std::string Title(const EquationSystem& sys) {
+  auto list = [](const auto& v) {
+    std::string s;
+    for (const auto& x : v) {
+      std::ostringstream os;
+      os << x;
+      s += (s.empty() ? "" : ", ") + os.str();
+    }
+    return s;
+  };
+  switch (sys.form) {
+    case Formulation::kLagrange1:
+      return "Lagrange's equations of the first kind (LaCAP): generalized velocities " +
+             list(sys.generalized_velocities) + "; multipliers " + list(sys.multipliers);
+    case Formulation::kLagrange2:
+      return "Lagrange's equations of the second kind (LaCAP): generalized velocities " +
+             list(sys.generalized_velocities);
+    case Formulation::kHamilton: return "Hamilton's equations (HaCAP)";
+    case Formulation::kState: break;
+  }
+  return "state equations (SCAP)";
+}
+
+// Equations with implicit blocks: every assignment is substituted into what
+// follows except the modulus variables of MTF/MGY elements and their time
+// derivatives, which are listed after ("where ...") as the paper writes t_i
+// and their derivatives.
+void RenderImplicit(const EquationSystem& sys, Style style, std::ostringstream& os) {
+  const bool tex = style == Style::kLatex;
+  const std::string eqsign = tex ? " &= " : " = ";
+  const std::string eol = tex ? " \\\\\n" : "\n";
+  std::set<std::string> keep;
+  for (const auto& [t, value] : sys.moduli) {
+    keep.insert(t.get_name());
+    keep.insert("d" + t.get_name());
+  }
+  std::set<std::string> derivs;
+  for (const auto& d : sys.derivatives) derivs.insert(d.get_name());
+  GiNaC::exmap chain;
+  std::vector<std::pair<ex, ex>> where;  // kept variables and their values
+  std::ostringstream body;
+  for (const auto& st : sys.rhs.steps) {
+    if (st.kind == ProgramStep::Kind::kAssign) {
+      const GiNaC::symbol& target = sys.rhs.symbols[st.target];
+      const ex value = st.value.subs(chain);
+      if (keep.count(target.get_name())) where.push_back({target, value});
+      else chain[target] = value;
+      continue;
+    }
+    const ImplicitBlock* info = nullptr;
+    for (const auto& b : sys.blocks)
+      if (b.label == st.label) info = &b;
+    if (!info) throw Error("internal: no block labelled " + st.label);
+    const size_t n = st.unknowns.size();
+    body << (tex ? "  & \\text{" : "  [") << (info->derivative_causality ? "coupled by derivative causality" : "algebraic loop")
+         << (info->linear ? ", linear" : ", nonlinear (Newton)") << (tex ? "} \\\\\n" : "]\n");
+    GiNaC::exmap zero;
+    for (int u : st.unknowns) zero[sys.rhs.symbols[u]] = 0;
+    if (info->linear) {
+      body << (tex ? "  & M\\,u = f,\\quad u = (" : "  M u = f with u = (");
+      for (size_t j = 0; j < n; ++j) body << (j ? ", " : "") << Show(sys.rhs.symbols[st.unknowns[j]], style);
+      body << ")" << eol;
+      for (size_t i = 0; i < n; ++i) {
+        for (size_t j = 0; j < n; ++j)
+          body << (tex ? "  M_{" : "  M[") << i + 1 << (tex ? "" : ",") << j + 1 << (tex ? "}" : "]") << eqsign
+               << Show(st.jacobian[i * n + j].subs(chain), style) << eol;
+        body << (tex ? "  f_{" : "  f[") << i + 1 << (tex ? "}" : "]") << eqsign
+             << Show((-st.residuals[i].subs(zero)).subs(chain), style) << eol;
+      }
+    } else {
+      for (size_t i = 0; i < n; ++i) body << (tex ? "  0 &= " : "  0 = ") << Show(st.residuals[i].subs(chain), style) << eol;
+    }
+  }
+  // State derivatives not solved in a block.
+  for (size_t i = 0; i < sys.states.size(); ++i) {
+    auto it = chain.find(sys.derivatives[i]);
+    if (it == chain.end()) continue;
+    body << "  " << (tex ? "\\frac{d}{dt} " + Show(sys.states[i], style) : "d/dt " + sys.state_names[i]) << eqsign
+         << Show(it->second, style) << eol;
+  }
+  for (const ex& c : sys.constraints)
+    body << (tex ? "  0 &= " : "  constraint 0 = ") << Show(c.subs(chain), style) << eol;
+  os << (tex ? "\\begin{align}\n" : "\n" + Title(sys) + ":\n") << body.str();
+  if (!where.empty()) {
+    os << (tex ? "  & \\text{where} \\\\\n" : "where\n");
+    for (const auto& [v, value] : where) os << "  " << Show(v, style) << eqsign << Show(value, style) << eol;
+  }
+  if (tex) os << "\\end{align}\n";
+}
+
 std::string Render(const EquationSystem& sys, Style style) {
   std::ostringstream os;
   const bool tex = style == Style::kLatex;
@@ -57,53 +148,14 @@ std::string Render(const EquationSystem& sys, Style style) {
   }
   std::vector<ex> closed;
   if (ClosedForms(sys, &closed)) {
-    os << (tex ? "\\begin{align}\n" : "\nstate equations (explicit ODE):\n");
+    os << (tex ? "\\begin{align}\n" : "\n" + Title(sys) + ", explicit:\n");
     for (size_t i = 0; i < sys.states.size(); ++i) {
       std::string lhs = tex ? "\\frac{d}{dt} " + ShowSym(sys.states[i], style) : "d/dt " + sys.state_names[i];
       os << (tex ? "  " : "  ") << lhs << eqsign << Show(closed[i], style) << (tex ? " \\\\\n" : "\n");
     }
     if (tex) os << "\\end{align}\n";
   } else {
-    os << (tex ? "\\begin{align}\n" : "\nequations in evaluation order (implicit blocks solved numerically):\n");
-    for (const auto& st : sys.rhs.steps) {
-      if (st.kind == ProgramStep::Kind::kAssign) {
-        os << "  " << ShowSym(sys.rhs.symbols[st.target], style) << eqsign << Show(st.value, style)
-           << (tex ? " \\\\\n" : "\n");
-        continue;
-      }
-      const ImplicitBlock* found = nullptr;
-      for (const auto& b : sys.blocks)
-        if (b.label == st.label) found = &b;
-      if (!found) throw Error("internal: no block labelled " + st.label);
-      const ImplicitBlock& info = *found;
-      const size_t n = st.unknowns.size();
-      if (tex) {
-        os << "  & \\text{" << (info.derivative_causality ? "derivative causality" : "algebraic loop")
-           << (info.linear ? ", linear" : ", nonlinear") << "} \\\\\n";
-      } else {
-        os << "  [block: " << info.label << (info.linear ? "; linear" : "; nonlinear, Newton") << "]\n";
-      }
-      if (info.linear) {
-        // M u = f with M = dr/du and f = -r(u = 0).
-        GiNaC::exmap zero;
-        for (int u : st.unknowns) zero[sys.rhs.symbols[u]] = 0;
-        os << (tex ? "  & M(x)\\,u = f(x,t),\\quad u = (" : "    M(x) u = f(x, t) with u = (");
-        for (size_t j = 0; j < n; ++j) os << (j ? ", " : "") << ShowSym(sys.rhs.symbols[st.unknowns[j]], style);
-        os << (tex ? ") \\\\\n" : ")\n");
-        for (size_t i = 0; i < n; ++i) {
-          os << (tex ? "  & " : "    ");
-          for (size_t j = 0; j < n; ++j)
-            os << (tex ? "M_{" : "M[") << i + 1 << (tex ? "" : ",") << j + 1 << (tex ? "} = " : "] = ")
-               << Show(st.jacobian[i * n + j], style) << (tex ? ",\\ " : ";  ");
-          os << (tex ? "f_{" : "f[") << i + 1 << (tex ? "} = " : "] = ")
-             << Show(-st.residuals[i].subs(zero), style) << (tex ? " \\\\\n" : "\n");
-        }
-      } else {
-        for (size_t i = 0; i < n; ++i)
-          os << (tex ? "  0 &= " : "    0 = ") << Show(st.residuals[i], style) << (tex ? " \\\\\n" : "\n");
-      }
-    }
-    if (tex) os << "\\end{align}\n";
+    RenderImplicit(sys, style, os);
   }
   if (!tex && !sys.output_names.empty()) {
     os << "\noutputs:\n";

@@ -17,12 +17,34 @@ std::string CausalityReport(const Model& m, const CausalGraph& g, const Equation
     const Bond& bond = m.bonds[b];
     const std::string from = m.elements[bond.from].name, to = m.elements[bond.to].name;
     const int recv = g.effort_to[b];
-    const std::string stroke = recv < 0 ? "unassigned" : "stroke at " + m.elements[recv].name;
+    const std::string stroke = recv < 0 ? (g.relaxed.empty() ? "unassigned" : "relaxed") : "stroke at " + m.elements[recv].name;
     const std::string effort =
         recv < 0 ? "" : fmt::format("effort {} -> {}", m.elements[recv == bond.to ? bond.from : bond.to].name,
                                     m.elements[recv].name);
-    os << fmt::format("  {:<{}}  {} -> {}   {}; {}   ({})\n", bond.name, w, from, to, stroke, effort, g.reason[b]);
+    if (recv < 0) os << fmt::format("  {:<{}}  {} -> {}   {}\n", bond.name, w, from, to, stroke);
+    else os << fmt::format("  {:<{}}  {} -> {}   {}; {}   ({})\n", bond.name, w, from, to, stroke, effort, g.reason[b]);
   }
+  auto junctions = [&](const std::vector<int>& js) {
+    std::string s;
+    for (int j : js) s += (s.empty() ? "" : ", ") + m.elements[j].name;
+    return s.empty() ? std::string("none") : s;
+  };
+  if (g.procedure != CausalityProcedure::kSCAP && g.procedure != CausalityProcedure::kRCAP) {
+    os << "\ngeneralized 1-junctions: " << junctions(g.generalized)
+       << (g.generalized.empty() ? "" : g.proposed ? " (proposed by paynter)" : " (from the model)") << "\n";
+    for (const auto& e : m.elements)
+      if (e.artificial == Artificial::kASF)
+        os << fmt::format("  {}: artificial flow source on {}, flow = generalized velocity v_{}, effort = 0\n", e.name,
+                          m.elements[e.attached_to].name, m.elements[e.attached_to].name);
+    os << "constrained 0-junctions: " << junctions(g.constrained) << "\n";
+    for (const auto& e : m.elements)
+      if (e.artificial == Artificial::kAES)
+        os << fmt::format("  {}: artificial effort source on {}, effort = multiplier lambda_{}, flow = 0\n", e.name,
+                          m.elements[e.attached_to].name, m.elements[e.attached_to].name);
+  }
+  if (!g.relaxed.empty())
+    os << fmt::format("\nrelaxed bonds ({}): causality not forced by the sources and the junction structure\n",
+                      g.relaxed.size());
   auto names = [&](const std::vector<int>& els) {
     std::string s;
     for (int i : els) s += (s.empty() ? "" : ", ") + fmt::format("{} ({})", m.elements[i].name, KindName(m.elements[i].kind));
@@ -50,7 +72,7 @@ std::string CausalityReport(const Model& m, const CausalGraph& g, const Equation
           os << fmt::format("  {} ({}; solved as M(x) dx/dt = f(x, t))\n", b.label, b.linear ? "linear" : "nonlinear");
     }
     os << fmt::format("\nstates ({}): {}\n", eqs->state_names.size(), fmt::join(eqs->state_names, ", "));
-  } else {
+  } else if (!g.conflicts.empty()) {
     os << "\nequations not formed: resolve the conflicts first\n";
   }
   return os.str();

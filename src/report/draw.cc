@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -31,17 +32,25 @@ std::string LabelOf(const Element& e) {
 }
 }  // namespace
 
-std::string BondGraphDot(const Model& m, const CausalGraph* g) {
+std::string BondGraphDot(const Model& m, const CausalGraph* g, const ZeroOrderPath* highlight) {
+  auto on_path = [&](const std::vector<int>& items, int x) {
+    return highlight && std::find(items.begin(), items.end(), x) != items.end();
+  };
+  std::string title = m.name;
+  if (highlight)
+    title += fmt::format("\nzero-order causal path: class {}, DAE index {}", highlight->cls, highlight->dae_index);
   std::ostringstream os;
   os << "digraph " << Quote(m.name) << " {\n"
-     << "  graph [rankdir=LR, fontname=\"Helvetica\", label=" << Quote(m.name) << ", labelloc=t];\n"
+     << "  graph [rankdir=LR, fontname=\"Helvetica\", label=" << Quote(title) << ", labelloc=t];\n"
      << "  node [shape=plaintext, fontname=\"Helvetica\", fontsize=14];\n"
      << "  edge [fontname=\"Helvetica\", fontsize=10, arrowsize=1.1];\n";
-  for (const auto& e : m.elements) {
+  for (size_t i = 0; i < m.elements.size(); ++i) {
+    const Element& e = m.elements[i];
     std::string label = LabelOf(e);
     if (IsTwoPort(e.kind)) label = KindName(e.kind) + "\n" + e.law_text.substr(0, 24);
     os << "  " << Quote(e.name) << " [label=" << Quote(label);
     if (IsJunction(e.kind)) os << ", xlabel=" << Quote(e.name) << ", fontsize=18";
+    if (highlight && on_path(highlight->elements, static_cast<int>(i))) os << ", fontcolor=blue";
     os << "];\n";
   }
   for (size_t b = 0; b < m.bonds.size(); ++b) {
@@ -55,7 +64,10 @@ std::string BondGraphDot(const Model& m, const CausalGraph* g) {
     }
     os << "  " << Quote(m.elements[bond.from].name) << " -> " << Quote(m.elements[bond.to].name)
        << " [label=" << Quote(bond.name) << ", dir=both, arrowhead=" << arrowhead << ", arrowtail=" << arrowtail;
-    if (g && g->effort_to[b] >= 0) {
+    if (highlight && on_path(highlight->bonds, static_cast<int>(b))) {
+      // The highlighted zero-order causal path: thick and blue.
+      os << ", color=blue, fontcolor=blue, penwidth=3";
+    } else if (g && g->effort_to[b] >= 0) {
       // Storage in derivative causality is drawn red.
       const int recv = g->effort_to[b];
       for (int d : g->derivative_storage)

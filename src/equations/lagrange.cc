@@ -1,0 +1,97 @@
+// The Lagrange subsystem of a second-kind formulation (Mechatronics Handbook,
+// §9, "Lagrange subsystems", seed 002): with every flow a function of the
+// generalized velocities v (the ASF flows) and the configuration,
+//   transforming relations   f_k = T_k(q) v              (eq. 9.37)
+//   generalized momenta      p~ = dT/dv                  (eq. 9.38)
+//   conservative efforts     e~_q = -dT/dq + dU/dq       (eq. 9.39)
+//   non-conservative efforts E_q = e_x T(q)              (eqs. 9.40-9.41)
+// T is the kinetic co-energy of the I elements; dU/dq is taken as the C
+// elements' efforts through their transforming relations; d/dq is the total
+// derivative along the coordinate, through every displacement state whose
+// rate depends on v.
+#include <fmt/format.h>
+
+#include <sstream>
+
+#include "equations_internal.h"
+#include "paynter/equations.h"
+
+namespace paynter {
+
+std::string EquationSystem::ExplainLagrange(const Model& model) const {
+  using GiNaC::ex;
+  // Every explicitly computed variable in terms of states, by substitution to
+  // a fixed point (the flows of a Lagrange form are explicit: they propagate
+  // from the generalized velocities).
+  GiNaC::exmap chain;
+  for (const auto& eq : equations)
+    if (eq.is_explicit) chain[eq.var] = eq.value;
+  for (int pass = 0; pass < 64; ++pass) {
+    bool changed = false;
+    for (auto& [var, value] : chain) {
+      ex next = value.subs(chain);
+      if (!next.is_equal(value)) {
+        value = next;
+        changed = true;
+      }
+    }
+    if (!changed) break;
+  }
+  auto closed = [&](const ex& e) { return e.subs(aliases).subs(chain); };
+  std::vector<GiNaC::symbol> v;
+  for (const auto& name : generalized_velocities)
+    for (size_t i = 0; i < state_names.size(); ++i)
+      if (state_names[i] == name) v.push_back(states[i]);
+  std::ostringstream os;
+  os << "Lagrange subsystem (generalized velocities " << fmt::format("{}", fmt::join(generalized_velocities, ", "))
+     << ")\n\ntransforming relations f_k = T_k(q) v:\n";
+  ex T = 0;
+  std::vector<std::pair<std::string, ex>> nonconservative;  // element, e * df/dv per coordinate later
+  std::vector<ex> E(v.size(), 0), conservative_c(v.size(), 0);
+  for (const auto& el : model.elements) {
+    if (!IsOnePort(el.kind) || el.artificial != Artificial::kNone) continue;
+    const Bond& b = model.bonds[el.bonds[0]];
+    const ex f = closed(model.Symbol("f_" + b.name));
+    std::vector<ex> Tk;
+    for (const auto& vi : v) Tk.push_back(f.diff(vi).normal());
+    os << fmt::format("  {:<10} f = ", el.name);
+    for (size_t i = 0; i < v.size(); ++i) {
+      std::ostringstream t;
+      t << Tk[i];
+      os << (i ? " + " : "") << "(" << t.str() << ")*" << v[i];
+    }
+    os << "\n";
+    // Power into the element is e*f with the bond pointing at it.
+    const int self = model.FindElement(el.name);
+    const ex s = b.to == self ? -1 : 1;  // power delivered to the system
+    const ex e = model.Symbol("e_" + b.name);
+    if (el.kind == ElementKind::kI && el.form == LawForm::kLinear) T += el.law * f * f / 2;
+    else if (el.kind == ElementKind::kC)
+      for (size_t i = 0; i < v.size(); ++i) conservative_c[i] += -s * e * Tk[i];
+    else if (el.kind != ElementKind::kI)
+      for (size_t i = 0; i < v.size(); ++i) E[i] += s * e * Tk[i];
+  }
+  // Total derivative along coordinate i: sum over displacement states d of
+  // (d rate_d / d v_i) * d/dd.
+  auto d_dq = [&](const ex& expr, size_t i) {
+    ex out = 0;
+    for (size_t k = 0; k < states.size(); ++k) {
+      auto it = chain.find(derivatives[k]);
+      if (it == chain.end()) continue;  // not an explicit displacement rate
+      const ex coeff = it->second.subs(chain).diff(v[i]);
+      if (!coeff.is_zero()) out += coeff * expr.diff(states[k]);
+    }
+    return out;
+  };
+  os << "\nkinetic co-energy T = " << T.normal() << "\n\n";
+  for (size_t i = 0; i < v.size(); ++i) {
+    os << "coordinate " << generalized_velocities[i] << ":\n";
+    os << "  generalized momentum  p~ = dT/dv = " << T.diff(v[i]).normal() << "\n";
+    os << "  conservative effort   e~_q = -dT/dq + dU/dq = " << (-d_dq(T, i) + conservative_c[i]).normal() << "\n";
+    os << "  non-conservative      E_q = e_x T(q) = " << E[i] << "\n";
+    os << "  Lagrange: d/dt p~ + e~_q = E_q\n";
+  }
+  return os.str();
+}
+
+}  // namespace paynter
