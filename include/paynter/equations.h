@@ -94,4 +94,20 @@ struct EquationSystem {
 
 EquationSystem BuildEquations(const Model& model, const CausalGraph& graph);
 
+// The Lagrange subsystem of a lagrange2 system, symbolically (see ExplainLagrange).
+struct LagrangeSubsystem {
+  std::vector<GiNaC::symbol> velocities;              // generalized velocities v
+  std::vector<std::string> elements;                  // one-port elements
+  std::vector<std::vector<GiNaC::ex>> transforming;   // [element][i] = d f_element / d v_i
+  GiNaC::ex kinetic_coenergy;                         // T
+  std::vector<GiNaC::ex> momenta;                     // p~_i = dT/dv_i
+  std::vector<GiNaC::ex> conservative;                // e~_q,i = -dT/dq_i + dU/dq_i
+  std::vector<GiNaC::ex> nonconservative;             // E_q,i = e_x T(q)
+};
+LagrangeSubsystem DeriveLagrangeSubsystem(const EquationSystem& system, const Model& model);
+
+// Rewrites sin(x)^2 as 1 - cos(x)^2 and normalizes: enough to make identities
+// of mechanism kinematics visible, and to compare two derivations.
+GiNaC::ex TrigNormal(const GiNaC::ex& e);
+
 }  // namespace paynter

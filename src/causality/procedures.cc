@@ -259,10 +259,29 @@ class Engine {
     g_.conflicts.push_back(std::move(c));
   }
 
+  // Propagates until nothing more follows. The Lagrangian procedures defer the
+  // one inference that chooses rather than carries causality — a junction's
+  // last open bond made its strong bond — until every flow imposed by the
+  // artificial sources has travelled as far as it can: otherwise a front from
+  // one generalized velocity could turn a transformer against another, where
+  // the procedure wants the two flows to meet at a constrained 0-junction.
   void Propagate() {
-    while (!queue_.empty()) {
+    for (;;) {
+      if (queue_.empty()) {
+        if (deferred_.empty()) return;
+        const int el = deferred_.front();
+        deferred_.pop_front();
+        Step(el, /*allow_choice=*/true);
+        continue;
+      }
       const int el = queue_.front();
       queue_.pop_front();
+      Step(el, !Lagrangian());
+    }
+  }
+
+  void Step(int el, bool allow_choice) {
+    {
       const ElementKind kind = m_.elements[el].kind;
       const std::string why = "propagated at " + m_.elements[el].name;
       if (IsJunction(kind)) {
@@ -281,7 +300,8 @@ class Engine {
         } else if (strong.size() == 1) {
           for (int b : unassigned) Set(b, zero ? Other(b, el) : el, why);
         } else if (unassigned.size() == 1) {
-          Set(unassigned[0], zero ? el : Other(unassigned[0], el), why);
+          if (allow_choice) Set(unassigned[0], zero ? el : Other(unassigned[0], el), why);
+          else deferred_.push_back(el);
         } else if (unassigned.empty()) {
           if (zero && Lagrangian()) {
             // A constrained 0-junction: its flow balance becomes a kinematic
@@ -320,7 +340,7 @@ class Engine {
   Model& m_;
   CausalityProcedure proc_;
   CausalGraph g_;
-  std::deque<int> queue_;
+  std::deque<int> queue_, deferred_;
 };
 
 std::vector<int> Generalized(const Model& model, const CausalityOptions& options) {

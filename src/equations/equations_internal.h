@@ -10,6 +10,12 @@
 
 namespace paynter {
 
+struct EquationSystem;
+// Every explicitly defined variable of `system` in terms of states, parameters
+// and time (and of the implicitly defined variables), by substitution to a fixed point.
+// Variables named in `keep` are left as names.
+GiNaC::exmap ExplicitChain(const EquationSystem& system, const std::set<std::string>& keep = {});
+
 void CollectSymbols(const GiNaC::ex& e, std::set<GiNaC::ex, GiNaC::ex_is_less>* out);
 
 // Symbol <-> slot index.

@@ -21,6 +21,14 @@ std::string Show(const ex& e, Style style) {
   return os.str();
 }
 
+// The shorter of an expression and its expansion: a sum of monomials in the
+// moduli (as the paper writes a* and b*) is often the more readable.
+std::string ShowCompact(const ex& e, Style style) {
+  const std::string a = Show(e, style);
+  const std::string b = Show(e.expand(), style);
+  return b.size() <= a.size() + a.size() / 4 ? b : a;
+}
+
 std::string ShowSym(const GiNaC::symbol& s, Style style) { return Show(s, style); }
 
 // Closed forms of the rhs steps when it has no block: every assigned variable
@@ -104,9 +112,9 @@ void RenderImplicit(const EquationSystem& sys, Style style, std::ostringstream& 
       for (size_t i = 0; i < n; ++i) {
         for (size_t j = 0; j < n; ++j)
           body << (tex ? "  M_{" : "  M[") << i + 1 << (tex ? "" : ",") << j + 1 << (tex ? "}" : "]") << eqsign
-               << Show(st.jacobian[i * n + j].subs(chain), style) << eol;
+               << ShowCompact(st.jacobian[i * n + j].subs(chain), style) << eol;
         body << (tex ? "  f_{" : "  f[") << i + 1 << (tex ? "}" : "]") << eqsign
-             << Show((-st.residuals[i].subs(zero)).subs(chain), style) << eol;
+             << ShowCompact((-st.residuals[i].subs(zero)).subs(chain), style) << eol;
       }
     } else {
       for (size_t i = 0; i < n; ++i) body << (tex ? "  0 &= " : "  0 = ") << Show(st.residuals[i].subs(chain), style) << eol;
@@ -119,8 +127,20 @@ void RenderImplicit(const EquationSystem& sys, Style style, std::ostringstream& 
     body << "  " << (tex ? "\\frac{d}{dt} " + Show(sys.states[i], style) : "d/dt " + sys.state_names[i]) << eqsign
          << Show(it->second, style) << eol;
   }
-  for (const ex& c : sys.constraints)
-    body << (tex ? "  0 &= " : "  constraint 0 = ") << Show(c.subs(chain), style) << eol;
+  if (!sys.constraints.empty()) {
+    // Velocity constraints of the constrained 0-junctions, in the velocities
+    // (with the moduli kept as names).
+    GiNaC::exmap all = ExplicitChain(sys, keep);
+    for (const ex& c : sys.constraints) {
+      ex closed = c;
+      for (int pass = 0; pass < 64; ++pass) {
+        ex next = closed.subs(all);
+        if (next.is_equal(closed)) break;
+        closed = next;
+      }
+      body << (tex ? "  0 &= " : "  constraint 0 = ") << Show(closed, style) << eol;
+    }
+  }
   os << (tex ? "\\begin{align}\n" : "\n" + Title(sys) + ":\n") << body.str();
   if (!where.empty()) {
     os << (tex ? "  & \\text{where} \\\\\n" : "where\n");
