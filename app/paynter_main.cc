@@ -53,6 +53,7 @@ int Causality(const std::string& path, const std::string& procedure) {
   }
   EquationSystem eqs = BuildEquations(m, g);
   std::cout << CausalityReport(m, g, &eqs);
+  std::cout << "\n" << ZeroOrderPathReport(m, FindZeroOrderPaths(m, g));
   return 0;
 }
 
@@ -131,6 +132,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::string file, out, procedure = "SCAP", x_col, title, form = "state";
   bool latex = false, explain = false;
+  int highlight = 0;
   std::vector<std::string> columns;
 
   auto* check = app.add_subcommand("check", "validate a model and summarize it");
@@ -174,6 +176,8 @@ int main(int argc, char** argv) {
   draw->add_option("FILE", file, "model file (YAML)")->required();
   draw->add_option("-o,--output", out, "drawing (.svg, .png, .pdf, .dot)")->required();
   draw->add_option("--procedure", procedure, "causality procedure for the strokes")->default_val("SCAP");
+  draw->add_option("--highlight-path", highlight, "highlight zero-order causal path N (numbered as in 'paynter causality')")
+      ->check(CLI::PositiveNumber);
 
   CLI11_PARSE(app, argc, argv);
   try {
@@ -191,7 +195,13 @@ int main(int argc, char** argv) {
       opt.procedure = ParseProcedure(procedure);
       if (opt.procedure == CausalityProcedure::kLaCAP && !m.generalized.empty()) opt.generalized = m.generalized;
       CausalGraph g = AssignCausality(m, opt);
-      RenderDot(BondGraphDot(m, &g), out);
+      std::vector<ZeroOrderPath> paths;
+      const ZeroOrderPath* hl = nullptr;
+      if (highlight > 0) {
+        paths = FindZeroOrderPaths(m, g);
+        hl = &SelectZeroOrderPath(paths, highlight);
+      }
+      RenderDot(BondGraphDot(m, &g, hl), out);
       return 0;
     }
   } catch (const paynter::Error& e) {

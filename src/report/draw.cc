@@ -47,7 +47,7 @@ std::string BondGraphDot(const Model& m, const CausalGraph* g, const ZeroOrderPa
   for (size_t i = 0; i < m.elements.size(); ++i) {
     const Element& e = m.elements[i];
     std::string label = LabelOf(e);
-    if (IsTwoPort(e.kind)) label = KindName(e.kind) + "\n" + e.law_text.substr(0, 24);
+    if (IsTwoPort(e.kind)) label = KindName(e.kind) + ":" + e.name + "\n" + e.law_text.substr(0, 24);
     os << "  " << Quote(e.name) << " [label=" << Quote(label);
     if (IsJunction(e.kind)) os << ", xlabel=" << Quote(e.name) << ", fontsize=18";
     if (highlight && on_path(highlight->elements, static_cast<int>(i))) os << ", fontcolor=blue";
