@@ -51,7 +51,14 @@ int Causality(const std::string& path, const std::string& procedure) {
     std::cout << CausalityReport(m, g, nullptr);
     return g.conflicts.empty() ? 0 : 1;
   }
-  EquationSystem eqs = BuildEquations(m, g);
+  EquationSystem eqs;
+  try {
+    eqs = BuildEquations(m, g);
+  } catch (const Error& e) {
+    // The strokes are still worth seeing when the equations cannot be formed.
+    std::cout << CausalityReport(m, g, nullptr) << "\n" << ZeroOrderPathReport(m, FindZeroOrderPaths(m, g));
+    throw;
+  }
   std::cout << CausalityReport(m, g, &eqs);
   std::cout << "\n" << ZeroOrderPathReport(m, FindZeroOrderPaths(m, g));
   return 0;

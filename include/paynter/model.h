@@ -48,6 +48,9 @@ enum class LawForm {
   kStiffness, // C only: e = k q
   kEffort,    // Se/MSe: e = expr; C: e = expr(q); R: e = expr(f)
   kFlow,      // Sf/MSf: f = expr; I: f = expr(p); R: f = expr(e)
+  kConstraint,// Se only: an unknown effort (a constraint force, a Lagrange
+              // multiplier) that makes the bond's flow equal `law` (seed 001:
+              // joint constraint forces as unknown effort sources)
 };
 
 // Sources a causality procedure adds (Marquis-Favre & Scavarda 2002): an
@@ -151,12 +154,36 @@ struct ModelSpec {
     std::string name, of, rate, initial;  // `of` or `rate`, not both
     SourceLocation where;
   };
+  // The `multibody:` section as written (see docs/multibody.md): settings and
+  // lists of bodies, joints and loads, each a set of fields whose values are
+  // texts (a list field holds one text per entry). src/multibody/ turns it into
+  // elements and bonds.
+  struct Field {
+    std::vector<std::string> values;
+    bool is_list = false;
+    SourceLocation where;
+  };
+  struct Entry {
+    std::map<std::string, Field> fields;
+    SourceLocation where;
+  };
+  struct MultibodySpec {
+    std::map<std::string, Field> settings;
+    std::vector<Entry> bodies, joints, loads;
+    SourceLocation where;
+    bool present = false;
+  };
+
   std::string name, file;
+  MultibodySpec multibody;
   std::vector<Item> parameters;
   std::vector<ElementSpec> elements;
   std::vector<BondSpec> bonds;
   std::vector<DisplacementSpec> displacements;
   std::vector<Item> outputs;
+  // Named expressions of any model variable, usable in later definitions, laws
+  // and outputs (substituted where used; not CSV columns).
+  std::vector<Item> definitions;
   std::vector<Item> generalized;   // 1-junction names (text unused)
   std::vector<Item> independent;   // a subset of `generalized`
 };
@@ -164,8 +191,13 @@ struct ModelSpec {
 // Parses the expressions of a spec, registers every symbol and validates.
 Model BuildModel(const ModelSpec& spec);
 
-// Loads and validates a YAML model file. Throws paynter::Error with file, line,
-// element and hint on any problem.
+// Reads a YAML model file into a ModelSpec (no expressions parsed yet).
+ModelSpec ReadModelSpec(const std::string& yaml_text, const std::string& file_label);
+ModelSpec ReadModelSpecFile(const std::string& path);
+
+// Loads and validates a YAML model file: ReadModelSpec, then the multibody
+// section turned into a bond graph (src/multibody/), then BuildModel. Throws
+// paynter::Error with file, line, element and hint on any problem.
 Model LoadModel(const std::string& path);
 Model LoadModelFromString(const std::string& yaml_text, const std::string& file_label = "<string>");
 

@@ -14,8 +14,11 @@
 #include <string>
 
 #include "native.h"
+#include "paynter/causality.h"
 #include "paynter/codegen.h"
+#include "paynter/equations.h"
 #include "paynter/error.h"
+#include "paynter/model.h"
 #include "tape.h"
 
 // Counts heap allocations so that a test can check Run allocates nothing. (GCC
@@ -265,6 +268,54 @@ std::string RandomProgramC(int order) {
   return codegen::GenerateC(codegen::Lower(p));
 }
 
+// The shape of a mechanism's equations after differentiation (B3, the quick return
+// mechanism): configuration-dependent moduli (products of trig terms and sums of
+// angles), their time derivatives by the chain rule, a mass matrix and a force that
+// are sums of products of them, the square of a sum, and a linear block in the
+// acceleration whose residual and Jacobian share most of it.
+std::string MechanismProgramC(int order) {
+  std::vector<symbol> pad(order * 3 + 1);  // other serial numbers, other hashes
+  const std::vector<std::string> names = {"th1", "th2", "th3", "Lx", "p", "l1", "l2", "l3", "m", "J", "R"};
+  std::vector<symbol> s(names.size());
+  for (size_t n = 0; n < names.size(); ++n) {
+    const size_t i = order % 2 ? names.size() - 1 - n : (n + order) % names.size();
+    s[i] = symbol(names[i]);
+  }
+  const symbol &th1 = s[0], &th2 = s[1], &th3 = s[2], &Lx = s[3], &p = s[4], &l1 = s[5], &l2 = s[6];
+  const symbol &l3 = s[7], &m = s[8], &J = s[9], &R = s[10];
+  ProgramBuilder b;
+  b.p.symbols.assign(s.begin(), s.end());
+  b.p.slot_names = names;
+  const std::vector<symbol> q = {th1, th2, th3, Lx};
+  // d/dt by the chain rule, with dq given per coordinate.
+  const ex w = p / J;
+  const ex t7 = l1 * GiNaC::cos(th2 - th1) / Lx, t5 = -l3 * GiNaC::cos(th3), t6 = l2 * GiNaC::cos(th2);
+  const ex t8 = -l2 * GiNaC::sin(th2), t9 = -l3 * GiNaC::sin(th3);
+  const std::vector<ex> dq = {w, w * t7, -w * t6 * t7 / t5, w * l1 * GiNaC::sin(th2 - th1)};
+  auto dot = [&](const ex& e) {
+    ex out = 0;
+    for (size_t i = 0; i < q.size(); ++i) out += e.diff(q[i]) * dq[i];
+    return out;
+  };
+  std::vector<symbol> out;
+  auto assign = [&](const std::string& name, const ex& v) {
+    out.push_back(b.Slot(name));
+    b.Assign(out.back(), v);
+  };
+  const ex vx = w * t8 * t7 - w * t6 * t9 * t7 / t5;  // a velocity: a sum of products
+  const ex M = 1 + m * GiNaC::pow(t8 * t7 - t6 * t9 * t7 / t5, 2) / J + t7 * t7 / J;
+  const ex f = -R * vx * (t8 * t7 - t6 * t9 * t7 / t5) - m * vx * dot(t8 * t7 - t6 * t9 * t7 / t5);
+  for (size_t i = 0; i < dq.size(); ++i) assign("d" + names[i], dq[i]);
+  assign("dt7", dot(t7));
+  assign("dt5", dot(t5));
+  assign("P", GiNaC::pow(vx, 2) * R);
+  assign("T", (J * w * w + m * vx * vx + m * GiNaC::pow(w * t7 * l2, 2)) / 2);
+  const symbol a = b.Slot("dp");
+  b.Block({a}, {M * a - f}, true, "derivative causality");
+  assign("after", a * t7 + dot(t6 * t9));
+  return codegen::GenerateC(codegen::Lower(b.p));
+}
+
 TEST(Codegen, GeneratedCodeDoesNotDependOnGinacTermOrder) {
   const std::string first = codegen::GenerateC(codegen::Lower(ChainProgram(false)));
   for (int round = 0; round < 4; ++round) {
@@ -273,6 +324,135 @@ TEST(Codegen, GeneratedCodeDoesNotDependOnGinacTermOrder) {
   }
   const std::string random = RandomProgramC(0);
   for (int order = 1; order < 6; ++order) EXPECT_EQ(RandomProgramC(order), random) << "symbol order " << order;
+  const std::string mechanism = MechanismProgramC(0);
+  for (int order = 1; order < 24; ++order) EXPECT_EQ(MechanismProgramC(order), mechanism) << "symbol order " << order;
+}
+
+// The quick return mechanism (examples/B3_quick_return.yaml, seed 000), trimmed to
+// what shapes its equations: MTFs with configuration-dependent moduli, a flow
+// source fixing a velocity (derivative causality, a linear block), displacements.
+constexpr const char* kQuickReturnYaml = R"(
+name: quick_return
+parameters:
+  h: 0.35
+  l1: 0.08
+  l2: 0.8
+  l3: 1.0
+  lC3: l3/2
+  H: 0.55
+  m3: 0.785
+  J_1: 1.340e-4
+  J_2: 0.1340
+  J_3: 0.06542
+  m5: 1.0
+  R: 10
+  F: 0
+  tau: 2
+  theta2_0: atan2(h, l1)
+  Lx_0: sqrt(l1^2 + h^2)
+  theta3_0: asin((l2*sin(theta2_0) - H)/l3)
+elements:
+  - {name: crank, kind: "1"}
+  - {name: rocker, kind: "1"}
+  - {name: rod, kind: "1"}
+  - {name: J1, kind: I, inertance: J_1, initial: 0}
+  - {name: J2, kind: I, inertance: J_2, initial: 0}
+  - {name: J3, kind: I, inertance: J_3, initial: 0}
+  - {name: torque, kind: Se, effort: tau}
+  - {name: t7, kind: MTF, ratio: l1*cos(theta2 - theta1)/Lx}
+  - {name: t1, kind: MTF, ratio: -l2*sin(theta2)}
+  - {name: t2, kind: MTF, ratio: -lC3*sin(theta3)}
+  - {name: t3, kind: MTF, ratio: l2*cos(theta2)}
+  - {name: t4, kind: MTF, ratio: -lC3*cos(theta3)}
+  - {name: xC3dot, kind: "0"}
+  - {name: yC3dot, kind: "0"}
+  - {name: m3x, kind: I, inertance: m3}
+  - {name: m3y, kind: I, inertance: m3}
+  - {name: t5, kind: MTF, ratio: -l3*cos(theta3)}
+  - {name: t6, kind: MTF, ratio: l2*cos(theta2)}
+  - {name: t8, kind: MTF, ratio: -l2*sin(theta2)}
+  - {name: t9, kind: MTF, ratio: -l3*sin(theta3)}
+  - {name: yC5dot, kind: "0"}
+  - {name: guide, kind: Sf, flow: 0}
+  - {name: xC5dot, kind: "0"}
+  - {name: ram, kind: "1"}
+  - {name: m5x, kind: I, inertance: m5}
+  - {name: damper, kind: R, resistance: R}
+  - {name: force, kind: Se, effort: F}
+bonds:
+  - [torque, crank]
+  - [crank, J1]
+  - [crank, t7]
+  - [t7, rocker]
+  - [rocker, J2]
+  - [rod, J3]
+  - [rocker, t1]
+  - [t1, xC3dot]
+  - [rod, t2]
+  - [t2, xC3dot]
+  - [xC3dot, m3x]
+  - [rocker, t3]
+  - [t3, yC3dot]
+  - [rod, t4]
+  - [t4, yC3dot]
+  - [yC3dot, m3y]
+  - [rocker, t6]
+  - [t6, yC5dot]
+  - [rod, t5]
+  - [t5, yC5dot]
+  - [guide, yC5dot]
+  - [rocker, t8]
+  - [t8, xC5dot]
+  - [rod, t9]
+  - [t9, xC5dot]
+  - [xC5dot, ram]
+  - [ram, m5x]
+  - [ram, damper]
+  - [force, ram]
+displacements:
+  - {name: theta1, of: crank, initial: 0}
+  - {name: theta2, of: rocker, initial: theta2_0}
+  - {name: theta3, of: rod, initial: theta3_0}
+  - {name: Lx, rate: l1*sin(theta2 - theta1)*f_crank, initial: Lx_0}
+  - {name: D_R, rate: R*f_ram^2}
+outputs:
+  theta2dot: f_rocker
+  xC5: l2*cos(theta2) + l3*cos(theta3)
+  T: J_1*f_crank^2/2 + J_2*f_rocker^2/2 + J_3*f_rod^2/2 + m3*(f_m3x^2 + f_m3y^2)/2 + m5*f_ram^2/2
+)";
+
+// The program layout and C code of the quick return mechanism, built from scratch
+// with GiNaC's hashes perturbed (new symbols, other serial numbers).
+std::pair<std::string, std::string> QuickReturnCode(int perturbation) {
+  std::vector<symbol> pad(perturbation * 5 + 1);
+  Model model = LoadModelFromString(kQuickReturnYaml, "quick_return.yaml");
+  const CausalGraph graph = AssignCausality(model, OptionsFor(Formulation::kState, model));
+  const EquationSystem sys = BuildEquations(model, graph);
+  std::string layout;
+  for (const Program* p : {&sys.rhs, &sys.outputs}) {
+    for (size_t i = 0; i < p->slot_names.size(); ++i) layout += p->slot_names[i] + " ";
+    layout += "| steps:";
+    for (const ProgramStep& st : p->steps) {
+      layout += " ";
+      if (st.kind == ProgramStep::Kind::kAssign) layout += p->slot_names[st.target];
+      else
+        for (int u : st.unknowns) layout += "[" + p->slot_names[u] + "]";
+    }
+    layout += "\n";
+  }
+  return {layout, codegen::GenerateC(codegen::Lower(sys.rhs)) + codegen::GenerateC(codegen::Lower(sys.outputs))};
+}
+
+// The native cache is keyed by the C source, so a model must give the same source in
+// every run, whatever order GiNaC puts terms (and sets of symbols) in: that takes a
+// deterministic program (slot layout, step order) as well as deterministic lowering.
+TEST(Codegen, ModelCodeDoesNotDependOnGinacHashes) {
+  const auto [layout, code] = QuickReturnCode(0);
+  for (int perturbation = 1; perturbation < 8; ++perturbation) {
+    const auto [l, c] = QuickReturnCode(perturbation);
+    EXPECT_EQ(l, layout) << "perturbation " << perturbation;
+    EXPECT_EQ(c, code) << "perturbation " << perturbation;
+  }
 }
 
 TEST(Codegen, RewrittenSlotIsNotReusedStale) {

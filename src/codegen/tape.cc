@@ -99,15 +99,25 @@ class Lowerer {
   int TranslateFunction(const ex& e);
   int NumericPower(int base, const numeric& e);
   int IntPower(int base, long n);
-  int Product(std::vector<int> factors);
+  int Product(const std::vector<int>& factors);
   bool IsConst(int id) const { return nodes_[id].leaf && nodes_[id].cur.kind == Ref::Kind::kConst; }
-  template <class T, class NodeOf>
-  void SortByKey(std::vector<T>& v, NodeOf node_of) const {
-    std::stable_sort(v.begin(), v.end(), [&](const T& x, const T& y) {
-      const int a = node_of(x), b = node_of(y);
+  // Orders operands by structural key, constants first (they fold). With equal keys
+  // (the same node twice, e.g. x*x or a - a), by sign: GiNaC's order must not decide.
+  void SortByKey(std::vector<std::pair<int, bool>>& v) const {
+    std::stable_sort(v.begin(), v.end(), [&](const auto& x, const auto& y) {
+      const int a = x.first, b = y.first;
       if (IsConst(a) != IsConst(b)) return IsConst(a);
-      return nodes_[a].key < nodes_[b].key;
+      if (nodes_[a].key != nodes_[b].key) return nodes_[a].key < nodes_[b].key;
+      return x.second < y.second;
     });
+  }
+  // The operand of a (chain of) negation(s); toggles *neg once per negation.
+  int StripNeg(int id, bool* neg) const {
+    while (!nodes_[id].leaf && nodes_[id].op == Op::kNeg) {
+      id = nodes_[id].a;
+      *neg = !*neg;
+    }
+    return id;
   }
   int SlotLeaf(int slot);
   int Const(double v);
@@ -462,16 +472,12 @@ int Lowerer::TranslateAdd(const ex& e, bool orient) {
   for (size_t i = 0; i < e.nops(); ++i) {
     const ex t = e.op(i);
     bool neg = IsNegativeReal(t) || (is_a<GiNaC::mul>(t) && IsNegativeReal(t.op(t.nops() - 1)));
-    int id = Translate(neg ? ex(-t) : t);
-    while (!nodes_[id].leaf && nodes_[id].op == Op::kNeg) {
-      id = nodes_[id].a;
-      neg = !neg;
-    }
+    const int id = StripNeg(Translate(neg ? ex(-t) : t), &neg);
     terms.emplace_back(id, neg);
   }
   // A deterministic order (GiNaC's changes from run to run, see Make), constant terms
   // (exp(1), Pi/2, ...) first so that they fold into one.
-  SortByKey(terms, [](const auto& t) { return t.first; });
+  SortByKey(terms);
   // With `orient`, a deterministic sign too: the first non-constant term is positive,
   // so a-b and -(b-a) give the same DAG (-(a-b) when GiNaC wrote b-a).
   bool negate = false;
@@ -495,11 +501,19 @@ int Lowerer::TranslateAdd(const ex& e, bool orient) {
   return negate ? Make(Op::kNeg, acc) : acc;
 }
 
-int Lowerer::Product(std::vector<int> factors) {
-  SortByKey(factors, [](int f) { return f; });  // deterministic, constants first (they fold)
+int Lowerer::Product(const std::vector<int>& factors) {
+  // Deterministic, constants first (they fold). Sorted without their signs: a factor
+  // that is a sum comes negated or not depending on the orientation GiNaC gave it
+  // (TranslateFactor), and a negation's key must not decide where it goes in the
+  // product, or k*(a-b)*x and -k*(b-a)*x associate differently. The sign goes
+  // outside, as Make would move it (exact: (-x)*y = -(x*y)).
+  bool negate = false;
+  std::vector<std::pair<int, bool>> sorted;
+  for (int f : factors) sorted.emplace_back(StripNeg(f, &negate), false);
+  SortByKey(sorted);
   int acc = -1;
-  for (int f : factors) acc = acc < 0 ? f : Make(Op::kMul, acc, f);
-  return acc;
+  for (const auto& f : sorted) acc = acc < 0 ? f.first : Make(Op::kMul, acc, f.first);
+  return negate && acc >= 0 ? Make(Op::kNeg, acc) : acc;
 }
 
 int Lowerer::TranslateMul(const ex& e) {

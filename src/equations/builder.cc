@@ -10,6 +10,7 @@
 //   5. the rhs and outputs programs over one slot layout.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -160,6 +161,14 @@ class EquationBuilder {
             AddExplicit(E(b), lambda, origin);
             sys_.multipliers.push_back(lambda);
             aes_.push_back({lambda, F(b)});
+          } else if (el.form == LawForm::kConstraint) {
+            // An unknown effort source (seed 001): the constraint force that
+            // makes the bond's flow follow its law, solved with the accelerations.
+            symbol lambda("lambda_" + el.name, "\\lambda_{" + el.name + "}");
+            AddImplicit(lambda, F(b) - el.law, origin);  // residual replaced by its d/dt below
+            AddExplicit(E(b), lambda, origin);
+            sys_.multipliers.push_back(lambda);
+            aes_.push_back({lambda, F(b) - el.law});
           } else {
             AddExplicit(E(b), el.law, origin);
           }
@@ -322,8 +331,15 @@ class EquationBuilder {
   ex Dot(const ex& e) {
     SymSet syms;
     CollectSymbols(e, &syms);
+    // By name, not in the set's order: ex_is_less compares hashes, which change from
+    // run to run, and DotVar appends equations, so the order would leak into the
+    // equation list, the slot layout and the generated code (native cache misses).
+    std::vector<ex> ordered(syms.begin(), syms.end());
+    std::stable_sort(ordered.begin(), ordered.end(), [](const ex& a, const ex& b) {
+      return GiNaC::ex_to<symbol>(a).get_name() < GiNaC::ex_to<symbol>(b).get_name();
+    });
     ex out = 0;
-    for (const ex& s : syms) {
+    for (const ex& s : ordered) {
       const symbol& sym = GiNaC::ex_to<symbol>(s);
       if (params_.count(s)) continue;
       ex ds;
@@ -369,7 +385,8 @@ class EquationBuilder {
     for (const auto& [lambda, flow] : aes_) {
       const ex f = flow.subs(aliases_);
       sys_.constraints.push_back(f);
-      ex df = GiNaC::is_a<symbol>(f) ? ex(DotVar(GiNaC::ex_to<symbol>(f))) : Dot(f);
+      // Dot, not DotVar: after the copies are gone the flow may be a state itself.
+      const ex df = Dot(f);
       for (auto& eq : sys_.equations)
         if (ex(eq.var).is_equal(lambda)) eq.residual = df;
     }
@@ -413,6 +430,9 @@ void EquationBuilder::Sort() {
       else if (!params_.count(s) && !state_index_.count(s) && !s.is_equal(m_.time))
         Internal("undefined variable " + GiNaC::ex_to<symbol>(s).get_name() + " in " + eqs[k].origin);
     }
+    // In equation order, not the set's (hash) order: it decides the component order,
+    // hence the slot layout and the step order of the programs.
+    std::sort(deps[k].begin(), deps[k].end());
   }
   // Which equations the right-hand side needs, and which only the outputs need.
   std::vector<char> need_rhs(n, 0), need_out(n, 0);

@@ -52,6 +52,8 @@ class Builder {
     ValidateModel(m_);  // structural checks before expressions refer to ports
     RegisterVariables();
     BuildDisplacements();
+    BuildDefinitions();
+    ParseDisplacementValues();
     ParseLaws();
     BuildOutputs();
     BuildCoordinates();
@@ -118,7 +120,7 @@ class Builder {
     GiNaC::parser reader(table);
     reader.strict = true;
     try {
-      return reader(text);
+      return defs_.empty() ? reader(text) : reader(text).subs(defs_);
     } catch (const std::exception& ex) {
       // The parser's message may quote its internal buffer: keep the printable part.
       std::string why;
@@ -299,8 +301,22 @@ class Builder {
       NewSymbol(ds.name);
       m_.displacements.push_back(std::move(d));
     }
-    // Initial values may use parameters only; rates any variable. Parsed once
-    // all displacements exist.
+  }
+
+  void BuildDefinitions() {
+    for (const auto& d : spec_.definitions) {
+      if (!IsIdentifier(d.name))
+        Fail(d.where, "", fmt::format("definition name '{}' is not an identifier", d.name),
+             "letters, digits and underscores", d.name);
+      const GiNaC::ex value = Parse(d.text, d.where, "", fmt::format("definition '{}'", d.name));
+      Register(d.name, d.where, fmt::format("definition '{}'", d.name));
+      GiNaC::symbol s = NewSymbol(d.name);
+      defs_[s] = value;  // already in terms of earlier definitions' values
+    }
+  }
+
+  void ParseDisplacementValues() {
+    // Initial values may use parameters only; rates any variable.
     for (size_t i = 0; i < m_.displacements.size(); ++i) {
       const auto& ds = spec_.displacements[i];
       if (!ds.rate.empty())
@@ -329,7 +345,7 @@ class Builder {
       const std::string kind = KindName(e.kind);
       std::vector<std::string> keys;  // allowed law keys for this kind
       switch (e.kind) {
-        case ElementKind::kSe: case ElementKind::kMSe: keys = {"effort"}; break;
+        case ElementKind::kSe: case ElementKind::kMSe: keys = {"effort", "constraint"}; break;
         case ElementKind::kSf: case ElementKind::kMSf: keys = {"flow"}; break;
         case ElementKind::kI: keys = {"inertance", "flow"}; break;
         case ElementKind::kC: keys = {"capacitance", "stiffness", "effort"}; break;
@@ -362,14 +378,15 @@ class Builder {
       if (key == "inertance" || key == "capacitance" || key == "resistance" || key == "ratio") e.form = LawForm::kLinear;
       else if (key == "stiffness") e.form = LawForm::kStiffness;
       else if (key == "effort") e.form = LawForm::kEffort;
+      else if (key == "constraint") e.form = LawForm::kConstraint;
       else e.form = LawForm::kFlow;
       // Local names for nonlinear laws: the element's own state or port variable.
       if (e.kind == ElementKind::kI && key == "flow") locals["p"] = m_.Symbol("p_" + e.name);
       if (e.kind == ElementKind::kC && key == "effort") locals["q"] = m_.Symbol("q_" + e.name);
       if (e.kind == ElementKind::kR && key == "effort") locals["f"] = m_.Symbol("f_" + e.name);
       if (e.kind == ElementKind::kR && key == "flow") locals["e"] = m_.Symbol("e_" + e.name);
-      if (e.kind == ElementKind::kSe || e.kind == ElementKind::kSf || e.kind == ElementKind::kTF ||
-          e.kind == ElementKind::kGY) {
+      if ((e.kind == ElementKind::kSe && key != "constraint") || e.kind == ElementKind::kSf ||
+          e.kind == ElementKind::kTF || e.kind == ElementKind::kGY) {
         // Unmodulated elements: time (sources) and parameters only.
         std::set<std::string> allowed;
         for (const auto& p : m_.parameters) allowed.insert(p.name);
@@ -440,6 +457,7 @@ class Builder {
   Model m_;
   std::map<std::string, std::string> owner_;  // global name -> what it names
   std::string allowed_desc_, allowed_hint_;
+  GiNaC::exmap defs_;  // definition symbol -> its value
 };
 
 }  // namespace

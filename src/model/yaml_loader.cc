@@ -72,7 +72,7 @@ class YamlReader {
            Describe(root));
     CheckKeys(root,
               {"name", "description", "parameters", "elements", "bonds", "displacements", "outputs", "generalized",
-               "independent"},
+               "independent", "definitions", "multibody"},
               "", "the model's top level");
     for (const char* key : {"generalized", "independent"}) {
       const auto list = root[key];
@@ -91,14 +91,22 @@ class YamlReader {
         spec.parameters.push_back({kv.first.Scalar(), Scalar(kv.second, "", "parameter '" + kv.first.Scalar() + "'"),
                                    Where(kv.second)});
     }
+    // A multibody model may have no hand-written elements at all.
+    const bool mb = static_cast<bool>(root["multibody"]);
     const auto elements = root["elements"];
-    if (!elements) Fail(root, "", "the model has no 'elements:' section", "a list of elements", "none");
-    if (!elements.IsSequence()) Fail(elements, "", "'elements' must be a list", "- {name: ..., kind: ...}", Describe(elements));
-    for (const auto& en : elements) spec.elements.push_back(ReadElement(en));
+    if (!elements && !mb) Fail(root, "", "the model has no 'elements:' section", "a list of elements", "none");
+    if (elements) {
+      if (!elements.IsSequence())
+        Fail(elements, "", "'elements' must be a list", "- {name: ..., kind: ...}", Describe(elements));
+      for (const auto& en : elements) spec.elements.push_back(ReadElement(en));
+    }
     const auto bonds = root["bonds"];
-    if (!bonds) Fail(root, "", "the model has no 'bonds:' section", "a list of bonds", "none");
-    if (!bonds.IsSequence()) Fail(bonds, "", "'bonds' must be a list", "- {from: A, to: B} or - [A, B]", Describe(bonds));
-    for (const auto& bn : bonds) spec.bonds.push_back(ReadBond(bn));
+    if (!bonds && !mb) Fail(root, "", "the model has no 'bonds:' section", "a list of bonds", "none");
+    if (bonds) {
+      if (!bonds.IsSequence())
+        Fail(bonds, "", "'bonds' must be a list", "- {from: A, to: B} or - [A, B]", Describe(bonds));
+      for (const auto& bn : bonds) spec.bonds.push_back(ReadBond(bn));
+    }
     if (const auto ds = root["displacements"]) {
       if (!ds.IsSequence()) Fail(ds, "", "'displacements' must be a list", "- {name: x, of: J1}", Describe(ds));
       for (const auto& dn : ds) {
@@ -115,6 +123,13 @@ class YamlReader {
         d.where = Where(dn);
         spec.displacements.push_back(d);
       }
+    }
+    if (const auto mb = root["multibody"]) ReadMultibody(mb, &spec.multibody);
+    if (const auto defs = root["definitions"]) {
+      if (!defs.IsMap()) Fail(defs, "", "'definitions' must be a mapping", "name: expression lines", Describe(defs));
+      for (const auto& kv : defs)
+        spec.definitions.push_back({kv.first.Scalar(), Scalar(kv.second, "", "definition '" + kv.first.Scalar() + "'"),
+                                    Where(kv.second)});
     }
     if (const auto outs = root["outputs"]) {
       if (outs.IsMap()) {
@@ -136,6 +151,42 @@ class YamlReader {
     return spec;
   }
 
+  ModelSpec::Field ReadField(const YAML::Node& n, const std::string& what) const {
+    ModelSpec::Field f;
+    f.where = Where(n);
+    if (n.IsSequence()) {
+      f.is_list = true;
+      for (const auto& x : n) f.values.push_back(Scalar(x, "", what));
+    } else {
+      f.values.push_back(Scalar(n, "", what));
+    }
+    return f;
+  }
+
+  void ReadMultibody(const YAML::Node& mb, ModelSpec::MultibodySpec* out) const {
+    if (!mb.IsMap())
+      Fail(mb, "", "'multibody' must be a mapping", "keys such as gravity:, bodies:, joints:, loads:", Describe(mb));
+    out->present = true;
+    out->where = Where(mb);
+    for (const auto& kv : mb) {
+      const std::string key = kv.first.Scalar();
+      if (key == "bodies" || key == "joints" || key == "loads") {
+        if (!kv.second.IsSequence())
+          Fail(kv.second, "", fmt::format("multibody '{}' must be a list", key), "- {name: ..., ...}", Describe(kv.second));
+        auto& list = key == "bodies" ? out->bodies : key == "joints" ? out->joints : out->loads;
+        for (const auto& en : kv.second) {
+          if (!en.IsMap()) Fail(en, "", fmt::format("an entry of multibody '{}' must be a mapping", key), "{name: ...}", Describe(en));
+          ModelSpec::Entry e;
+          e.where = Where(en);
+          for (const auto& f : en) e.fields[f.first.Scalar()] = ReadField(f.second, f.first.Scalar());
+          list.push_back(std::move(e));
+        }
+      } else {
+        out->settings[key] = ReadField(kv.second, key);
+      }
+    }
+  }
+
   ModelSpec::ElementSpec ReadElement(const YAML::Node& en) {
     if (!en.IsMap()) Fail(en, "", "an element must be a mapping", "{name: R1, kind: R, resistance: 10}", Describe(en));
     ModelSpec::ElementSpec e;
@@ -147,9 +198,9 @@ class YamlReader {
     e.kind = Scalar(en["kind"], e.name, "kind");
     CheckKeys(en,
               {"name", "kind", "initial", "inertance", "capacitance", "stiffness", "resistance", "ratio", "effort",
-               "flow", "description"},
+               "flow", "constraint", "description"},
               e.name, "element '" + e.name + "'");
-    for (const char* key : {"inertance", "capacitance", "stiffness", "resistance", "ratio", "effort", "flow"})
+    for (const char* key : {"inertance", "capacitance", "stiffness", "resistance", "ratio", "effort", "flow", "constraint"})
       if (en[key]) e.laws.emplace_back(key, Scalar(en[key], e.name, key));
     if (en["initial"]) e.initial = Scalar(en["initial"], e.name, "initial");
     return e;
@@ -186,7 +237,7 @@ class YamlReader {
   std::string file_;
 };
 
-Model LoadFromNode(const std::string& text, const std::string& label) {
+ModelSpec SpecFromText(const std::string& text, const std::string& label) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -198,7 +249,7 @@ Model LoadFromNode(const std::string& text, const std::string& label) {
     throw Error(d);
   }
   try {
-    return BuildModel(YamlReader(label).Read(root));
+    return YamlReader(label).Read(root);
   } catch (const YAML::Exception& ex) {  // any yaml-cpp conversion we did not anticipate
     Diagnostic d;
     d.where = {label, ex.mark.line >= 0 ? ex.mark.line + 1 : 0, ex.mark.column >= 0 ? ex.mark.column + 1 : 0};
@@ -209,11 +260,11 @@ Model LoadFromNode(const std::string& text, const std::string& label) {
 
 }  // namespace
 
-Model LoadModelFromString(const std::string& yaml_text, const std::string& file_label) {
-  return LoadFromNode(yaml_text, file_label);
+ModelSpec ReadModelSpec(const std::string& yaml_text, const std::string& file_label) {
+  return SpecFromText(yaml_text, file_label);
 }
 
-Model LoadModel(const std::string& path) {
+ModelSpec ReadModelSpecFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     Diagnostic d;
@@ -225,7 +276,7 @@ Model LoadModel(const std::string& path) {
   }
   std::ostringstream os;
   os << in.rdbuf();
-  return LoadFromNode(os.str(), path);
+  return SpecFromText(os.str(), path);
 }
 
 }  // namespace paynter

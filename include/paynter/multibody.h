@@ -1,0 +1,29 @@
+// paynter/multibody.h — 3D mechanisms from bodies, joints and loads.
+//
+// The `multibody:` section of a model file (docs/multibody.md) is turned into
+// a bond graph before the pipeline runs, after Tiernego and Bos's modular
+// approach (seed 003): each rigid body is Newton–Euler — translation of its
+// centre of mass G in the world frame W, rotation in its body frame B with the
+// Euler junction structure (EJS, a ring of gyrators modulated by the angular
+// momenta, seed 004 Figs. 9.35–9.36) — and each joint is a set of constraint
+// rows: relative velocities along directions fixed in the first body, summed
+// at 0-junctions. A constrained row carries an unknown effort source, the
+// joint's constraint force or moment (seed 001: it removes derivative
+// causality); a free row carries the joint's spring, damper and actuator.
+//
+// Frames and monograms: R_WB rotates body B's frame into the world
+// (definitions <B>_R11 ... <B>_R33), p_WG is the position of G in the world
+// (displacements <B>_x, <B>_y, <B>_z), w_B the angular velocity in B (flows of
+// the 1-junctions <B>_wx, <B>_wy, <B>_wz). Orientation is a unit quaternion
+// (<B>_q0..<B>_q3, the default) or XYZ Cardan angles (<B>_a, <B>_b, <B>_g).
+#pragma once
+
+#include "paynter/model.h"
+
+namespace paynter {
+
+// Adds to `spec` the elements, bonds, displacements and definitions of its
+// multibody section. Throws Error (file, line, body or joint, hint) on bad input.
+void ExpandMultibody(ModelSpec* spec);
+
+}  // namespace paynter

@@ -1,0 +1,568 @@
+// ExpandMultibody: bodies, joints and loads -> elements, bonds, displacements
+// and definitions of a scalar bond graph (see include/paynter/multibody.h).
+//
+// Expressions are built with GiNaC over symbols named as the model's variables
+// and printed back as text, which BuildModel parses like any hand-written law.
+#include "paynter/multibody.h"
+
+#include <fmt/format.h>
+#include <ginac/ginac.h>
+
+#include <array>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+namespace paynter {
+namespace {
+
+using GiNaC::ex;
+using Vec = std::array<ex, 3>;
+using Mat = std::array<std::array<ex, 3>, 3>;
+
+[[noreturn]] void Fail(const SourceLocation& where, const std::string& who, const std::string& message,
+                       const std::string& expected = "", const std::string& got = "", const std::string& hint = "") {
+  Diagnostic d;
+  d.where = where;
+  d.element = who;
+  d.message = message;
+  d.expected = expected;
+  d.got = got;
+  d.hint = hint;
+  throw Error(d);
+}
+
+std::string Text(const ex& e) {
+  std::ostringstream os;
+  os << e;
+  return os.str();
+}
+
+Vec Cross(const Vec& a, const Vec& b) {
+  return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+}
+ex Dot(const Vec& a, const Vec& b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+Vec Mul(const Mat& m, const Vec& v) {
+  Vec r;
+  for (int i = 0; i < 3; ++i) r[i] = m[i][0] * v[0] + m[i][1] * v[1] + m[i][2] * v[2];
+  return r;
+}
+Vec MulT(const Mat& m, const Vec& v) {
+  Vec r;
+  for (int i = 0; i < 3; ++i) r[i] = m[0][i] * v[0] + m[1][i] * v[1] + m[2][i] * v[2];
+  return r;
+}
+Vec Sub(const Vec& a, const Vec& b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2]}; }
+Vec Add(const Vec& a, const Vec& b) { return {a[0] + b[0], a[1] + b[1], a[2] + b[2]}; }
+Mat Identity() {
+  Mat m;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) m[i][j] = i == j ? 1 : 0;
+  return m;
+}
+
+const char* kAxes[3] = {"x", "y", "z"};
+
+struct Body {
+  std::string name;
+  bool ground = false;
+  Mat R;   // R_WB in terms of the orientation states (identity for ground)
+  Vec p;   // p_WG symbols (zero for ground)
+  Vec v;   // velocity of G (flows of <B>_v*), zero for ground
+  Vec w;   // angular velocity in B (flows of <B>_w*)
+  Mat R0;  // initial R_WB in terms of parameters
+  Vec p0;  // initial p_WG
+  SourceLocation where;
+};
+
+class Expander {
+ public:
+  explicit Expander(ModelSpec* spec) : s_(*spec), mb_(spec->multibody) {}
+
+  void Run() {
+    const auto& st = mb_.settings;
+    for (const auto& [k, f] : st)
+      if (k != "gravity" && k != "orientation")
+        Fail(f.where, "", fmt::format("unknown multibody setting '{}'", k), "gravity, orientation, bodies, joints, loads", k);
+    if (st.count("orientation")) {
+      const auto& f = st.at("orientation");
+      if (f.is_list || (f.values[0] != "quaternion" && f.values[0] != "cardan"))
+        Fail(f.where, "", "unknown orientation representation", "quaternion (the default) or cardan",
+             f.values.empty() ? "" : f.values[0], "Cardan angles are singular at beta = +-pi/2; quaternions are not");
+      cardan_ = f.values[0] == "cardan";
+    }
+    gravity_ = {0, 0, 0};
+    if (st.count("gravity")) gravity_ = Vector(st.at("gravity"), "", "gravity");
+    bodies_.push_back(Ground());
+    for (const auto& e : mb_.bodies) AddBody(e);
+    for (const auto& e : mb_.joints) AddJoint(e);
+    for (const auto& e : mb_.loads) AddLoad(e);
+  }
+
+ private:
+  // ---- helpers ----------------------------------------------------------------
+  GiNaC::symbol Sym(const std::string& name) {
+    auto it = syms_.find(name);
+    if (it != syms_.end()) return it->second;
+    GiNaC::symbol s(name);
+    syms_.emplace(name, s);
+    return s;
+  }
+
+  // Parses a text with every name a symbol (checked later by BuildModel).
+  ex Parse(const std::string& text, const SourceLocation& where, const std::string& who) {
+    GiNaC::parser reader;
+    reader.strict = false;
+    try {
+      ex e = reader(text);
+      // Re-bind the parser's symbols to ours, by name.
+      GiNaC::exmap m;
+      for (const auto& [name, sym] : reader.get_syms())
+        if (GiNaC::is_a<GiNaC::symbol>(sym)) m[sym] = name == "pi" || name == "Pi" ? ex(GiNaC::Pi) : ex(Sym(name));
+      return e.subs(m);
+    } catch (const std::exception&) {
+      Fail(where, who, fmt::format("cannot parse '{}'", text), "a number or an expression of parameters");
+    }
+  }
+
+  const ModelSpec::Field* Get(const ModelSpec::Entry& e, const std::string& key) {
+    auto it = e.fields.find(key);
+    return it == e.fields.end() ? nullptr : &it->second;
+  }
+
+  std::string Name(const ModelSpec::Entry& e, const char* what) {
+    const auto* f = Get(e, "name");
+    if (!f || f->is_list) Fail(e.where, "", fmt::format("a {} needs a name", what), "name: <identifier>", "none");
+    return f->values[0];
+  }
+
+  void CheckKeys(const ModelSpec::Entry& e, const std::string& who, const std::set<std::string>& allowed) {
+    for (const auto& [k, f] : e.fields)
+      if (!allowed.count(k)) {
+        std::string list;
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        Fail(f.where, who, fmt::format("unknown key '{}'", k), "one of: " + list, k);
+      }
+  }
+
+  Vec Vector(const ModelSpec::Field& f, const std::string& who, const std::string& what) {
+    if (!f.is_list || f.values.size() != 3)
+      Fail(f.where, who, fmt::format("'{}' is a vector of three components", what), "[x, y, z]",
+           f.is_list ? fmt::format("{} components", f.values.size()) : "'" + f.values[0] + "'");
+    return {Parse(f.values[0], f.where, who), Parse(f.values[1], f.where, who), Parse(f.values[2], f.where, who)};
+  }
+
+  Vec VectorOr(const ModelSpec::Entry& e, const std::string& key, const std::string& who, Vec dflt) {
+    const auto* f = Get(e, key);
+    return f ? Vector(*f, who, key) : dflt;
+  }
+
+  std::string Scalar(const ModelSpec::Entry& e, const std::string& key, const std::string& who) {
+    const auto* f = Get(e, key);
+    if (!f) return "";
+    if (f->is_list) Fail(f->where, who, fmt::format("'{}' is a single value", key), "a number or expression", "a list");
+    return f->values[0];
+  }
+
+  // A constant unit vector (axes must be numbers).
+  std::array<double, 3> Axis(const ModelSpec::Entry& e, const std::string& key, const std::string& who,
+                             std::array<double, 3> dflt) {
+    const auto* f = Get(e, key);
+    if (!f) return dflt;
+    const Vec v = Vector(*f, who, key);
+    std::array<double, 3> a;
+    for (int i = 0; i < 3; ++i) {
+      const ex n = GiNaC::evalf(v[i]);
+      if (!GiNaC::is_a<GiNaC::numeric>(n))
+        Fail(f->where, who, fmt::format("'{}' must be a constant vector", key), "[numbers]", Text(v[i]),
+             "joint axes are fixed in the first body's frame");
+      a[i] = GiNaC::ex_to<GiNaC::numeric>(n).to_double();
+    }
+    const double n = std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+    if (n < 1e-12) Fail(f->where, who, fmt::format("'{}' is the zero vector", key), "a direction", "[0, 0, 0]");
+    for (double& x : a) x /= n;
+    return a;
+  }
+
+  void Element(const std::string& name, const std::string& kind, const std::string& key = "",
+               const std::string& law = "", const std::string& initial = "") {
+    ModelSpec::ElementSpec e;
+    e.name = name;
+    e.kind = kind;
+    if (!key.empty()) e.laws.push_back({key, law});
+    e.initial = initial;
+    e.where = where_;
+    s_.elements.push_back(e);
+  }
+  void BondTo(const std::string& from, const std::string& to) {
+    ModelSpec::BondSpec b;
+    b.from = from;
+    b.to = to;
+    b.where = where_;
+    s_.bonds.push_back(b);
+  }
+  void Define(const std::string& name, const ex& value) { s_.definitions.push_back({name, Text(value), where_}); }
+  void Displacement(const std::string& name, const std::string& of, const std::string& rate, const ex& initial) {
+    ModelSpec::DisplacementSpec d;
+    d.name = name;
+    d.of = of;
+    d.rate = rate;
+    d.initial = Text(initial);
+    d.where = where_;
+    s_.displacements.push_back(d);
+  }
+
+  // ---- bodies -----------------------------------------------------------------
+  Body Ground() {
+    Body g;
+    g.name = "ground";
+    g.ground = true;
+    g.R = g.R0 = Identity();
+    g.p = g.p0 = g.v = g.w = {0, 0, 0};
+    return g;
+  }
+
+  const Body& FindBody(const std::string& name, const SourceLocation& where, const std::string& who) {
+    for (const auto& b : bodies_)
+      if (b.name == name) return b;
+    std::string list;
+    for (const auto& b : bodies_) list += (list.empty() ? "" : ", ") + b.name;
+    Fail(where, who, fmt::format("unknown body '{}'", name), "one of: " + list, name);
+  }
+
+  static Mat Cardan(const ex& a, const ex& b, const ex& g) {
+    // R = Rx(a) Ry(b) Rz(g) (seed 003, Fig. 3).
+    using GiNaC::cos;
+    using GiNaC::sin;
+    Mat m;
+    m[0] = {cos(b) * cos(g), -cos(b) * sin(g), sin(b)};
+    m[1] = {cos(g) * sin(a) * sin(b) + cos(a) * sin(g), cos(a) * cos(g) - sin(a) * sin(b) * sin(g), -cos(b) * sin(a)};
+    m[2] = {sin(a) * sin(g) - cos(a) * cos(g) * sin(b), cos(g) * sin(a) + cos(a) * sin(b) * sin(g), cos(a) * cos(b)};
+    return m;
+  }
+
+  void AddBody(const ModelSpec::Entry& e) {
+    Body b;
+    b.name = Name(e, "body");
+    b.where = where_ = e.where;
+    CheckKeys(e, b.name, {"name", "mass", "inertia", "position", "orientation", "velocity", "angular_velocity"});
+    if (b.name == "ground") Fail(e.where, b.name, "'ground' is the fixed frame's name", "another body name", "ground");
+    for (const auto& o : bodies_)
+      if (o.name == b.name) Fail(e.where, b.name, fmt::format("duplicate body '{}'", b.name), "each body once", b.name);
+    const std::string n = b.name;
+    const std::string mass = Scalar(e, "mass", n);
+    if (mass.empty()) Fail(e.where, n, "a body needs a mass", "mass: <number or parameter>", "none");
+    const auto* inertia = Get(e, "inertia");
+    if (!inertia || !inertia->is_list || inertia->values.size() != 3)
+      Fail(inertia ? inertia->where : e.where, n, "a body needs its principal central inertias",
+           "inertia: [Ixx, Iyy, Izz] about the centre of mass, in the body frame",
+           inertia ? fmt::format("{} values", inertia->values.size()) : "none",
+           "a full inertia tensor needs an I-field, which paynter does not model yet: choose principal body axes");
+    b.p0 = VectorOr(e, "position", n, {0, 0, 0});
+    const Vec ang = VectorOr(e, "orientation", n, {0, 0, 0});
+    b.R0 = Cardan(ang[0], ang[1], ang[2]);
+    const Vec v0 = VectorOr(e, "velocity", n, {0, 0, 0});
+    const Vec w0 = VectorOr(e, "angular_velocity", n, {0, 0, 0});
+    const ex m = Parse(mass, e.where, n);
+    // Translation of G, world frame.
+    for (int i = 0; i < 3; ++i) {
+      const std::string j = fmt::format("{}_v{}", n, kAxes[i]);
+      Element(j, "1");
+      Element(fmt::format("{}_m{}", n, kAxes[i]), "I", "inertance", mass, Text(m * v0[i]));
+      BondTo(j, fmt::format("{}_m{}", n, kAxes[i]));
+      if (!gravity_[i].is_zero()) {
+        Element(fmt::format("{}_weight_{}", n, kAxes[i]), "Se", "effort", Text(m * gravity_[i]));
+        BondTo(fmt::format("{}_weight_{}", n, kAxes[i]), j);
+      }
+      Displacement(fmt::format("{}_{}", n, kAxes[i]), j, "", b.p0[i]);
+      b.p[i] = Sym(fmt::format("{}_{}", n, kAxes[i]));
+      b.v[i] = Sym("f_" + j);
+    }
+    // Rotation, body frame, with the Euler junction structure: a gyrator ring
+    // modulated by the angular momenta h = p of the three I elements.
+    for (int i = 0; i < 3; ++i) {
+      const std::string j = fmt::format("{}_w{}", n, kAxes[i]);
+      Element(j, "1");
+      const ex I = Parse(inertia->values[i], inertia->where, n);
+      Element(fmt::format("{}_J{}", n, kAxes[i]), "I", "inertance", inertia->values[i], Text(I * w0[i]));
+      BondTo(j, fmt::format("{}_J{}", n, kAxes[i]));
+      b.w[i] = Sym("f_" + j);
+    }
+    // d h_i/dt = T_i - (w x h)_i: MGY h_z from w_x to w_y, h_x from w_y to w_z,
+    // h_y from w_z to w_x (seed 004, Fig. 9.36b).
+    for (int i = 0; i < 3; ++i) {
+      const int a = (i + 1) % 3, c = (i + 2) % 3;  // the gyrator of h_i joins w_a -> w_c
+      const std::string gy = fmt::format("{}_ejs_{}", n, kAxes[i]);
+      Element(gy, "MGY", "ratio", fmt::format("p_{}_J{}", n, kAxes[i]));
+      BondTo(fmt::format("{}_w{}", n, kAxes[a]), gy);
+      BondTo(gy, fmt::format("{}_w{}", n, kAxes[c]));
+    }
+    // Orientation.
+    const std::string wx = "f_" + n + "_wx", wy = "f_" + n + "_wy", wz = "f_" + n + "_wz";
+    if (cardan_) {
+      const std::string a = n + "_a", bb = n + "_b", g = n + "_g";
+      Displacement(a, "", fmt::format("({}*cos({}) - {}*sin({}))/cos({})", wx, g, wy, g, bb), ang[0]);
+      Displacement(bb, "", fmt::format("{}*sin({}) + {}*cos({})", wx, g, wy, g), ang[1]);
+      Displacement(g, "", fmt::format("{} - ({}*cos({}) - {}*sin({}))*tan({})", wz, wx, g, wy, g, bb), ang[2]);
+      b.R = Cardan(Sym(a), Sym(bb), Sym(g));
+    } else {
+      // q' = q (x) (0, w_B) / 2; R from the normalized quaternion.
+      using GiNaC::cos;
+      using GiNaC::sin;
+      const ex ca = cos(ang[0] / 2), sa = sin(ang[0] / 2), cb = cos(ang[1] / 2), sb = sin(ang[1] / 2),
+               cg = cos(ang[2] / 2), sg = sin(ang[2] / 2);
+      // q = qx(a) (x) qy(b) (x) qz(g)
+      const ex q0i = ca * cb * cg - sa * sb * sg, q1i = sa * cb * cg + ca * sb * sg, q2i = ca * sb * cg - sa * cb * sg,
+               q3i = ca * cb * sg + sa * sb * cg;
+      const std::string q0 = n + "_q0", q1 = n + "_q1", q2 = n + "_q2", q3 = n + "_q3";
+      Displacement(q0, "", fmt::format("-({}*{} + {}*{} + {}*{})/2", q1, wx, q2, wy, q3, wz), q0i);
+      Displacement(q1, "", fmt::format("({}*{} + {}*{} - {}*{})/2", q0, wx, q2, wz, q3, wy), q1i);
+      Displacement(q2, "", fmt::format("({}*{} + {}*{} - {}*{})/2", q0, wy, q3, wx, q1, wz), q2i);
+      Displacement(q3, "", fmt::format("({}*{} + {}*{} - {}*{})/2", q0, wz, q1, wy, q2, wx), q3i);
+      const ex a = Sym(q0), x = Sym(q1), y = Sym(q2), z = Sym(q3);
+      const ex n2 = a * a + x * x + y * y + z * z;
+      Mat R;
+      R[0] = {(a * a + x * x - y * y - z * z) / n2, 2 * (x * y - a * z) / n2, 2 * (x * z + a * y) / n2};
+      R[1] = {2 * (x * y + a * z) / n2, (a * a - x * x + y * y - z * z) / n2, 2 * (y * z - a * x) / n2};
+      R[2] = {2 * (x * z - a * y) / n2, 2 * (y * z + a * x) / n2, (a * a - x * x - y * y + z * z) / n2};
+      b.R = R;
+    }
+    // R_WB as definitions <B>_R11 .. <B>_R33, used below and in outputs.
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) {
+        const std::string d = fmt::format("{}_R{}{}", n, i + 1, j + 1);
+        Define(d, b.R[i][j]);
+        b.R[i][j] = Sym(d);
+      }
+    bodies_.push_back(b);
+  }
+
+  // ---- joints -----------------------------------------------------------------
+  // One row: the relative velocity `coefficients . velocities` summed at a
+  // 0-junction `row`. Contributions of a body's junctions enter through
+  // transformers (MTF when the coefficient varies).
+  struct Contribution {
+    std::string junction;
+    ex coefficient;
+  };
+
+  void Row(const std::string& row, const std::vector<Contribution>& parts) {
+    Element(row, "0");
+    int k = 0;
+    for (const auto& c : parts) {
+      const ex coef = c.coefficient.expand();
+      if (coef.is_zero()) continue;
+      const std::string tf = fmt::format("{}_{}", row, ++k);
+      bool constant = true;
+      for (const auto& [name, sym] : syms_)
+        if (coef.has(sym) && name.find('_') != std::string::npos) constant = false;  // model variables have '_'
+      Element(tf, constant ? "TF" : "MTF", "ratio", Text(coef));
+      BondTo(c.junction, tf);
+      BondTo(tf, row);
+    }
+    if (k == 0) Fail(where_, row, "a joint row with no motion in it", "two bodies that can move relative to each other", "");
+  }
+
+  std::vector<Contribution> Translational(const Body& b1, const Body& b2, const Vec& r2, const Vec& d) {
+    // u . (v_Q - v_P'), u = R1 d, Q = point of body 2, P' = body 1's material
+    // point at Q: exact derivative of u . (p_Q - p_P) (see docs/multibody.md).
+    const Vec u = Mul(b1.R, d);
+    const Vec pQ = Add(b2.p, Mul(b2.R, r2));
+    std::vector<Contribution> parts;
+    if (!b2.ground) {
+      for (int i = 0; i < 3; ++i) parts.push_back({fmt::format("{}_v{}", b2.name, kAxes[i]), u[i]});
+      const Vec c2 = Cross(r2, MulT(b2.R, u));
+      for (int i = 0; i < 3; ++i) parts.push_back({fmt::format("{}_w{}", b2.name, kAxes[i]), c2[i]});
+    }
+    if (!b1.ground) {
+      for (int i = 0; i < 3; ++i) parts.push_back({fmt::format("{}_v{}", b1.name, kAxes[i]), -u[i]});
+      const Vec r1 = MulT(b1.R, Sub(pQ, b1.p));
+      const Vec c1 = Cross(r1, d);
+      for (int i = 0; i < 3; ++i) parts.push_back({fmt::format("{}_w{}", b1.name, kAxes[i]), -c1[i]});
+    }
+    return parts;
+  }
+
+  std::vector<Contribution> Rotational(const Body& b1, const Body& b2, const Vec& e) {
+    // w . (R2 w2 - R1 w1), w = R1 e (e fixed in body 1).
+    std::vector<Contribution> parts;
+    if (!b2.ground) {
+      const Vec c2 = MulT(b2.R, Mul(b1.R, e));
+      for (int i = 0; i < 3; ++i) parts.push_back({fmt::format("{}_w{}", b2.name, kAxes[i]), c2[i]});
+    }
+    if (!b1.ground)
+      for (int i = 0; i < 3; ++i) parts.push_back({fmt::format("{}_w{}", b1.name, kAxes[i]), -e[i]});
+    return parts;
+  }
+
+  std::vector<Contribution> Universal(const Body& b1, const Body& b2, const Vec& a1, const Vec& a2) {
+    // d/dt (R1 a1 . R2 a2) = (w1 - w2) . (R1 a1 x R2 a2) (world angular velocities).
+    const Vec n = Cross(Mul(b1.R, a1), Mul(b2.R, a2));
+    std::vector<Contribution> parts;
+    if (!b2.ground) {
+      const Vec c2 = MulT(b2.R, n);
+      for (int i = 0; i < 3; ++i) parts.push_back({fmt::format("{}_w{}", b2.name, kAxes[i]), -c2[i]});
+    }
+    if (!b1.ground) {
+      const Vec c1 = MulT(b1.R, n);
+      for (int i = 0; i < 3; ++i) parts.push_back({fmt::format("{}_w{}", b1.name, kAxes[i]), c1[i]});
+    }
+    return parts;
+  }
+
+  void AddJoint(const ModelSpec::Entry& e) {
+    const std::string J = Name(e, "joint");
+    where_ = e.where;
+    CheckKeys(e, J, {"name", "type", "body1", "body2", "point1", "point2", "axis", "axis2", "stiffness", "rest",
+                     "damping", "actuator"});
+    const std::string type = Scalar(e, "type", J);
+    static const std::set<std::string> kTypes = {"revolute", "prismatic", "spherical", "cylindrical", "universal",
+                                                 "rotational", "planar", "fixed"};
+    if (!kTypes.count(type))
+      Fail(e.where, J, fmt::format("unknown joint type '{}'", type),
+           "revolute, prismatic, spherical, cylindrical, universal, rotational, planar or fixed", type);
+    const Body& b1 = FindBody(Scalar(e, "body1", J), e.where, J);
+    const Body& b2 = FindBody(Scalar(e, "body2", J), e.where, J);
+    if (b1.name == b2.name) Fail(e.where, J, "a joint joins two different bodies", "body1 != body2", b1.name);
+    const Vec r1 = VectorOr(e, "point1", J, {0, 0, 0});
+    const Vec r2 = VectorOr(e, "point2", J, {0, 0, 0});
+    const auto a = Axis(e, "axis", J, {0, 0, 1});
+    // Two unit vectors perpendicular to the axis, completing a right-handed basis.
+    std::array<double, 3> t = std::abs(a[0]) < 0.9 ? std::array<double, 3>{1, 0, 0} : std::array<double, 3>{0, 1, 0};
+    std::array<double, 3> b1v = {a[1] * t[2] - a[2] * t[1], a[2] * t[0] - a[0] * t[2], a[0] * t[1] - a[1] * t[0]};
+    const double nb = std::sqrt(b1v[0] * b1v[0] + b1v[1] * b1v[1] + b1v[2] * b1v[2]);
+    for (double& x : b1v) x /= nb;
+    const std::array<double, 3> b2v = {a[1] * b1v[2] - a[2] * b1v[1], a[2] * b1v[0] - a[0] * b1v[2],
+                                       a[0] * b1v[1] - a[1] * b1v[0]};
+    auto V = [](const std::array<double, 3>& x) { return Vec{x[0], x[1], x[2]}; };
+    const Vec A = V(a), B1 = V(b1v), B2 = V(b2v);
+    std::vector<Vec> trans_fixed, rot_fixed, trans_free, rot_free;
+    if (type == "revolute") trans_fixed = {A, B1, B2}, rot_fixed = {B1, B2}, rot_free = {A};
+    if (type == "prismatic") trans_fixed = {B1, B2}, rot_fixed = {A, B1, B2}, trans_free = {A};
+    if (type == "spherical") trans_fixed = {A, B1, B2};
+    if (type == "cylindrical") trans_fixed = {B1, B2}, rot_fixed = {B1, B2}, trans_free = {A}, rot_free = {A};
+    if (type == "planar") trans_fixed = {A}, rot_fixed = {B1, B2}, trans_free = {B1, B2}, rot_free = {A};
+    if (type == "fixed") trans_fixed = {A, B1, B2}, rot_fixed = {A, B1, B2};
+    if (type == "universal" || type == "rotational") trans_fixed = {A, B1, B2};
+
+    // Constraint rows with their unknown effort sources (the constraint forces
+    // and moments, seed 001).
+    Vec F = {0, 0, 0}, T = {0, 0, 0};
+    int k = 0;
+    auto constrained = [&](const std::vector<Contribution>& parts, const Vec& world_dir, bool force) {
+      const std::string row = fmt::format("{}_c{}", J, ++k), src = fmt::format("{}_{}{}", J, force ? "f" : "m", k);
+      Row(row, parts);
+      Element(src, "Se", "constraint", "0");
+      BondTo(row, src);
+      // The row's effort acts on body 2 as -lambda along the row's direction.
+      const ex lambda = Sym("e_" + src);
+      for (int i = 0; i < 3; ++i) (force ? F : T)[i] -= lambda * world_dir[i];
+    };
+    for (const Vec& d : trans_fixed) constrained(Translational(b1, b2, r2, d), Mul(b1.R, d), true);
+    for (const Vec& d : rot_fixed) constrained(Rotational(b1, b2, d), Mul(b1.R, d), false);
+    if (type == "universal" || type == "rotational") {
+      const auto a2 = Axis(e, "axis2", J, b1v);
+      const Vec A2 = V(a2);
+      // axis2 is given in body 2's frame; it starts perpendicular to axis.
+      constrained(Universal(b1, b2, A, A2), Cross(Mul(b1.R, A), Mul(b2.R, A2)), false);
+    }
+    for (int i = 0; i < 3; ++i) {
+      Define(fmt::format("{}_F{}", J, kAxes[i]), F[i]);
+      Define(fmt::format("{}_T{}", J, kAxes[i]), T[i]);
+    }
+    // Free rows: the joint coordinate, and its spring, damper and actuator.
+    const std::string K = Scalar(e, "stiffness", J), rest = Scalar(e, "rest", J), c = Scalar(e, "damping", J),
+                      act = Scalar(e, "actuator", J);
+    const size_t nfree = trans_free.size() + rot_free.size();
+    if (nfree != 1 && (!K.empty() || !c.empty() || !act.empty()))
+      Fail(e.where, J, fmt::format("a {} joint has {} free directions: stiffness, damping and actuator need exactly one",
+                                   type, nfree),
+           "revolute, prismatic (one free direction)", type, "use loads for the other joint types");
+    int f = 0;
+    auto free_row = [&](const std::vector<Contribution>& parts, bool translational, const ex& initial) {
+      const std::string row = fmt::format("{}_free{}", J, ++f);
+      const std::string coord = translational ? (nfree == 1 ? J + "_s" : fmt::format("{}_s{}", J, f))
+                                              : (nfree == 1 ? J + "_angle" : fmt::format("{}_angle{}", J, f));
+      const std::string rate = coord + "dot";
+      if (K.empty() && c.empty() && act.empty()) {
+        // Nothing acts along this direction: no junction, only the coordinate
+        // (and its rate, as a definition).
+        ex r = 0;
+        for (const auto& p : parts) r += p.coefficient * Sym("f_" + p.junction);
+        Define(rate, r);
+        Displacement(coord, "", Text(r), initial);
+        return;
+      }
+      Row(row, parts);
+      Element(rate, "1");  // common relative velocity; efforts of spring, damper, actuator add up
+      BondTo(row, rate);
+      Displacement(coord, rate, "", initial);
+      if (!K.empty()) {
+        Element(J + "_spring", "C", "effort", fmt::format("({})*({} - ({}))", K, coord, rest.empty() ? "0" : rest),
+                "");
+        BondTo(rate, J + "_spring");
+      }
+      if (!c.empty()) {
+        Element(J + "_damper", "R", "resistance", c);
+        BondTo(rate, J + "_damper");
+      }
+      if (!act.empty()) {
+        Element(J + "_actuator", "MSe", "effort", act);
+        BondTo(J + "_actuator", rate);
+      }
+    };
+    // Initial joint coordinates: the translation of Q relative to P along the
+    // axis, in body 1's frame, from the initial poses; angles start at 0.
+    const Vec pQ0 = Add(b2.p0, Mul(b2.R0, r2));
+    const Vec rel0 = Sub(MulT(b1.R0, Sub(pQ0, b1.p0)), r1);
+    for (const Vec& d : trans_free) free_row(Translational(b1, b2, r2, d), true, Dot(rel0, d));
+    for (const Vec& d : rot_free) free_row(Rotational(b1, b2, d), false, 0);
+  }
+
+  // ---- loads ------------------------------------------------------------------
+  void AddLoad(const ModelSpec::Entry& e) {
+    const std::string L = Name(e, "load");
+    where_ = e.where;
+    CheckKeys(e, L, {"name", "type", "body", "point", "value"});
+    const std::string type = Scalar(e, "type", L);
+    if (type != "force" && type != "torque")
+      Fail(e.where, L, fmt::format("unknown load type '{}'", type), "force or torque", type);
+    const Body& b = FindBody(Scalar(e, "body", L), e.where, L);
+    if (b.ground) Fail(e.where, L, "a load on the ground does nothing", "a moving body", "ground");
+    const auto* vf = Get(e, "value");
+    if (!vf) Fail(e.where, L, "a load needs a value", "value: [x, y, z] in world components", "none");
+    const Vec value = Vector(*vf, L, "value");
+    Vec torque_B = {0, 0, 0};
+    if (type == "force") {
+      for (int i = 0; i < 3; ++i)
+        if (!value[i].is_zero()) {
+          const std::string s = fmt::format("{}_{}", L, kAxes[i]);
+          Element(s, "MSe", "effort", Text(value[i]));
+          BondTo(s, fmt::format("{}_v{}", b.name, kAxes[i]));
+        }
+      torque_B = Cross(VectorOr(e, "point", L, {0, 0, 0}), MulT(b.R, value));
+    } else {
+      torque_B = MulT(b.R, value);
+    }
+    for (int i = 0; i < 3; ++i)
+      if (!torque_B[i].expand().is_zero()) {
+        const std::string s = fmt::format("{}_t{}", L, kAxes[i]);
+        Element(s, "MSe", "effort", Text(torque_B[i]));
+        BondTo(s, fmt::format("{}_w{}", b.name, kAxes[i]));
+      }
+  }
+
+  ModelSpec& s_;
+  const ModelSpec::MultibodySpec& mb_;
+  bool cardan_ = false;
+  Vec gravity_;
+  std::vector<Body> bodies_;
+  std::map<std::string, GiNaC::symbol> syms_;
+  SourceLocation where_;
+};
+
+}  // namespace
+
+void ExpandMultibody(ModelSpec* spec) { Expander(spec).Run(); }
+
+}  // namespace paynter
