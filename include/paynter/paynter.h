@@ -16,6 +16,7 @@
 #include "paynter/equations.h"
 #include "paynter/error.h"
 #include "paynter/model.h"
+#include "paynter/multibody.h"
 #include "paynter/report.h"
 #include "paynter/simulation.h"
 #include "paynter/solvers.h"
