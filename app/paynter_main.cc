@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <unistd.h>
 
 #include "paynter/paynter.h"
 
@@ -61,6 +64,31 @@ int Causality(const std::string& path, const std::string& procedure) {
   }
   std::cout << CausalityReport(m, g, &eqs);
   std::cout << "\n" << ZeroOrderPathReport(m, FindZeroOrderPaths(m, g));
+  return 0;
+}
+
+// Writes the scalar model: multibody section and vector bonds expanded.
+int Expand(const std::string& path, const std::string& out) {
+  ModelSpec spec = ReadModelSpecFile(path);
+  if (spec.multibody.present) ExpandMultibody(&spec);
+  spec.multibody.present = false;
+  ExpandVectorBonds(&spec);
+  BuildModel(spec);  // the scalar model must itself be valid
+  const std::string text = ModelSpecToYaml(spec);
+  namespace fs = std::filesystem;
+  const fs::path target(out);
+  const fs::path tmp = target.parent_path() / (".paynter-" + std::to_string(::getpid()) + "-" + target.filename().string());
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f << text;
+    if (!f) throw Error(fmt::format("{}: error: cannot write the expanded model", out));
+  }
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw Error(fmt::format("{}: error: cannot move the expanded model into place", out));
+  }
   return 0;
 }
 
@@ -172,6 +200,10 @@ int main(int argc, char** argv) {
   sim->add_flag("--stats", sa.stats, "print solver statistics and timings");
   sim->add_option("-o,--output", sa.out, "CSV file to write")->required();
 
+  auto* expand = app.add_subcommand("expand", "write the scalar model: vector bonds and the multibody section expanded");
+  expand->add_option("FILE", file, "model file (YAML)")->required();
+  expand->add_option("-o,--output", out, "scalar model file (YAML)")->required();
+
   auto* plot = app.add_subcommand("plot", "plot CSV columns with gnuplot");
   plot->add_option("CSV", file, "CSV file from 'paynter simulate'")->required();
   plot->add_option("COLUMNS", columns, "columns to plot (default: all)");
@@ -192,6 +224,7 @@ int main(int argc, char** argv) {
     if (caus->parsed()) return Causality(file, procedure);
     if (eqs->parsed()) return Equations(file, latex, form, explain);
     if (sim->parsed()) return Simulate(sa);
+    if (expand->parsed()) return Expand(file, out);
     if (plot->parsed()) {
       PlotCsv(file, out, columns, x_col, title);
       return 0;

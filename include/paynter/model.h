@@ -64,6 +64,11 @@ struct Element {
   ElementKind kind = ElementKind::kOne;
   Artificial artificial = Artificial::kNone;
   int attached_to = -1;  // artificial sources: the junction they sit on
+  // Causality fixed by the vector element this scalar element came from
+  // (seed 003, constraint C2): cross-product transformers take flow in and
+  // give flow out; gyrators take both flows in.
+  enum class Fixed { kNone, kFlowInFlowOut, kFlowInBoth } fixed = Fixed::kNone;
+  std::string origin;    // the vector element it came from ("" = written as is)
   SourceLocation where;
   LawForm form = LawForm::kNone;
   GiNaC::ex law;             // modulus or law expression (see LawForm)
@@ -79,6 +84,8 @@ struct Bond {
   int to = -1;    // element the half-arrow points at
   int dim = 1;
   SourceLocation where;
+  std::string origin;     // the vector bond this scalar bond came from ("" = written as is)
+  int component = 0;      // its component in that vector bond
 };
 
 // The time integral of a flow, named and used as a state (an angle from an
@@ -144,11 +151,15 @@ struct ModelSpec {
     std::vector<std::pair<std::string, std::string>> laws;
     std::string initial;  // empty = 0
     SourceLocation where;
+    std::string fixed;    // "flow-in-flow-out" | "flow-in" | "" (vector expansion sets it)
+    std::string origin;   // vector element it came from
   };
   struct BondSpec {
     std::string name, from, to;
     int dim = 1;
     SourceLocation where;
+    std::string origin;   // vector bond it came from
+    int component = 0;
   };
   struct DisplacementSpec {
     std::string name, of, rate, initial;  // `of` or `rate`, not both

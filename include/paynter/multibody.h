@@ -26,4 +26,16 @@ namespace paynter {
 // multibody section. Throws Error (file, line, body or joint, hint) on bad input.
 void ExpandMultibody(ModelSpec* spec);
 
+// Turns vector bonds (dim > 1) and the multiport elements on them — vector
+// junctions, sources, diagonal I/C/R fields, TF/MTF and GY/MGY with matrix
+// moduli (cross([rx, ry, rz]) for a cross product), EJS — into scalar bonds and
+// elements. Each scalar bond keeps its vector bond's name as `origin`; the
+// scalar parts of cross-product transformers and of gyrators carry their fixed
+// causality (seed 003, constraint C2). A spec without vector bonds is unchanged.
+void ExpandVectorBonds(ModelSpec* spec);
+
+// Writes a ModelSpec as a model file (after the expansions it is all scalar):
+// `paynter expand`. Reading it back gives the same model.
+std::string ModelSpecToYaml(const ModelSpec& spec);
+
 }  // namespace paynter

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 
 #include "paynter/causality.h"
 
@@ -101,8 +102,43 @@ class Engine {
     }
     Resistors();
     AnyBond();
+    VectorConstraints();
     Classify();
     return std::move(g_);
+  }
+
+  // Seed 003's causality constraints of vector bond graphs, on the scalar
+  // bonds they were expanded into: C1, every component of a vector bond has
+  // the same causality; C2, cross-product transformers flow-in-flow-out and
+  // gyrators flow-in (imposed in Sources(), checked here).
+  void VectorConstraints() {
+    std::map<std::string, std::pair<int, bool>> first;  // vector bond -> (component bond, effort to its 'to')
+    for (size_t b = 0; b < m_.bonds.size(); ++b) {
+      const Bond& bond = m_.bonds[b];
+      if (bond.origin.empty() || g_.effort_to[b] < 0) continue;
+      // Components of expanded two-ports' inner bonds carry the element's name
+      // as origin; only bonds that were vector bonds are compared.
+      if (bond.name.rfind(bond.origin + "_", 0) != 0) continue;
+      const bool to_to = g_.effort_to[b] == bond.to;
+      auto [it, fresh] = first.emplace(bond.origin, std::pair{static_cast<int>(b), to_to});
+      if (!fresh && it->second.second != to_to)
+        Conflict(bond.to, {it->second.first, static_cast<int>(b)},
+                 fmt::format("constraint C1: the components of vector bond '{}' have different causalities", bond.origin));
+    }
+    for (size_t i = 0; i < m_.elements.size(); ++i) {
+      const Element& e = m_.elements[i];
+      if (e.fixed == Element::Fixed::kNone) continue;
+      const int el = static_cast<int>(i);
+      const int a = m_.bonds[e.bonds[0]].to == el ? e.bonds[0] : e.bonds[1];
+      const int c = a == e.bonds[0] ? e.bonds[1] : e.bonds[0];
+      const bool ok = g_.effort_to[a] == Other(a, el) &&
+                      g_.effort_to[c] == (e.fixed == Element::Fixed::kFlowInFlowOut ? el : Other(c, el));
+      if (!ok)
+        Conflict(el, {a, c},
+                 fmt::format("constraint C2: {} '{}' must take {}", KindName(e.kind), e.origin.empty() ? e.name : e.origin,
+                             e.fixed == Element::Fixed::kFlowInFlowOut ? "flow in and give flow out (a cross product)"
+                                                                       : "both flows in (a gyrator)"));
+    }
   }
 
  private:
@@ -122,9 +158,23 @@ class Engine {
       if (!IsSource(e.kind) || e.artificial != Artificial::kNone) continue;
       Impose(static_cast<int>(i), e.kind == ElementKind::kSe || e.kind == ElementKind::kMSe, "source " + e.name);
     }
-    // Fixed-causality elements: none among the scalar kinds, since paynter
-    // inverts any law numerically when causality asks for it. (Vector
-    // cross-product transformers will take their fixed causality here.)
+    // Fixed-causality elements: the scalar parts of vector cross-product
+    // transformers (flow in on port 1, flow out on port 2) and gyrators (flow
+    // in on both ports) — seed 003, constraint C2. Other laws are inverted
+    // numerically when causality asks, so they fix nothing.
+    for (size_t i = 0; i < m_.elements.size(); ++i) {
+      const Element& e = m_.elements[i];
+      if (e.fixed == Element::Fixed::kNone) continue;
+      const int el = static_cast<int>(i);
+      const int a = m_.bonds[e.bonds[0]].to == el ? e.bonds[0] : e.bonds[1];  // port 1
+      const int c = a == e.bonds[0] ? e.bonds[1] : e.bonds[0];
+      const std::string why = "fixed causality of " + (e.origin.empty() ? e.name : e.origin);
+      // Flow in on port 1: the element gives the effort there.
+      if (g_.effort_to[a] < 0) Set(a, Other(a, el), why);
+      // Port 2: flow out (TF: receives the effort) or flow in (GY: gives the effort).
+      if (g_.effort_to[c] < 0) Set(c, e.fixed == Element::Fixed::kFlowInFlowOut ? el : Other(c, el), why);
+      Propagate();
+    }
   }
 
   // Storage elements of one kind (C when `capacitors`, else I) not yet causal,

@@ -175,6 +175,9 @@ class Builder {
       e.name = es.name;
       e.kind = *kind;
       e.where = es.where;
+      e.origin = es.origin;
+      if (es.fixed == "flow-in-flow-out") e.fixed = Element::Fixed::kFlowInFlowOut;
+      if (es.fixed == "flow-in") e.fixed = Element::Fixed::kFlowInBoth;
       m_.elements.push_back(std::move(e));
     }
   }
@@ -213,6 +216,8 @@ class Builder {
       b.to = m_.FindElement(bs.to);
       b.dim = bs.dim;
       b.where = bs.where;
+      b.origin = bs.origin;
+      b.component = bs.component;
       if (b.from == b.to) {
         Diagnostic d;
         d.where = bs.where;

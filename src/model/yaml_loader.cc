@@ -187,6 +187,13 @@ class YamlReader {
     }
   }
 
+  std::string Bracketed(const YAML::Node& n) const {
+    if (!n.IsSequence()) return n.IsScalar() ? n.Scalar() : "";
+    std::string s = "[";
+    for (size_t i = 0; i < n.size(); ++i) s += (i ? ", " : "") + Bracketed(n[i]);
+    return s + "]";
+  }
+
   ModelSpec::ElementSpec ReadElement(const YAML::Node& en) {
     if (!en.IsMap()) Fail(en, "", "an element must be a mapping", "{name: R1, kind: R, resistance: 10}", Describe(en));
     ModelSpec::ElementSpec e;
@@ -198,11 +205,14 @@ class YamlReader {
     e.kind = Scalar(en["kind"], e.name, "kind");
     CheckKeys(en,
               {"name", "kind", "initial", "inertance", "capacitance", "stiffness", "resistance", "ratio", "effort",
-               "flow", "constraint", "description"},
+               "flow", "constraint", "momentum", "description"},
               e.name, "element '" + e.name + "'");
-    for (const char* key : {"inertance", "capacitance", "stiffness", "resistance", "ratio", "effort", "flow", "constraint"})
-      if (en[key]) e.laws.emplace_back(key, Scalar(en[key], e.name, key));
-    if (en["initial"]) e.initial = Scalar(en["initial"], e.name, "initial");
+    // A vector element's law may be a list (diagonal, or one per component) or
+    // a matrix: kept as bracketed text for the vector expansion to read.
+    for (const char* key : {"inertance", "capacitance", "stiffness", "resistance", "ratio", "effort", "flow", "constraint",
+                            "momentum"})
+      if (en[key]) e.laws.emplace_back(key, en[key].IsSequence() ? Bracketed(en[key]) : Scalar(en[key], e.name, key));
+    if (en["initial"]) e.initial = en["initial"].IsSequence() ? Bracketed(en["initial"]) : Scalar(en["initial"], e.name, "initial");
     return e;
   }
 

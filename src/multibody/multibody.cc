@@ -270,10 +270,10 @@ class Expander {
       Element(j, "1");
       Element(fmt::format("{}_m{}", n, kAxes[i]), "I", "inertance", mass, Text(m * v0[i]));
       BondTo(j, fmt::format("{}_m{}", n, kAxes[i]));
-      if (!gravity_[i].is_zero()) {
-        Element(fmt::format("{}_weight_{}", n, kAxes[i]), "Se", "effort", Text(m * gravity_[i]));
-        BondTo(fmt::format("{}_weight_{}", n, kAxes[i]), j);
-      }
+      // The weight, also when it is zero: it keeps every junction two-bonded
+      // for a free body.
+      Element(fmt::format("{}_weight_{}", n, kAxes[i]), "Se", "effort", Text(m * gravity_[i]));
+      BondTo(fmt::format("{}_weight_{}", n, kAxes[i]), j);
       Displacement(fmt::format("{}_{}", n, kAxes[i]), j, "", b.p0[i]);
       b.p[i] = Sym(fmt::format("{}_{}", n, kAxes[i]));
       b.v[i] = Sym("f_" + j);
