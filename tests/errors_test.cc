@@ -180,12 +180,27 @@ bonds: [[s1, node], [s2, node], [node, r]]
   ExpectAll(msg, {"s2", "b2", "node", "hint:"});
 }
 
-TEST(Errors, VectorBondNotYet) {
+TEST(Errors, BadBondDimension) {
   const auto msg = ErrorOf(R"(
 elements: [{name: s, kind: Se, effort: 1}, {name: r, kind: R, resistance: 1}]
-bonds: [{from: s, to: r, dim: 3}]
+bonds: [{from: s, to: r, dim: 0}]
 )");
-  ExpectAll(msg, {"bad.yaml:3:", "vector bonds", "expected: dim: 1"});
+  ExpectAll(msg, {"bad.yaml:3:", "dimension 0", "expected: 1, 3 or 6"});
+}
+
+TEST(Errors, VectorBondOnAScalarOnlyElement) {
+  const auto msg = ErrorOf(R"(
+elements:
+  - {name: w, kind: "1"}
+  - {name: J, kind: I, inertance: [1, 2, 3]}
+  - {name: g, kind: GY, ratio: 2}
+  - {name: s, kind: Se, effort: [0, 0, 1]}
+bonds:
+  - {from: w, to: J, dim: 3}
+  - {from: s, to: w, dim: 3}
+  - {from: w, to: g, dim: 2}
+)");
+  ExpectAll(msg, {"bad.yaml:", "dimensions 3 and 2"});
 }
 
 TEST(Errors, MissingFile) {
