@@ -230,6 +230,50 @@ class Expander {
     Fail(where, who, fmt::format("unknown body '{}'", name), "one of: " + list, name);
   }
 
+  // Eigen-decomposition of a symmetric positive definite 3x3 matrix (Jacobi
+  // rotations; small and exact enough for an inertia tensor).
+  static void Principal(const double J[3][3], std::array<std::array<double, 3>, 3>* V, std::array<double, 3>* D,
+                        const SourceLocation& where, const std::string& who) {
+    double a[3][3];
+    for (int i = 0; i < 3; ++i)
+      for (int k = 0; k < 3; ++k) {
+        a[i][k] = J[i][k];
+        (*V)[i][k] = i == k ? 1 : 0;
+      }
+    for (int sweep = 0; sweep < 100; ++sweep) {
+      double off = std::abs(a[0][1]) + std::abs(a[0][2]) + std::abs(a[1][2]);
+      if (off < 1e-300) break;
+      for (int p = 0; p < 2; ++p)
+        for (int q = p + 1; q < 3; ++q) {
+          if (std::abs(a[p][q]) < 1e-300) continue;
+          const double theta = (a[q][q] - a[p][p]) / (2 * a[p][q]);
+          const double t = (theta >= 0 ? 1 : -1) / (std::abs(theta) + std::sqrt(theta * theta + 1));
+          const double c = 1 / std::sqrt(t * t + 1), s = t * c;
+          for (int k = 0; k < 3; ++k) {  // A <- A G
+            const double akp = a[k][p], akq = a[k][q];
+            a[k][p] = c * akp - s * akq;
+            a[k][q] = s * akp + c * akq;
+          }
+          for (int k = 0; k < 3; ++k) {  // A <- G^T A
+            const double apk = a[p][k], aqk = a[q][k];
+            a[p][k] = c * apk - s * aqk;
+            a[q][k] = s * apk + c * aqk;
+          }
+          for (int k = 0; k < 3; ++k) {  // V <- V G
+            const double vkp = (*V)[k][p], vkq = (*V)[k][q];
+            (*V)[k][p] = c * vkp - s * vkq;
+            (*V)[k][q] = s * vkp + c * vkq;
+          }
+        }
+    }
+    for (int k = 0; k < 3; ++k) {
+      (*D)[k] = a[k][k];
+      if ((*D)[k] <= 0)
+        Fail(where, who, "the inertia tensor is not positive definite", "positive principal inertias",
+             fmt::format("{}", (*D)[k]));
+    }
+  }
+
   static Mat Cardan(const ex& a, const ex& b, const ex& g) {
     // R = Rx(a) Ry(b) Rz(g) (seed 003, Fig. 3).
     using GiNaC::cos;
@@ -253,11 +297,10 @@ class Expander {
     const std::string mass = Scalar(e, "mass", n);
     if (mass.empty()) Fail(e.where, n, "a body needs a mass", "mass: <number or parameter>", "none");
     const auto* inertia = Get(e, "inertia");
-    if (!inertia || !inertia->is_list || inertia->values.size() != 3)
-      Fail(inertia ? inertia->where : e.where, n, "a body needs its principal central inertias",
-           "inertia: [Ixx, Iyy, Izz] about the centre of mass, in the body frame",
-           inertia ? fmt::format("{} values", inertia->values.size()) : "none",
-           "a full inertia tensor needs an I-field, which paynter does not model yet: choose principal body axes");
+    if (!inertia || !inertia->is_list || (inertia->values.size() != 3 && inertia->values.size() != 6))
+      Fail(inertia ? inertia->where : e.where, n, "a body needs its central inertia tensor in the body frame",
+           "inertia: [Ixx, Iyy, Izz] (principal axes) or [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] (numbers)",
+           inertia ? fmt::format("{} values", inertia->values.size()) : "none");
     b.p0 = VectorOr(e, "position", n, {0, 0, 0});
     const Vec ang = VectorOr(e, "orientation", n, {0, 0, 0});
     b.R0 = Cardan(ang[0], ang[1], ang[2]);
@@ -280,20 +323,66 @@ class Expander {
     }
     // Rotation, body frame, with the Euler junction structure: a gyrator ring
     // modulated by the angular momenta h = p of the three I elements.
-    for (int i = 0; i < 3; ++i) {
-      const std::string j = fmt::format("{}_w{}", n, kAxes[i]);
-      Element(j, "1");
-      const ex I = Parse(inertia->values[i], inertia->where, n);
-      Element(fmt::format("{}_J{}", n, kAxes[i]), "I", "inertance", inertia->values[i], Text(I * w0[i]));
-      BondTo(j, fmt::format("{}_J{}", n, kAxes[i]));
-      b.w[i] = Sym("f_" + j);
+    std::array<std::string, 3> h;  // angular momentum components in B, as texts
+    if (inertia->values.size() == 3) {
+      for (int i = 0; i < 3; ++i) {
+        const std::string j = fmt::format("{}_w{}", n, kAxes[i]);
+        Element(j, "1");
+        const ex I = Parse(inertia->values[i], inertia->where, n);
+        Element(fmt::format("{}_J{}", n, kAxes[i]), "I", "inertance", inertia->values[i], Text(I * w0[i]));
+        BondTo(j, fmt::format("{}_J{}", n, kAxes[i]));
+        b.w[i] = Sym("f_" + j);
+        h[i] = fmt::format("p_{}_J{}", n, kAxes[i]);
+      }
+    } else {
+      // A full tensor J = V diag(D) V^T: transformers to the principal axes
+      // (flows V^T w) carrying diagonal inertias; h = V pi.
+      double J[3][3];
+      const int idx[3][3] = {{0, 3, 4}, {3, 1, 5}, {4, 5, 2}};
+      for (int i = 0; i < 3; ++i)
+        for (int k = 0; k < 3; ++k) {
+          const ex v = GiNaC::evalf(Parse(inertia->values[idx[i][k]], inertia->where, n));
+          if (!GiNaC::is_a<GiNaC::numeric>(v))
+            Fail(inertia->where, n, "a full inertia tensor must be numeric", "numbers", inertia->values[idx[i][k]],
+                 "it is diagonalized once, when the model is built");
+          J[i][k] = GiNaC::ex_to<GiNaC::numeric>(v).to_double();
+        }
+      std::array<std::array<double, 3>, 3> V;
+      std::array<double, 3> D;
+      Principal(J, &V, &D, inertia->where, n);
+      for (int i = 0; i < 3; ++i) {
+        Element(fmt::format("{}_w{}", n, kAxes[i]), "1");
+        b.w[i] = Sym(fmt::format("f_{}_w{}", n, kAxes[i]));
+      }
+      for (int k = 0; k < 3; ++k) {
+        const std::string u = fmt::format("{}_u{}", n, k + 1), I = fmt::format("{}_J{}", n, k + 1);
+        Element(u, "0");
+        ex pi0 = 0;  // initial principal momentum D_k (V^T w0)_k
+        for (int c = 0; c < 3; ++c) pi0 += D[k] * V[c][k] * w0[c];
+        Element(I, "I", "inertance", fmt::format("{:.17g}", D[k]), Text(pi0));
+        BondTo(u, I);
+        for (int c = 0; c < 3; ++c) {
+          if (std::abs(V[c][k]) < 1e-15) continue;
+          const std::string tf = fmt::format("{}_t{}{}", n, kAxes[c], k + 1);
+          Element(tf, "TF", "ratio", fmt::format("{:.17g}", V[c][k]));
+          BondTo(fmt::format("{}_w{}", n, kAxes[c]), tf);
+          BondTo(tf, u);
+        }
+      }
+      for (int i = 0; i < 3; ++i) {
+        h[i].clear();
+        for (int k = 0; k < 3; ++k)
+          if (std::abs(V[i][k]) >= 1e-15)
+            h[i] += (h[i].empty() ? "" : " + ") + fmt::format("{:.17g}*p_{}_J{}", V[i][k], n, k + 1);
+      }
     }
+    for (int i = 0; i < 3; ++i) Define(fmt::format("{}_h{}", n, kAxes[i]), Parse(h[i], inertia->where, n));
     // d h_i/dt = T_i - (w x h)_i: MGY h_z from w_x to w_y, h_x from w_y to w_z,
     // h_y from w_z to w_x (seed 004, Fig. 9.36b).
     for (int i = 0; i < 3; ++i) {
       const int a = (i + 1) % 3, c = (i + 2) % 3;  // the gyrator of h_i joins w_a -> w_c
       const std::string gy = fmt::format("{}_ejs_{}", n, kAxes[i]);
-      Element(gy, "MGY", "ratio", fmt::format("p_{}_J{}", n, kAxes[i]));
+      Element(gy, "MGY", "ratio", h[i]);
       BondTo(fmt::format("{}_w{}", n, kAxes[a]), gy);
       BondTo(gy, fmt::format("{}_w{}", n, kAxes[c]));
     }

@@ -8,6 +8,8 @@
 // (M)TF or (M)GY per non-zero entry of its matrix.
 #include <fmt/format.h>
 
+#include <Eigen/Dense>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -186,9 +188,7 @@ class VectorExpander {
         if (!t.items[i].list || static_cast<int>(t.items[i].items.size()) != n)
           Fail(e.where, e.name, fmt::format("{} is not an {}x{} matrix", what, n, n), "[[..], [..], [..]]", text);
         for (int j = 0; j < n; ++j)
-          if (i != j && t.items[i].items[j].leaf != "0")
-            Fail(e.where, e.name, fmt::format("{} has off-diagonal terms", what), "a diagonal matrix or a list",
-                 text, "choose principal axes: coupled fields are not modelled yet");
+          if (i != j && t.items[i].items[j].leaf != "0") return {};  // coupled: see CoupledField
         out.push_back(t.items[i].items[i].leaf);
       }
       return out;
@@ -238,6 +238,54 @@ class VectorExpander {
     return end && *end == '\0' && !s.empty();
   }
 
+  // A field with a coupled (symmetric, constant) matrix M = V D V^T: a
+  // transformer to its principal directions (flows g = V^T f, efforts
+  // e = V e_g) and a diagonal field D there. Exact for constant matrices, such
+  // as an inertia tensor in body axes.
+  void CoupledField(const ModelSpec::ElementSpec& e, const std::string& key, const std::string& text, int n,
+                    const std::vector<std::string>& initial, std::vector<ModelSpec::ElementSpec>* out) {
+    if (e.kind != "I" && e.kind != "C" && e.kind != "R")
+      Fail(e.where, e.name, "a coupled matrix needs a field (I, C or R)", "a list of components", text);
+    const Tree t = Parse(text);
+    Eigen::MatrixXd M(n, n);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) {
+        const std::string& x = t.items[i].items[j].leaf;
+        if (!IsNumber(x))
+          Fail(e.where, e.name, fmt::format("the coupled {} must be numeric", key), "numbers", x,
+               "a coupled field is diagonalized once, when the model is built");
+        M(i, j) = std::strtod(x.c_str(), nullptr);
+      }
+    if ((M - M.transpose()).cwiseAbs().maxCoeff() > 1e-12 * (1 + M.cwiseAbs().maxCoeff()))
+      Fail(e.where, e.name, fmt::format("the {} matrix is not symmetric", key), "M = M^T", text);
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(M);
+    const Eigen::MatrixXd V = eig.eigenvectors();
+    const Eigen::VectorXd D = eig.eigenvalues();
+    if (D.minCoeff() <= 0)
+      Fail(e.where, e.name, fmt::format("the {} matrix is not positive definite", key), "positive eigenvalues",
+           fmt::format("smallest {}", D.minCoeff()));
+    auto num = [](double x) { return fmt::format("{:.17g}", x); };
+    for (int c = 0; c < n; ++c) Add(out, e, e.name + "_" + Component(n, c), "1");
+    for (int k = 0; k < n; ++k) {
+      const std::string u = fmt::format("{}_u{}", e.name, k + 1);
+      Add(out, e, u, "0");
+      // Initial state in principal coordinates: V^T times the given components.
+      std::string init;
+      for (int c = 0; c < n; ++c)
+        if (!initial[c].empty() && std::abs(V(c, k)) > 1e-15)
+          init += (init.empty() ? "" : " + ") + fmt::format("{}*({})", num(V(c, k)), initial[c]);
+      Add(out, e, fmt::format("{}_{}", e.name, k + 1), e.kind, key, num(D(k)), init);
+      Bond(u, fmt::format("{}_{}", e.name, k + 1), e.where, e.name);
+      for (int c = 0; c < n; ++c) {
+        if (std::abs(V(c, k)) < 1e-15) continue;
+        const std::string tf = fmt::format("{}_t{}{}", e.name, Component(n, c), k + 1);
+        Add(out, e, tf, "TF", "ratio", num(V(c, k)));
+        Bond(e.name + "_" + Component(n, c), tf, e.where, e.name);
+        Bond(tf, u, e.where, e.name);
+      }
+    }
+  }
+
   void Expand(const ModelSpec::ElementSpec& e, int n, std::vector<ModelSpec::ElementSpec>* out) {
     const std::string& k = e.kind;
     auto law = [&](size_t i) { return e.laws.size() > i ? e.laws[i] : std::pair<std::string, std::string>{"", ""}; };
@@ -251,6 +299,7 @@ class VectorExpander {
       const auto values = PerComponent(e, text, n, "the " + key);
       const auto initial = e.initial.empty() ? std::vector<std::string>(n, "")
                                              : PerComponent(e, e.initial, n, "the initial value");
+      if (values.empty()) return CoupledField(e, key, text, n, initial, out);
       for (int c = 0; c < n; ++c) Add(out, e, e.name + "_" + Component(n, c), k, key, values[c], initial[c]);
       return;
     }
