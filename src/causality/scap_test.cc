@@ -87,3 +87,24 @@ bonds: [[V, i], [i, L], [i, k], [k, w], [w, J]]
 
 }  // namespace
 }  // namespace paynter
+
+namespace paynter {
+namespace {
+
+TEST(VectorConstraints, C1ReportsComponentsOfOneVectorBondWithDifferentCausality) {
+  // Two scalar bonds recorded as components x and y of one vector bond 'v':
+  // an effort source drives x, a flow source y, so their causalities differ.
+  ModelSpec spec;
+  spec.elements = {{"se", "Se", {{"effort", "1"}}}, {"jx", "1", {}}, {"rx", "R", {{"resistance", "1"}}},
+                   {"sf", "Sf", {{"flow", "1"}}},   {"jy", "1", {}}, {"ry", "R", {{"resistance", "1"}}}};
+  spec.bonds = {{"v_x", "se", "jx", 1, {}, "v", 0}, {"", "jx", "rx"}, {"v_y", "sf", "jy", 1, {}, "v", 1},
+                {"", "jy", "ry"}};
+  Model m = BuildModel(spec);
+  CausalGraph g = AssignCausality(m);
+  ASSERT_FALSE(g.conflicts.empty());
+  EXPECT_NE(g.conflicts.back().message.find("constraint C1"), std::string::npos) << g.conflicts.back().message;
+  EXPECT_NE(g.conflicts.back().message.find("'v'"), std::string::npos) << g.conflicts.back().message;
+}
+
+}  // namespace
+}  // namespace paynter
