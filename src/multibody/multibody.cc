@@ -553,7 +553,9 @@ class Expander {
       const auto a2 = Axis(e, "axis2", J, b1v);
       const Vec A2 = V(a2);
       // axis2 is given in body 2's frame; it starts perpendicular to axis.
-      constrained(Universal(b1, b2, A, A2), Cross(Mul(b1.R, A), Mul(b2.R, A2)), false);
+      // The row's flow is n . (w1 - w2): body 2 enters along -n.
+      const Vec n = Cross(Mul(b1.R, A), Mul(b2.R, A2));
+      constrained(Universal(b1, b2, A, A2), {-n[0], -n[1], -n[2]}, false);
     }
     for (int i = 0; i < 3; ++i) {
       Define(fmt::format("{}_F{}", J, kAxes[i]), F[i]);
