@@ -105,6 +105,11 @@ struct Output {
   SourceLocation where;
 };
 
+// A named expression; expressions that use it keep its symbol, and the
+// equation builder gives it an equation of its own (so that time derivatives
+// of, say, a rotation matrix entry are formed once, locally).
+using Definition = Output;
+
 struct Parameter {
   std::string name;
   double value = 0;
@@ -120,6 +125,7 @@ struct Model {
   std::vector<Bond> bonds;
   std::vector<Displacement> displacements;
   std::vector<Output> outputs;
+  std::vector<Definition> definitions;
   // Generalized 1-junctions (their flows are generalized velocities) for the
   // Lagrange and Hamilton procedures, and the independent subset of them.
   // Empty = paynter proposes them.

@@ -54,6 +54,7 @@ class EquationBuilder {
     sys_.form = FormOf(g_);
     DeclareStates();
     for (size_t i = 0; i < m_.elements.size(); ++i) ElementEquations(static_cast<int>(i));
+    for (const auto& d : m_.definitions) AddExplicit(m_.Symbol(d.name), d.value, "definition " + d.name);
     for (size_t i = 0; i < m_.displacements.size(); ++i) {
       const Displacement& d = m_.displacements[i];
       AddExplicit(Deriv(d.name), d.rate, "displacement " + d.name);

@@ -120,7 +120,7 @@ class Builder {
     GiNaC::parser reader(table);
     reader.strict = true;
     try {
-      return defs_.empty() ? reader(text) : reader(text).subs(defs_);
+      return reader(text);
     } catch (const std::exception& ex) {
       // The parser's message may quote its internal buffer: keep the printable part.
       std::string why;
@@ -315,8 +315,8 @@ class Builder {
              "letters, digits and underscores", d.name);
       const GiNaC::ex value = Parse(d.text, d.where, "", fmt::format("definition '{}'", d.name));
       Register(d.name, d.where, fmt::format("definition '{}'", d.name));
-      GiNaC::symbol s = NewSymbol(d.name);
-      defs_[s] = value;  // already in terms of earlier definitions' values
+      NewSymbol(d.name);
+      m_.definitions.push_back({d.name, value, d.text, d.where});
     }
   }
 
@@ -462,7 +462,6 @@ class Builder {
   Model m_;
   std::map<std::string, std::string> owner_;  // global name -> what it names
   std::string allowed_desc_, allowed_hint_;
-  GiNaC::exmap defs_;  // definition symbol -> its value
 };
 
 }  // namespace
