@@ -463,13 +463,31 @@ std::string ZeroOrderPathReport(const Model& m, const std::vector<ZeroOrderPath>
   }
   if (truncated)
     os << "  (the search for causal cycles stopped at its bound: there may be more, of any class)\n";
+  // Unknown effort sources (constraint forces, Lagrange multipliers) are not
+  // causal paths, but each is an algebraic variable fixed by a velocity
+  // constraint: structurally index 2, which the equation builder reduces to 1
+  // by differentiating the constraint once.
+  const int path_index = index;
+  int multipliers = 0;
+  for (const auto& e : m.elements)
+    if (e.form == LawForm::kConstraint || e.artificial == Artificial::kAES) ++multipliers;
+  if (multipliers > 0) {
+    os << fmt::format("unknown effort sources (constraint forces, multipliers): {}; each is fixed by a velocity "
+                      "constraint (index 2), differentiated once by paynter (index 1)\n",
+                      multipliers);
+    index = std::max(index, 2);
+  }
   os << fmt::format("DAE index of the model: {}\n", index);
   switch (index) {
     case 0: os << "  no zero-order causal path: the state equations are an ODE\n"; break;
     case 1: os << "  index 1 (classes 1-3 only): a BDF solver copes\n"; break;
     default:
-      os << "  index 2 (class 4: a causal cycle around a kinematic loop): BDF solvers often fail; open the loop "
-            "(break variables, parasitic C/R elements, or a Lagrange formulation)\n";
+      if (path_index >= 2)
+        os << "  index 2 (class 4: a causal cycle around a kinematic loop): BDF solvers often fail; open the loop "
+              "(break variables, parasitic C/R elements, or a Lagrange formulation)\n";
+      else
+        os << "  index 2 from the velocity constraints of the unknown effort sources; paynter solves them at "
+              "acceleration level, with the accelerations (an index-1 system)\n";
       break;
   }
   return os.str();
