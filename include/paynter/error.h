@@ -28,6 +28,13 @@ struct Diagnostic {
   std::string ToString() const;  // multi-line human-readable form
 };
 
+class Error;
+
+// Throws an Error with the given parts: the one way library code reports a
+// located user error.
+[[noreturn]] void ThrowAt(const SourceLocation& where, const std::string& element, const std::string& message,
+                          const std::string& expected = "", const std::string& got = "", const std::string& hint = "");
+
 class Error : public std::runtime_error {
  public:
   explicit Error(Diagnostic d);

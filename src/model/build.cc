@@ -13,17 +13,6 @@
 namespace paynter {
 namespace {
 
-[[noreturn]] void Fail(const SourceLocation& where, const std::string& element, const std::string& message,
-                       const std::string& expected = "", const std::string& got = "", const std::string& hint = "") {
-  Diagnostic d;
-  d.where = where;
-  d.element = element;
-  d.message = message;
-  d.expected = expected;
-  d.got = got;
-  d.hint = hint;
-  throw Error(d);
-}
 
 bool IsIdentifier(const std::string& s) {
   static const std::regex re("[A-Za-z_][A-Za-z0-9_]*");
@@ -66,7 +55,7 @@ class Builder {
                 const std::string& element = "") {
     auto it = owner_.find(name);
     if (it != owner_.end())
-      Fail(where, element, fmt::format("duplicate name '{}'", name), "a name used once",
+      ThrowAt(where, element, fmt::format("duplicate name '{}'", name), "a name used once",
            fmt::format("'{}' is both {} and {}", name, it->second, what),
            "rename one of them; generated names are p_<I>, q_<C>, e_<bond>, f_<bond>, e_<elem>, f_<elem>");
     owner_[name] = what;
@@ -89,7 +78,7 @@ class Builder {
   GiNaC::ex Parse(const std::string& text, const SourceLocation& where, const std::string& element,
                   const std::string& what, const std::map<std::string, GiNaC::ex>& locals = {},
                   const std::set<std::string>* allowed = nullptr) {
-    if (text.empty()) Fail(where, element, what + " is empty", "an expression", "nothing");
+    if (text.empty()) ThrowAt(where, element, what + " is empty", "an expression", "nothing");
     GiNaC::symtab table;
     for (const auto& [n, s] : m_.symbols) table[n] = s;
     for (const auto& [n, s] : locals) table[n] = s;
@@ -110,11 +99,11 @@ class Builder {
         if (hint.empty())
           hint = "declare it under 'parameters:', or use a model variable (t, p_<I>, q_<C>, e_<bond>, f_<bond>, "
                  "a displacement)";
-        Fail(where, element, fmt::format("undefined symbol '{}' in {}", id, what), "a parameter or model variable",
+        ThrowAt(where, element, fmt::format("undefined symbol '{}' in {}", id, what), "a parameter or model variable",
              fmt::format("'{}' in '{}'", id, text), hint);
       }
       if (allowed && !allowed->count(id))
-        Fail(where, element, fmt::format("'{}' may not appear in {}", id, what), allowed_desc_,
+        ThrowAt(where, element, fmt::format("'{}' may not appear in {}", id, what), allowed_desc_,
              fmt::format("'{}' in '{}'", id, text), allowed_hint_);
     }
     GiNaC::parser reader(table);
@@ -128,7 +117,7 @@ class Builder {
         if (c < 32 || c > 126) break;
         why += c;
       }
-      Fail(where, element, fmt::format("cannot parse {}", what), "an expression such as 'm*g*cos(theta)'",
+      ThrowAt(where, element, fmt::format("cannot parse {}", what), "an expression such as 'm*g*cos(theta)'",
            fmt::format("'{}' ({})", text, why), "check parentheses and operators (* for products, ^ for powers)");
     }
   }
@@ -136,18 +125,18 @@ class Builder {
   void BuildParameters() {
     for (const auto& p : spec_.parameters) {
       if (!IsIdentifier(p.name))
-        Fail(p.where, "", fmt::format("parameter name '{}' is not an identifier", p.name),
+        ThrowAt(p.where, "", fmt::format("parameter name '{}' is not an identifier", p.name),
              "letters, digits and underscores, not starting with a digit", p.name);
       GiNaC::ex v = Parse(p.text, p.where, "", fmt::format("parameter '{}'", p.name));
       // Parameters may be expressions of earlier parameters.
       GiNaC::ex num = GiNaC::evalf(v.subs(m_.ParameterValues()));
       if (!GiNaC::is_a<GiNaC::numeric>(num) || !GiNaC::ex_to<GiNaC::numeric>(num).is_real())
-        Fail(p.where, "", fmt::format("parameter '{}' is not a real number", p.name),
+        ThrowAt(p.where, "", fmt::format("parameter '{}' is not a real number", p.name),
              "a number, or an expression of parameters declared before it", fmt::format("'{}'", p.text),
              "parameters may not depend on time or states; use an expression in the element instead");
       double value = GiNaC::ex_to<GiNaC::numeric>(num).to_double();
       if (!std::isfinite(value))
-        Fail(p.where, "", fmt::format("parameter '{}' is not finite", p.name), "a finite number",
+        ThrowAt(p.where, "", fmt::format("parameter '{}' is not finite", p.name), "a finite number",
              fmt::format("'{}' = {}", p.text, value));
       Register(p.name, p.where, fmt::format("parameter '{}'", p.name));
       NewSymbol(p.name);
@@ -158,15 +147,15 @@ class Builder {
   void BuildElements() {
     for (const auto& es : spec_.elements) {
       if (es.name.empty())
-        Fail(es.where, "", "element without a name", "a 'name:' for every element", "no name");
+        ThrowAt(es.where, "", "element without a name", "a 'name:' for every element", "no name");
       if (!IsIdentifier(es.name))
-        Fail(es.where, es.name, fmt::format("element name '{}' is not an identifier", es.name),
+        ThrowAt(es.where, es.name, fmt::format("element name '{}' is not an identifier", es.name),
              "letters, digits and underscores, not starting with a digit", es.name,
              "names become variables in expressions (e_<name>, f_<name>)");
       auto kind = ParseElementKind(es.kind);
       if (!kind) {
         std::string hint = DidYouMean(es.kind, KindNames());
-        Fail(es.where, es.name, fmt::format("unknown element kind '{}'", es.kind),
+        ThrowAt(es.where, es.name, fmt::format("unknown element kind '{}'", es.kind),
              "one of Se Sf MSe MSf C I R TF MTF GY MGY 0 1", es.kind,
              hint.empty() ? "junctions are written \"0\" and \"1\" (quoted)" : hint);
       }
@@ -196,7 +185,7 @@ class Builder {
         do b.name = fmt::format("b{}", ++auto_index);
         while (given.count(b.name) || owner_.count(b.name));
       } else if (!IsIdentifier(b.name)) {
-        Fail(bs.where, "", fmt::format("bond name '{}' is not an identifier", b.name),
+        ThrowAt(bs.where, "", fmt::format("bond name '{}' is not an identifier", b.name),
              "letters, digits and underscores", b.name);
       }
       Register(b.name, bs.where, fmt::format("bond '{}'", b.name));
@@ -270,7 +259,7 @@ class Builder {
   void BuildDisplacements() {
     for (const auto& ds : spec_.displacements) {
       if (!IsIdentifier(ds.name))
-        Fail(ds.where, "", fmt::format("displacement name '{}' is not an identifier", ds.name),
+        ThrowAt(ds.where, "", fmt::format("displacement name '{}' is not an identifier", ds.name),
              "letters, digits and underscores", ds.name);
       Register(ds.name, ds.where, fmt::format("displacement '{}'", ds.name));
       if (ds.of.empty()) {  // `rate:` is parsed below, once every symbol exists
@@ -294,7 +283,7 @@ class Builder {
         std::string got = ei >= 0 ? fmt::format("'{}', a {} element", ds.of, KindName(m_.elements[ei].kind))
                                   : fmt::format("'{}', which is not declared", ds.of);
         std::string hint = ei >= 0 ? "integrate the flow of a 1-junction or of a bond" : DidYouMean(ds.of, cands);
-        Fail(ds.where, "", fmt::format("displacement '{}' integrates the flow of '{}'", ds.name, ds.of),
+        ThrowAt(ds.where, "", fmt::format("displacement '{}' integrates the flow of '{}'", ds.name, ds.of),
              "a 1-junction, a one-port element or a bond", got, hint);
       }
       Displacement d;
@@ -311,7 +300,7 @@ class Builder {
   void BuildDefinitions() {
     for (const auto& d : spec_.definitions) {
       if (!IsIdentifier(d.name))
-        Fail(d.where, "", fmt::format("definition name '{}' is not an identifier", d.name),
+        ThrowAt(d.where, "", fmt::format("definition name '{}' is not an identifier", d.name),
              "letters, digits and underscores", d.name);
       const GiNaC::ex value = Parse(d.text, d.where, "", fmt::format("definition '{}'", d.name));
       Register(d.name, d.where, fmt::format("definition '{}'", d.name));
@@ -363,18 +352,18 @@ class Builder {
       for (const auto& k : keys) key_list += (key_list.empty() ? "" : ", ") + k;
       if (IsJunction(e.kind)) {
         if (!es.laws.empty())
-          Fail(es.where, e.name, fmt::format("a junction has no constitutive law, but '{}' was given", es.laws[0].first),
+          ThrowAt(es.where, e.name, fmt::format("a junction has no constitutive law, but '{}' was given", es.laws[0].first),
                "only name and kind", es.laws[0].first, "remove the key");
         if (!es.initial.empty())
-          Fail(es.where, e.name, "a junction has no initial value", "no 'initial:'", es.initial);
+          ThrowAt(es.where, e.name, "a junction has no initial value", "no 'initial:'", es.initial);
         continue;
       }
       if (es.laws.size() != 1)
-        Fail(es.where, e.name, fmt::format("a {} element needs exactly one constitutive law", kind),
+        ThrowAt(es.where, e.name, fmt::format("a {} element needs exactly one constitutive law", kind),
              fmt::format("one of: {}", key_list), es.laws.empty() ? "none" : fmt::format("{} laws", es.laws.size()));
       const auto& [key, text] = es.laws[0];
       if (std::find(keys.begin(), keys.end(), key) == keys.end())
-        Fail(es.where, e.name, fmt::format("'{}' is not a law of a {} element", key, kind),
+        ThrowAt(es.where, e.name, fmt::format("'{}' is not a law of a {} element", key, kind),
              fmt::format("one of: {}", key_list), key);
       e.law_key = key;
       e.law_text = text;
@@ -407,7 +396,7 @@ class Builder {
       }
       if (!es.initial.empty()) {
         if (!IsStorage(e.kind))
-          Fail(es.where, e.name, fmt::format("a {} element has no state, so no initial value", kind),
+          ThrowAt(es.where, e.name, fmt::format("a {} element has no state, so no initial value", kind),
                "'initial:' on C and I elements only", es.initial, "remove 'initial:'");
         e.initial = ParseConstant(es.initial, es.where, e.name, fmt::format("the initial value of '{}'", e.name));
       }
@@ -417,12 +406,12 @@ class Builder {
   void BuildOutputs() {
     for (const auto& o : spec_.outputs) {
       if (!IsIdentifier(o.name))
-        Fail(o.where, "", fmt::format("output name '{}' is not an identifier", o.name),
+        ThrowAt(o.where, "", fmt::format("output name '{}' is not an identifier", o.name),
              "letters, digits and underscores (it becomes a CSV column)", o.name);
-      if (o.name == "t") Fail(o.where, "", "an output may not be named 't'", "another name", "t", "t is always column 1");
+      if (o.name == "t") ThrowAt(o.where, "", "an output may not be named 't'", "another name", "t", "t is always column 1");
       for (const auto& prev : m_.outputs)
         if (prev.name == o.name)
-          Fail(o.where, "", fmt::format("duplicate output '{}'", o.name), "each output named once", o.name,
+          ThrowAt(o.where, "", fmt::format("duplicate output '{}'", o.name), "each output named once", o.name,
                fmt::format("the first is at {}", prev.where.ToString()));
       Output out;
       out.name = o.name;
@@ -441,11 +430,11 @@ class Builder {
       for (const auto& it : items) {
         const int i = m_.FindElement(it.name);
         if (i < 0 || m_.elements[i].kind != ElementKind::kOne)
-          Fail(it.where, it.name, fmt::format("'{}' lists '{}', which is not a 1-junction", key, it.name),
+          ThrowAt(it.where, it.name, fmt::format("'{}' lists '{}', which is not a 1-junction", key, it.name),
                "the name of a 1-junction whose flow is a generalized velocity",
                i < 0 ? "an undeclared name" : "a " + KindName(m_.elements[i].kind) + " element", DidYouMean(it.name, ones));
         if (std::find(out->begin(), out->end(), i) != out->end())
-          Fail(it.where, it.name, fmt::format("'{}' lists '{}' twice", key, it.name), "each junction once", it.name);
+          ThrowAt(it.where, it.name, fmt::format("'{}' lists '{}' twice", key, it.name), "each junction once", it.name);
         out->push_back(i);
       }
     };
@@ -454,7 +443,7 @@ class Builder {
     for (size_t k = 0; k < m_.independent.size(); ++k)
       if (!m_.generalized.empty() &&
           std::find(m_.generalized.begin(), m_.generalized.end(), m_.independent[k]) == m_.generalized.end())
-        Fail(spec_.independent[k].where, spec_.independent[k].name, "an independent coordinate must also be generalized",
+        ThrowAt(spec_.independent[k].where, spec_.independent[k].name, "an independent coordinate must also be generalized",
              "a name listed under 'generalized:'", spec_.independent[k].name, "add it to 'generalized:'");
   }
 

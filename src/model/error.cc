@@ -26,6 +26,18 @@ std::string Diagnostic::ToString() const {
   return os.str();
 }
 
+void ThrowAt(const SourceLocation& where, const std::string& element, const std::string& message,
+             const std::string& expected, const std::string& got, const std::string& hint) {
+  Diagnostic d;
+  d.where = where;
+  d.element = element;
+  d.message = message;
+  d.expected = expected;
+  d.got = got;
+  d.hint = hint;
+  throw Error(d);
+}
+
 Error::Error(Diagnostic d) : std::runtime_error(d.ToString()), diag_(std::move(d)) {}
 
 Error::Error(const std::string& message) : std::runtime_error(message) { diag_.message = message; }

@@ -103,17 +103,7 @@ std::string DidYouMean(const std::string& word, const std::vector<std::string>& 
 }
 
 void ValidateModel(const Model& m) {
-  auto fail = [&](const SourceLocation& where, const std::string& element, const std::string& msg,
-                  const std::string& expected, const std::string& got, const std::string& hint) {
-    Diagnostic d;
-    d.where = where;
-    d.element = element;
-    d.message = msg;
-    d.expected = expected;
-    d.got = got;
-    d.hint = hint;
-    throw Error(d);
-  };
+  const auto fail = ThrowAt;
   if (m.elements.empty())
     fail({m.file, 0, 0}, "", "the model has no elements", "at least one element under 'elements:'", "none",
          "see docs/model-format.md for an example");

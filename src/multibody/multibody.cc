@@ -20,17 +20,6 @@ using GiNaC::ex;
 using Vec = std::array<ex, 3>;
 using Mat = std::array<std::array<ex, 3>, 3>;
 
-[[noreturn]] void Fail(const SourceLocation& where, const std::string& who, const std::string& message,
-                       const std::string& expected = "", const std::string& got = "", const std::string& hint = "") {
-  Diagnostic d;
-  d.where = where;
-  d.element = who;
-  d.message = message;
-  d.expected = expected;
-  d.got = got;
-  d.hint = hint;
-  throw Error(d);
-}
 
 std::string Text(const ex& e) {
   std::ostringstream os;
@@ -83,11 +72,11 @@ class Expander {
     const auto& st = mb_.settings;
     for (const auto& [k, f] : st)
       if (k != "gravity" && k != "orientation")
-        Fail(f.where, "", fmt::format("unknown multibody setting '{}'", k), "gravity, orientation, bodies, joints, loads", k);
+        ThrowAt(f.where, "", fmt::format("unknown multibody setting '{}'", k), "gravity, orientation, bodies, joints, loads", k);
     if (st.count("orientation")) {
       const auto& f = st.at("orientation");
       if (f.is_list || (f.values[0] != "quaternion" && f.values[0] != "cardan"))
-        Fail(f.where, "", "unknown orientation representation", "quaternion (the default) or cardan",
+        ThrowAt(f.where, "", "unknown orientation representation", "quaternion (the default) or cardan",
              f.values.empty() ? "" : f.values[0], "Cardan angles are singular at beta = +-pi/2; quaternions are not");
       cardan_ = f.values[0] == "cardan";
     }
@@ -121,7 +110,7 @@ class Expander {
         if (GiNaC::is_a<GiNaC::symbol>(sym)) m[sym] = name == "pi" || name == "Pi" ? ex(GiNaC::Pi) : ex(Sym(name));
       return e.subs(m);
     } catch (const std::exception&) {
-      Fail(where, who, fmt::format("cannot parse '{}'", text), "a number or an expression of parameters");
+      ThrowAt(where, who, fmt::format("cannot parse '{}'", text), "a number or an expression of parameters");
     }
   }
 
@@ -132,7 +121,7 @@ class Expander {
 
   std::string Name(const ModelSpec::Entry& e, const char* what) {
     const auto* f = Get(e, "name");
-    if (!f || f->is_list) Fail(e.where, "", fmt::format("a {} needs a name", what), "name: <identifier>", "none");
+    if (!f || f->is_list) ThrowAt(e.where, "", fmt::format("a {} needs a name", what), "name: <identifier>", "none");
     return f->values[0];
   }
 
@@ -141,13 +130,13 @@ class Expander {
       if (!allowed.count(k)) {
         std::string list;
         for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-        Fail(f.where, who, fmt::format("unknown key '{}'", k), "one of: " + list, k);
+        ThrowAt(f.where, who, fmt::format("unknown key '{}'", k), "one of: " + list, k);
       }
   }
 
   Vec Vector(const ModelSpec::Field& f, const std::string& who, const std::string& what) {
     if (!f.is_list || f.values.size() != 3)
-      Fail(f.where, who, fmt::format("'{}' is a vector of three components", what), "[x, y, z]",
+      ThrowAt(f.where, who, fmt::format("'{}' is a vector of three components", what), "[x, y, z]",
            f.is_list ? fmt::format("{} components", f.values.size()) : "'" + f.values[0] + "'");
     return {Parse(f.values[0], f.where, who), Parse(f.values[1], f.where, who), Parse(f.values[2], f.where, who)};
   }
@@ -160,7 +149,7 @@ class Expander {
   std::string Scalar(const ModelSpec::Entry& e, const std::string& key, const std::string& who) {
     const auto* f = Get(e, key);
     if (!f) return "";
-    if (f->is_list) Fail(f->where, who, fmt::format("'{}' is a single value", key), "a number or expression", "a list");
+    if (f->is_list) ThrowAt(f->where, who, fmt::format("'{}' is a single value", key), "a number or expression", "a list");
     return f->values[0];
   }
 
@@ -174,12 +163,12 @@ class Expander {
     for (int i = 0; i < 3; ++i) {
       const ex n = GiNaC::evalf(v[i]);
       if (!GiNaC::is_a<GiNaC::numeric>(n))
-        Fail(f->where, who, fmt::format("'{}' must be a constant vector", key), "[numbers]", Text(v[i]),
+        ThrowAt(f->where, who, fmt::format("'{}' must be a constant vector", key), "[numbers]", Text(v[i]),
              "joint axes are fixed in the first body's frame");
       a[i] = GiNaC::ex_to<GiNaC::numeric>(n).to_double();
     }
     const double n = std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
-    if (n < 1e-12) Fail(f->where, who, fmt::format("'{}' is the zero vector", key), "a direction", "[0, 0, 0]");
+    if (n < 1e-12) ThrowAt(f->where, who, fmt::format("'{}' is the zero vector", key), "a direction", "[0, 0, 0]");
     for (double& x : a) x /= n;
     return a;
   }
@@ -227,7 +216,7 @@ class Expander {
       if (b.name == name) return b;
     std::string list;
     for (const auto& b : bodies_) list += (list.empty() ? "" : ", ") + b.name;
-    Fail(where, who, fmt::format("unknown body '{}'", name), "one of: " + list, name);
+    ThrowAt(where, who, fmt::format("unknown body '{}'", name), "one of: " + list, name);
   }
 
   // Eigen-decomposition of a symmetric positive definite 3x3 matrix (Jacobi
@@ -269,7 +258,7 @@ class Expander {
     for (int k = 0; k < 3; ++k) {
       (*D)[k] = a[k][k];
       if ((*D)[k] <= 0)
-        Fail(where, who, "the inertia tensor is not positive definite", "positive principal inertias",
+        ThrowAt(where, who, "the inertia tensor is not positive definite", "positive principal inertias",
              fmt::format("{}", (*D)[k]));
     }
   }
@@ -290,15 +279,15 @@ class Expander {
     b.name = Name(e, "body");
     b.where = where_ = e.where;
     CheckKeys(e, b.name, {"name", "mass", "inertia", "position", "orientation", "velocity", "angular_velocity"});
-    if (b.name == "ground") Fail(e.where, b.name, "'ground' is the fixed frame's name", "another body name", "ground");
+    if (b.name == "ground") ThrowAt(e.where, b.name, "'ground' is the fixed frame's name", "another body name", "ground");
     for (const auto& o : bodies_)
-      if (o.name == b.name) Fail(e.where, b.name, fmt::format("duplicate body '{}'", b.name), "each body once", b.name);
+      if (o.name == b.name) ThrowAt(e.where, b.name, fmt::format("duplicate body '{}'", b.name), "each body once", b.name);
     const std::string n = b.name;
     const std::string mass = Scalar(e, "mass", n);
-    if (mass.empty()) Fail(e.where, n, "a body needs a mass", "mass: <number or parameter>", "none");
+    if (mass.empty()) ThrowAt(e.where, n, "a body needs a mass", "mass: <number or parameter>", "none");
     const auto* inertia = Get(e, "inertia");
     if (!inertia || !inertia->is_list || (inertia->values.size() != 3 && inertia->values.size() != 6))
-      Fail(inertia ? inertia->where : e.where, n, "a body needs its central inertia tensor in the body frame",
+      ThrowAt(inertia ? inertia->where : e.where, n, "a body needs its central inertia tensor in the body frame",
            "inertia: [Ixx, Iyy, Izz] (principal axes) or [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] (numbers)",
            inertia ? fmt::format("{} values", inertia->values.size()) : "none");
     b.p0 = VectorOr(e, "position", n, {0, 0, 0});
@@ -343,7 +332,7 @@ class Expander {
         for (int k = 0; k < 3; ++k) {
           const ex v = GiNaC::evalf(Parse(inertia->values[idx[i][k]], inertia->where, n));
           if (!GiNaC::is_a<GiNaC::numeric>(v))
-            Fail(inertia->where, n, "a full inertia tensor must be numeric", "numbers", inertia->values[idx[i][k]],
+            ThrowAt(inertia->where, n, "a full inertia tensor must be numeric", "numbers", inertia->values[idx[i][k]],
                  "it is diagonalized once, when the model is built");
           J[i][k] = GiNaC::ex_to<GiNaC::numeric>(v).to_double();
         }
@@ -449,7 +438,7 @@ class Expander {
       BondTo(c.junction, tf);
       BondTo(tf, row);
     }
-    if (k == 0) Fail(where_, row, "a joint row with no motion in it", "two bodies that can move relative to each other", "");
+    if (k == 0) ThrowAt(where_, row, "a joint row with no motion in it", "two bodies that can move relative to each other", "");
   }
 
   std::vector<Contribution> Translational(const Body& b1, const Body& b2, const Vec& r2, const Vec& d) {
@@ -508,11 +497,11 @@ class Expander {
     static const std::set<std::string> kTypes = {"revolute", "prismatic", "spherical", "cylindrical", "universal",
                                                  "rotational", "planar", "fixed"};
     if (!kTypes.count(type))
-      Fail(e.where, J, fmt::format("unknown joint type '{}'", type),
+      ThrowAt(e.where, J, fmt::format("unknown joint type '{}'", type),
            "revolute, prismatic, spherical, cylindrical, universal, rotational, planar or fixed", type);
     const Body& b1 = FindBody(Scalar(e, "body1", J), e.where, J);
     const Body& b2 = FindBody(Scalar(e, "body2", J), e.where, J);
-    if (b1.name == b2.name) Fail(e.where, J, "a joint joins two different bodies", "body1 != body2", b1.name);
+    if (b1.name == b2.name) ThrowAt(e.where, J, "a joint joins two different bodies", "body1 != body2", b1.name);
     const Vec r1 = VectorOr(e, "point1", J, {0, 0, 0});
     const Vec r2 = VectorOr(e, "point2", J, {0, 0, 0});
     const auto a = Axis(e, "axis", J, {0, 0, 1});
@@ -566,7 +555,7 @@ class Expander {
                       act = Scalar(e, "actuator", J);
     const size_t nfree = trans_free.size() + rot_free.size();
     if (nfree != 1 && (!K.empty() || !c.empty() || !act.empty()))
-      Fail(e.where, J, fmt::format("a {} joint has {} free directions: stiffness, damping and actuator need exactly one",
+      ThrowAt(e.where, J, fmt::format("a {} joint has {} free directions: stiffness, damping and actuator need exactly one",
                                    type, nfree),
            "revolute, prismatic (one free direction)", type, "use loads for the other joint types");
     int f = 0;
@@ -639,7 +628,7 @@ class Expander {
     const Body& b2 = FindBody(Scalar(e, "body2", L), e.where, L);
     const Vec r1 = VectorOr(e, "point1", L, {0, 0, 0}), r2 = VectorOr(e, "point2", L, {0, 0, 0});
     const std::string K = Scalar(e, "stiffness", L), rest = Scalar(e, "rest", L), c = Scalar(e, "damping", L);
-    if (K.empty() && c.empty()) Fail(e.where, L, "a spring needs a stiffness or a damping", "stiffness: K", "none");
+    if (K.empty() && c.empty()) ThrowAt(e.where, L, "a spring needs a stiffness or a damping", "stiffness: K", "none");
     const Vec P = Add(b1.p, Mul(b1.R, r1)), Q = Add(b2.p, Mul(b2.R, r2));
     auto velocity = [&](const Body& b, const Vec& r) { return Add(b.v, Mul(b.R, Cross(b.w, r))); };
     const Vec d = Sub(Q, P);
@@ -664,11 +653,11 @@ class Expander {
     if (type == "spring") return AddSpring(e, L);
     CheckKeys(e, L, {"name", "type", "body", "point", "value"});
     if (type != "force" && type != "torque")
-      Fail(e.where, L, fmt::format("unknown load type '{}'", type), "force, torque or spring", type);
+      ThrowAt(e.where, L, fmt::format("unknown load type '{}'", type), "force, torque or spring", type);
     const Body& b = FindBody(Scalar(e, "body", L), e.where, L);
-    if (b.ground) Fail(e.where, L, "a load on the ground does nothing", "a moving body", "ground");
+    if (b.ground) ThrowAt(e.where, L, "a load on the ground does nothing", "a moving body", "ground");
     const auto* vf = Get(e, "value");
-    if (!vf) Fail(e.where, L, "a load needs a value", "value: [x, y, z] in world components", "none");
+    if (!vf) ThrowAt(e.where, L, "a load needs a value", "value: [x, y, z] in world components", "none");
     const Vec value = Vector(*vf, L, "value");
     Vec torque_B = {0, 0, 0};
     if (type == "force") {

@@ -18,17 +18,6 @@
 namespace paynter {
 namespace {
 
-[[noreturn]] void Fail(const SourceLocation& where, const std::string& who, const std::string& message,
-                       const std::string& expected = "", const std::string& got = "", const std::string& hint = "") {
-  Diagnostic d;
-  d.where = where;
-  d.element = who;
-  d.message = message;
-  d.expected = expected;
-  d.got = got;
-  d.hint = hint;
-  throw Error(d);
-}
 
 std::string Component(int n, int c) { return n == 3 ? std::string(1, "xyz"[c]) : std::to_string(c + 1); }
 
@@ -90,13 +79,13 @@ class VectorExpander {
     // Dimensions of elements from their bonds.
     for (auto& b : s_.bonds) {
       if (b.dim < 1)
-        Fail(b.where, "", fmt::format("bond '{}' has dimension {}", b.name, b.dim), "1, 3 or 6", std::to_string(b.dim));
+        ThrowAt(b.where, "", fmt::format("bond '{}' has dimension {}", b.name, b.dim), "1, 3 or 6", std::to_string(b.dim));
       if (b.dim == 1) continue;
       if (b.name.empty()) b.name = fmt::format("vb{}", ++unnamed_);
       for (const std::string* end : {&b.from, &b.to}) {
         auto [it, fresh] = dim_.emplace(*end, b.dim);
         if (!fresh && it->second != b.dim)
-          Fail(b.where, *end, fmt::format("element '{}' joins bonds of dimensions {} and {}", *end, it->second, b.dim),
+          ThrowAt(b.where, *end, fmt::format("element '{}' joins bonds of dimensions {} and {}", *end, it->second, b.dim),
                "every bond of a multiport of the same dimension", "", "split or regroup the bonds");
       }
     }
@@ -105,7 +94,7 @@ class VectorExpander {
     for (const auto& e : s_.elements) {
       auto it = dim_.find(e.name);
       if (it == dim_.end()) {
-        if (e.kind == "EJS") Fail(e.where, e.name, "an EJS takes a vector bond", "a bond with dim: 3", "scalar bonds");
+        if (e.kind == "EJS") ThrowAt(e.where, e.name, "an EJS takes a vector bond", "a bond with dim: 3", "scalar bonds");
         elements.push_back(e);
         continue;
       }
@@ -117,7 +106,7 @@ class VectorExpander {
         // A scalar bond may not touch a vector element.
         for (const std::string* end : {&b.from, &b.to})
           if (dim_.count(*end))
-            Fail(b.where, *end, fmt::format("a scalar bond joins the {}-dimensional element '{}'", dim_.at(*end), *end),
+            ThrowAt(b.where, *end, fmt::format("a scalar bond joins the {}-dimensional element '{}'", dim_.at(*end), *end),
                  fmt::format("dim: {}", dim_.at(*end)), "dim: 1", "connect a component through a scalar element instead");
         bonds.push_back(b);
         continue;
@@ -186,14 +175,14 @@ class VectorExpander {
     if (static_cast<int>(t.items.size()) == n) {
       for (int i = 0; i < n; ++i) {
         if (!t.items[i].list || static_cast<int>(t.items[i].items.size()) != n)
-          Fail(e.where, e.name, fmt::format("{} is not an {}x{} matrix", what, n, n), "[[..], [..], [..]]", text);
+          ThrowAt(e.where, e.name, fmt::format("{} is not an {}x{} matrix", what, n, n), "[[..], [..], [..]]", text);
         for (int j = 0; j < n; ++j)
           if (i != j && t.items[i].items[j].leaf != "0") return {};  // coupled: see CoupledField
         out.push_back(t.items[i].items[i].leaf);
       }
       return out;
     }
-    Fail(e.where, e.name, fmt::format("{} has the wrong number of components", what), std::to_string(n),
+    ThrowAt(e.where, e.name, fmt::format("{} has the wrong number of components", what), std::to_string(n),
          std::to_string(t.items.size()));
   }
 
@@ -205,7 +194,7 @@ class VectorExpander {
       // cross([rx, ry, rz]): the matrix of r x (.) ; seed 003's cross-product transformer.
       const Tree r = Parse(t.substr(6, t.size() - 7));
       if (n != 3 || !r.list || r.items.size() != 3)
-        Fail(e.where, e.name, "cross() takes a 3-vector", "cross([rx, ry, rz]) on 3-dimensional bonds", text);
+        ThrowAt(e.where, e.name, "cross() takes a 3-vector", "cross([rx, ry, rz]) on 3-dimensional bonds", text);
       const std::string rx = "(" + r.items[0].leaf + ")", ry = "(" + r.items[1].leaf + ")",
                         rz = "(" + r.items[2].leaf + ")";
       *cross = true;
@@ -218,14 +207,14 @@ class VectorExpander {
       return out;
     }
     if (static_cast<int>(m.items.size()) != n)
-      Fail(e.where, e.name, fmt::format("the ratio is not an {}x{} matrix", n, n), "[[..], [..], [..]]", text);
+      ThrowAt(e.where, e.name, fmt::format("the ratio is not an {}x{} matrix", n, n), "[[..], [..], [..]]", text);
     for (int i = 0; i < n; ++i) {
       if (!m.items[i].list) {  // a list: a diagonal matrix
         out[i][i] = m.items[i].leaf;
         continue;
       }
       if (static_cast<int>(m.items[i].items.size()) != n)
-        Fail(e.where, e.name, fmt::format("row {} of the ratio has the wrong length", i + 1), std::to_string(n),
+        ThrowAt(e.where, e.name, fmt::format("row {} of the ratio has the wrong length", i + 1), std::to_string(n),
              std::to_string(m.items[i].items.size()));
       for (int j = 0; j < n; ++j) out[i][j] = m.items[i].items[j].leaf;
     }
@@ -245,24 +234,24 @@ class VectorExpander {
   void CoupledField(const ModelSpec::ElementSpec& e, const std::string& key, const std::string& text, int n,
                     const std::vector<std::string>& initial, std::vector<ModelSpec::ElementSpec>* out) {
     if (e.kind != "I" && e.kind != "C" && e.kind != "R")
-      Fail(e.where, e.name, "a coupled matrix needs a field (I, C or R)", "a list of components", text);
+      ThrowAt(e.where, e.name, "a coupled matrix needs a field (I, C or R)", "a list of components", text);
     const Tree t = Parse(text);
     Eigen::MatrixXd M(n, n);
     for (int i = 0; i < n; ++i)
       for (int j = 0; j < n; ++j) {
         const std::string& x = t.items[i].items[j].leaf;
         if (!IsNumber(x))
-          Fail(e.where, e.name, fmt::format("the coupled {} must be numeric", key), "numbers", x,
+          ThrowAt(e.where, e.name, fmt::format("the coupled {} must be numeric", key), "numbers", x,
                "a coupled field is diagonalized once, when the model is built");
         M(i, j) = std::strtod(x.c_str(), nullptr);
       }
     if ((M - M.transpose()).cwiseAbs().maxCoeff() > 1e-12 * (1 + M.cwiseAbs().maxCoeff()))
-      Fail(e.where, e.name, fmt::format("the {} matrix is not symmetric", key), "M = M^T", text);
+      ThrowAt(e.where, e.name, fmt::format("the {} matrix is not symmetric", key), "M = M^T", text);
     Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(M);
     const Eigen::MatrixXd V = eig.eigenvectors();
     const Eigen::VectorXd D = eig.eigenvalues();
     if (D.minCoeff() <= 0)
-      Fail(e.where, e.name, fmt::format("the {} matrix is not positive definite", key), "positive eigenvalues",
+      ThrowAt(e.where, e.name, fmt::format("the {} matrix is not positive definite", key), "positive eigenvalues",
            fmt::format("smallest {}", D.minCoeff()));
     auto num = [](double x) { return fmt::format("{:.17g}", x); };
     for (int c = 0; c < n; ++c) Add(out, e, e.name + "_" + Component(n, c), "1");
@@ -294,7 +283,7 @@ class VectorExpander {
       return;
     }
     if (k == "Se" || k == "Sf" || k == "MSe" || k == "MSf" || k == "I" || k == "C" || k == "R") {
-      if (e.laws.size() != 1) Fail(e.where, e.name, "a vector element needs exactly one law", "one law key", "");
+      if (e.laws.size() != 1) ThrowAt(e.where, e.name, "a vector element needs exactly one law", "one law key", "");
       const auto [key, text] = law(0);
       const auto values = PerComponent(e, text, n, "the " + key);
       const auto initial = e.initial.empty() ? std::vector<std::string>(n, "")
@@ -305,7 +294,7 @@ class VectorExpander {
     }
     if (k == "TF" || k == "MTF" || k == "GY" || k == "MGY") {
       if (e.laws.size() != 1 || e.laws[0].first != "ratio")
-        Fail(e.where, e.name, "a vector transformer or gyrator needs a ratio", "ratio: matrix, list or cross([...])", "");
+        ThrowAt(e.where, e.name, "a vector transformer or gyrator needs a ratio", "ratio: matrix, list or cross([...])", "");
       bool cross = false;
       const auto M = Matrix(e, e.laws[0].second, n, &cross);
       two_port_.insert(e.name);
@@ -339,9 +328,9 @@ class VectorExpander {
     if (k == "EJS") {
       // The Euler junction structure on an angular velocity bond: effort
       // w x h, a ring of gyrators modulated by the momentum h (seed 004, Fig. 9.36b).
-      if (n != 3) Fail(e.where, e.name, "an EJS is three-dimensional", "dim: 3", std::to_string(n));
+      if (n != 3) ThrowAt(e.where, e.name, "an EJS is three-dimensional", "dim: 3", std::to_string(n));
       if (e.laws.size() != 1 || e.laws[0].first != "momentum")
-        Fail(e.where, e.name, "an EJS needs the angular momentum it is modulated by", "momentum: [hx, hy, hz]", "");
+        ThrowAt(e.where, e.name, "an EJS needs the angular momentum it is modulated by", "momentum: [hx, hy, hz]", "");
       const auto h = PerComponent(e, e.laws[0].second, 3, "the momentum");
       for (int c = 0; c < 3; ++c) Add(out, e, e.name + "_" + Component(3, c), "1");
       for (int i = 0; i < 3; ++i) {
@@ -353,7 +342,7 @@ class VectorExpander {
       }
       return;
     }
-    Fail(e.where, e.name, fmt::format("a {} element cannot take vector bonds", k),
+    ThrowAt(e.where, e.name, fmt::format("a {} element cannot take vector bonds", k),
          "0, 1, Se, Sf, MSe, MSf, I, C, R, TF, MTF, GY, MGY or EJS", k);
   }
 
