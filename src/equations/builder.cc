@@ -32,6 +32,18 @@ void CollectSymbols(const ex& e, SymSet* out) {
   for (size_t i = 0; i < e.nops(); ++i) CollectSymbols(e.op(i), out);
 }
 
+GiNaC::ex SubsSymbols(const GiNaC::ex& e, const GiNaC::exmap& m) {
+  if (m.empty()) return e;
+  SymSet syms;
+  CollectSymbols(e, &syms);
+  GiNaC::exmap hits;
+  for (const ex& s : syms) {
+    auto it = m.find(s);
+    if (it != m.end()) hits.insert(*it);
+  }
+  return hits.empty() ? e : e.subs(hits, GiNaC::subs_options::no_pattern);
+}
+
 namespace {
 
 Formulation FormOf(const CausalGraph& g);
@@ -304,12 +316,12 @@ class EquationBuilder {
     std::vector<CausalEquation> kept;
     for (auto& eq : sys_.equations) {
       if (resolved.count(eq.var)) continue;
-      if (eq.is_explicit) eq.value = eq.value.subs(resolved);
-      else eq.residual = eq.residual.subs(resolved);
+      if (eq.is_explicit) eq.value = SubsSymbols(eq.value, resolved);
+      else eq.residual = SubsSymbols(eq.residual, resolved);
       kept.push_back(eq);
     }
     sys_.equations = std::move(kept);
-    for (auto& de : derivative_effort_) de.port = de.port.subs(resolved);
+    for (auto& de : derivative_effort_) de.port = SubsSymbols(de.port, resolved);
     aliases_ = resolved;
     sys_.aliases = resolved;
   }
@@ -384,7 +396,7 @@ class EquationBuilder {
     // Constraints of constrained 0-junctions at acceleration level: d/dt f = 0
     // (one differentiation: the multipliers then appear with the accelerations).
     for (const auto& [lambda, flow] : aes_) {
-      const ex f = flow.subs(aliases_);
+      const ex f = SubsSymbols(flow, aliases_);
       sys_.constraints.push_back(f);
       // Dot, not DotVar: after the copies are gone the flow may be a state itself.
       const ex df = Dot(f);
@@ -445,7 +457,7 @@ void EquationBuilder::Sort() {
   for (const auto& d : sys_.derivatives) mark(def.at(d), need_rhs);
   std::vector<ex> output_values;
   for (const auto& o : m_.outputs) {
-    ex v = o.value.subs(aliases_);
+    ex v = SubsSymbols(o.value, aliases_);
     output_values.push_back(v);
     SymSet syms;
     CollectSymbols(v, &syms);
@@ -500,7 +512,7 @@ void EquationBuilder::Sort() {
     }
     const auto tearing = structure::Tear(deps, comp, forced, preferred);
     GiNaC::exmap chain;  // non-tear variables in terms of the tears
-    for (int k : tearing.ordered) chain[eqs[k].var] = eqs[k].value.subs(chain);
+    for (int k : tearing.ordered) chain[eqs[k].var] = SubsSymbols(eqs[k].value, chain);
     ProgramStep st;
     st.kind = ProgramStep::Kind::kBlock;
     ImplicitBlock info;
@@ -517,7 +529,7 @@ void EquationBuilder::Sort() {
       st.unknowns.push_back(layout.Slot(eqs[k].var));
       info.unknowns.push_back(eqs[k].var.get_name());
       ex r = eqs[k].is_explicit ? ex(eqs[k].var) - eqs[k].value : eqs[k].residual;
-      st.residuals.push_back(r.subs(chain));
+      st.residuals.push_back(SubsSymbols(r, chain));
     }
     bool linear = true;
     for (const ex& r : st.residuals)

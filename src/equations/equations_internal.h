@@ -16,6 +16,10 @@ struct EquationSystem;
 // Variables named in `keep` are left as names.
 GiNaC::exmap ExplicitChain(const EquationSystem& system, const std::set<std::string>& keep = {});
 
+// e.subs(m) for a map from symbols, in time proportional to e rather than to
+// the map (GiNaC's subs looks at every key of the map on every call).
+GiNaC::ex SubsSymbols(const GiNaC::ex& e, const GiNaC::exmap& m);
+
 void CollectSymbols(const GiNaC::ex& e, std::set<GiNaC::ex, GiNaC::ex_is_less>* out);
 
 // Symbol <-> slot index.

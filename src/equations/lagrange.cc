@@ -25,7 +25,7 @@ GiNaC::exmap ExplicitChain(const EquationSystem& sys, const std::set<std::string
   for (int pass = 0; pass < 64; ++pass) {
     bool changed = false;
     for (auto& [var, value] : chain) {
-      GiNaC::ex next = value.subs(chain);
+      GiNaC::ex next = SubsSymbols(value, chain);
       if (!next.is_equal(value)) {
         value = next;
         changed = true;
@@ -54,7 +54,7 @@ LagrangeSubsystem DeriveLagrangeSubsystem(const EquationSystem& sys, const Model
   // The flows of a Lagrange form are explicit: they propagate from the
   // generalized velocities.
   GiNaC::exmap chain = ExplicitChain(sys);
-  auto closed = [&](const ex& e) { return e.subs(aliases).subs(chain); };
+  auto closed = [&](const ex& e) { return SubsSymbols(SubsSymbols(e, aliases), chain); };
   LagrangeSubsystem out;
   std::vector<GiNaC::symbol>& v = out.velocities;
   for (const auto& name : sys.generalized_velocities)
@@ -87,7 +87,7 @@ LagrangeSubsystem DeriveLagrangeSubsystem(const EquationSystem& sys, const Model
     for (size_t k = 0; k < states.size(); ++k) {
       auto it = chain.find(derivatives[k]);
       if (it == chain.end()) continue;  // not an explicit displacement rate
-      const ex coeff = it->second.subs(chain).diff(v[i]);
+      const ex coeff = SubsSymbols(it->second, chain).diff(v[i]);
       if (!coeff.is_zero()) acc += coeff * expr.diff(states[k]);
     }
     return acc;

@@ -37,7 +37,7 @@ bool ClosedForms(const EquationSystem& sys, std::vector<ex>* out) {
   GiNaC::exmap chain;
   for (const auto& st : sys.rhs.steps) {
     if (st.kind == ProgramStep::Kind::kBlock) return false;
-    chain[sys.rhs.symbols[st.target]] = st.value.subs(chain);
+    chain[sys.rhs.symbols[st.target]] = SubsSymbols(st.value, chain);
   }
   out->clear();
   for (const auto& d : sys.derivatives) {
@@ -91,7 +91,7 @@ void RenderImplicit(const EquationSystem& sys, Style style, std::ostringstream& 
   for (const auto& st : sys.rhs.steps) {
     if (st.kind == ProgramStep::Kind::kAssign) {
       const GiNaC::symbol& target = sys.rhs.symbols[st.target];
-      const ex value = st.value.subs(chain);
+      const ex value = SubsSymbols(st.value, chain);
       if (keep.count(target.get_name())) where.push_back({target, value});
       else chain[target] = value;
       continue;
@@ -112,12 +112,13 @@ void RenderImplicit(const EquationSystem& sys, Style style, std::ostringstream& 
       for (size_t i = 0; i < n; ++i) {
         for (size_t j = 0; j < n; ++j)
           body << (tex ? "  M_{" : "  M[") << i + 1 << (tex ? "" : ",") << j + 1 << (tex ? "}" : "]") << eqsign
-               << ShowCompact(st.jacobian[i * n + j].subs(chain), style) << eol;
+               << ShowCompact(SubsSymbols(st.jacobian[i * n + j], chain), style) << eol;
         body << (tex ? "  f_{" : "  f[") << i + 1 << (tex ? "}" : "]") << eqsign
-             << ShowCompact((-st.residuals[i].subs(zero)).subs(chain), style) << eol;
+             << ShowCompact(SubsSymbols(-st.residuals[i].subs(zero, GiNaC::subs_options::no_pattern), chain), style)
+             << eol;
       }
     } else {
-      for (size_t i = 0; i < n; ++i) body << (tex ? "  0 &= " : "  0 = ") << Show(st.residuals[i].subs(chain), style) << eol;
+      for (size_t i = 0; i < n; ++i) body << (tex ? "  0 &= " : "  0 = ") << Show(SubsSymbols(st.residuals[i], chain), style) << eol;
     }
   }
   // State derivatives not solved in a block.
@@ -134,7 +135,7 @@ void RenderImplicit(const EquationSystem& sys, Style style, std::ostringstream& 
     for (const ex& c : sys.constraints) {
       ex closed = c;
       for (int pass = 0; pass < 64; ++pass) {
-        ex next = closed.subs(all);
+        ex next = SubsSymbols(closed, all);
         if (next.is_equal(closed)) break;
         closed = next;
       }

@@ -79,22 +79,44 @@ class Builder {
                   const std::string& what, const std::map<std::string, GiNaC::ex>& locals = {},
                   const std::set<std::string>* allowed = nullptr) {
     if (text.empty()) ThrowAt(where, element, what + " is empty", "an expression", "nothing");
+    // The parser's table holds only the names the text uses (found by a scan
+    // that also gives unknown names a clear message): parsing stays linear in
+    // the text, however large the model.
     GiNaC::symtab table;
-    for (const auto& [n, s] : m_.symbols) table[n] = s;
-    for (const auto& [n, s] : locals) table[n] = s;
     table["pi"] = GiNaC::Pi;
     table["Pi"] = GiNaC::Pi;
-    // Find identifiers that are neither symbols nor functions, for a clear message.
-    static const std::regex ident("[A-Za-z_][A-Za-z0-9_]*");
-    std::vector<std::string> candidates;
-    for (const auto& [n, s] : table) candidates.push_back(n);
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), ident); it != std::sregex_iterator(); ++it) {
-      const std::string id = it->str();
-      const auto pos = static_cast<size_t>(it->position());
+    auto lookup = [&](const std::string& id) -> const GiNaC::ex* {
+      auto l = locals.find(id);
+      if (l != locals.end()) return &l->second;
+      auto g = m_.symbols.find(id);
+      if (g != m_.symbols.end()) {
+        static thread_local GiNaC::ex holder;
+        holder = g->second;
+        return &holder;
+      }
+      return nullptr;
+    };
+    size_t i = 0;
+    while (i < text.size()) {
+      const unsigned char ch = static_cast<unsigned char>(text[i]);
+      if (!(std::isalpha(ch) || ch == '_')) {
+        ++i;
+        continue;
+      }
+      size_t j = i + 1;
+      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
+      const std::string id = text.substr(i, j - i);
+      const size_t pos = i;
+      i = j;
       if (pos > 0 && (std::isdigit(static_cast<unsigned char>(text[pos - 1])) || text[pos - 1] == '.'))
         continue;  // exponent of a number such as 1e-3
-      if (KnownFunctions().count(id)) continue;
-      if (!table.count(id)) {
+      if (KnownFunctions().count(id) || table.count(id)) continue;
+      const GiNaC::ex* found = lookup(id);
+      if (found) table[id] = *found;
+      if (!found) {
+        std::vector<std::string> candidates;
+        for (const auto& [n, s] : m_.symbols) candidates.push_back(n);
+        for (const auto& [n, s] : locals) candidates.push_back(n);
         std::string hint = DidYouMean(id, candidates);
         if (hint.empty())
           hint = "declare it under 'parameters:', or use a model variable (t, p_<I>, q_<C>, e_<bond>, f_<bond>, "
