@@ -83,7 +83,9 @@ class EquationBuilder {
     AddState(m_.Symbol(name), name, origin, initial);
   }
   void AddState(const symbol& s, const std::string& name, const std::string& origin, const ex& initial) {
-    symbol d("d" + name, "\\dot{" + TexOf(name) + "}");
+    // The derivative of a generalized velocity v_<J> (TeX \dot{q}_{J}) is \ddot{q}_{J}.
+    const std::string tex = name.rfind("v_", 0) == 0 ? "\\ddot{q}_{" + name.substr(2) + "}" : "\\dot{" + TexOf(name) + "}";
+    symbol d("d" + name, tex);
     sys_.states.push_back(s);
     sys_.derivatives.push_back(d);
     sys_.state_names.push_back(name);
