@@ -36,8 +36,10 @@ fs::path TempDir() {
   return d;
 }
 
-const char* kExamples[] = {"examples/B1_pendulum.yaml", "examples/rlc.yaml", "examples/mass_spring_damper.yaml",
-                           "examples/dc_motor_gear.yaml"};
+const char* kExamples[] = {"examples/B1_pendulum.yaml",       "examples/rlc.yaml",
+                           "examples/mass_spring_damper.yaml", "examples/dc_motor_gear.yaml",
+                           "examples/B3_quick_return.yaml",    "examples/B4_spatial_arm.yaml",
+                           "examples/rigid_body_vector.yaml"};
 
 TEST(Cli, EveryCommandWorksOnEveryExample) {
   const fs::path dir = TempDir();
