@@ -165,3 +165,40 @@ TEST(Cli, UsageErrorsExitNonZero) {
 
 }  // namespace
 }  // namespace paynter
+
+namespace paynter {
+namespace {
+
+std::string LastLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  return last;
+}
+
+TEST(Cli, ExpandWritesAScalarModelThatSimulatesAlike) {
+  const fs::path dir = TempDir();
+  const std::string scalar = (dir / "scalar.yaml").string();
+  auto r = RunCli("expand " + testing::SourcePath("examples/rigid_body_vector.yaml") + " -o " + scalar);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string a = (dir / "a.csv").string(), b = (dir / "b.csv").string();
+  ASSERT_EQ(RunCli("simulate " + testing::SourcePath("examples/rigid_body_vector.yaml") + " --t-end 2 -o " + a).code, 0);
+  ASSERT_EQ(RunCli("simulate " + scalar + " --t-end 2 -o " + b).code, 0);
+  EXPECT_EQ(LastLine(a), LastLine(b));
+  // A multibody model expands too, into a file with no multibody section.
+  const std::string b4 = (dir / "b4.yaml").string();
+  r = RunCli("expand " + testing::SourcePath("examples/B4_spatial_arm.yaml") + " -o " + b4);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(b4);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_EQ(ss.str().find("multibody:"), std::string::npos);
+  EXPECT_NE(ss.str().find("J3_f1"), std::string::npos);
+  r = RunCli("check " + b4);
+  EXPECT_EQ(r.code, 0) << r.out;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace paynter
