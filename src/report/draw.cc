@@ -69,10 +69,8 @@ std::string BondGraphDot(const Model& m, const CausalGraph* g, const ZeroOrderPa
       os << ", color=blue, fontcolor=blue, penwidth=3";
     } else if (g && g->effort_to[b] >= 0) {
       // Storage in derivative causality is drawn red.
-      const int recv = g->effort_to[b];
       for (int d : g->derivative_storage)
         if (d == bond.from || d == bond.to) os << ", color=red, fontcolor=red";
-      (void)recv;
     }
     os << "];\n";
   }
