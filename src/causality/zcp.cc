@@ -157,9 +157,8 @@ std::string ElementNames(const Model& m, const std::vector<int>& els) {
 // starting at its smallest node. Returns false if it stopped at `max` cycles.
 bool JohnsonCycles(const std::vector<std::vector<int>>& succ, size_t max, std::vector<std::vector<int>>* cycles) {
   const int n = static_cast<int>(succ.size());
-  std::vector<char> in_comp(n, 0), blocked(n, 0), on_stack(n, 0);
+  std::vector<char> in_comp(n, 0), blocked(n, 0);
   std::vector<std::vector<int>> B(n);
-  std::vector<int> index(n, -1), low(n, 0), stamp(n, -1), tstack;
   auto unblock = [&](int u) {
     std::vector<int> st{u};
     while (!st.empty()) {
@@ -172,54 +171,10 @@ bool JohnsonCycles(const std::vector<std::vector<int>>& succ, size_t max, std::v
       B[x].clear();
     }
   };
-  // The strong component of s in the subgraph of the nodes >= s: Tarjan's
-  // search rooted at s, which emits s's component last. Costs what s reaches.
-  struct TFrame {
-    int v;
-    size_t next;
-  };
-  auto component_of = [&](int s) {
-    int counter = 0;
-    std::vector<int> comp;
-    std::vector<TFrame> call{{s, 0}};
-    stamp[s] = s;
-    index[s] = low[s] = counter++;
-    tstack.assign(1, s);
-    on_stack[s] = 1;
-    while (!call.empty()) {
-      TFrame& f = call.back();
-      if (f.next < succ[f.v].size()) {
-        const int w = succ[f.v][f.next++];
-        if (w < s) continue;
-        if (stamp[w] != s) {
-          stamp[w] = s;
-          index[w] = low[w] = counter++;
-          tstack.push_back(w);
-          on_stack[w] = 1;
-          call.push_back({w, 0});
-        } else if (on_stack[w]) {
-          low[f.v] = std::min(low[f.v], index[w]);
-        }
-        continue;
-      }
-      const int v = f.v;
-      call.pop_back();
-      if (!call.empty()) low[call.back().v] = std::min(low[call.back().v], low[v]);
-      if (low[v] == index[v]) {
-        comp.clear();
-        int w;
-        do {
-          w = tstack.back();
-          tstack.pop_back();
-          on_stack[w] = 0;
-          comp.push_back(w);
-        } while (w != v);
-      }
-    }
-    return comp;  // the last component emitted: s's
-  };
+  // The strong component of s in the subgraph of the nodes >= s.
+  structure::ComponentFinder finder(succ);
   for (int s = 0; s < n; ++s) {
-    const std::vector<int> comp = component_of(s);
+    const std::vector<int> comp = finder.ComponentOf(s, s);
     const bool self_loop = std::find(succ[s].begin(), succ[s].end(), s) != succ[s].end();
     if (comp.size() == 1 && !self_loop) continue;
     for (int v : comp) {

@@ -6,53 +6,90 @@
 
 namespace paynter::structure {
 
+namespace {
+
+// Tarjan's search (1972), iterative, from `root` over the nodes >= min_node
+// not yet stamped with `epoch`. Components are emitted when their root
+// finishes, after every component they depend on (edges point to dependencies).
+template <class Emit>
+void TarjanSearch(const std::vector<std::vector<int>>& deps, int root, int min_node, int epoch, std::vector<int>& stamp,
+                  std::vector<int>& index, std::vector<int>& low, std::vector<char>& on_stack, std::vector<int>& stack,
+                  int& counter, Emit emit) {
+  struct Frame {
+    int v;
+    size_t next;
+  };
+  std::vector<Frame> call{{root, 0}};
+  stamp[root] = epoch;
+  index[root] = low[root] = counter++;
+  stack.push_back(root);
+  on_stack[root] = 1;
+  while (!call.empty()) {
+    Frame& f = call.back();
+    if (f.next < deps[f.v].size()) {
+      const int w = deps[f.v][f.next++];
+      if (w < min_node) continue;
+      if (stamp[w] != epoch) {
+        stamp[w] = epoch;
+        index[w] = low[w] = counter++;
+        stack.push_back(w);
+        on_stack[w] = 1;
+        call.push_back({w, 0});
+      } else if (on_stack[w]) {
+        low[f.v] = std::min(low[f.v], index[w]);
+      }
+      continue;
+    }
+    const int v = f.v;
+    call.pop_back();
+    if (!call.empty()) low[call.back().v] = std::min(low[call.back().v], low[v]);
+    if (low[v] == index[v]) {
+      std::vector<int> comp;
+      int w;
+      do {
+        w = stack.back();
+        stack.pop_back();
+        on_stack[w] = 0;
+        comp.push_back(w);
+      } while (w != v);
+      emit(std::move(comp));
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<std::vector<int>> StronglyConnectedComponents(const std::vector<std::vector<int>>& deps) {
-  // Iterative Tarjan: components are emitted when their root finishes, which is
-  // after every component they depend on (edges point to dependencies).
   const int n = static_cast<int>(deps.size());
-  std::vector<int> index(n, -1), low(n, 0), stack;
+  std::vector<int> stamp(n, -1), index(n, 0), low(n, 0), stack;
   std::vector<char> on_stack(n, 0);
   std::vector<std::vector<int>> out;
   int counter = 0;
-  struct Frame { int v; size_t next; };
   for (int root = 0; root < n; ++root) {
-    if (index[root] >= 0) continue;
-    std::vector<Frame> call{{root, 0}};
-    index[root] = low[root] = counter++;
-    stack.push_back(root);
-    on_stack[root] = 1;
-    while (!call.empty()) {
-      Frame& f = call.back();
-      if (f.next < deps[f.v].size()) {
-        const int w = deps[f.v][f.next++];
-        if (index[w] < 0) {
-          index[w] = low[w] = counter++;
-          stack.push_back(w);
-          on_stack[w] = 1;
-          call.push_back({w, 0});
-        } else if (on_stack[w]) {
-          low[f.v] = std::min(low[f.v], index[w]);
-        }
-        continue;
-      }
-      const int v = f.v;
-      call.pop_back();
-      if (!call.empty()) low[call.back().v] = std::min(low[call.back().v], low[v]);
-      if (low[v] == index[v]) {
-        std::vector<int> comp;
-        int w;
-        do {
-          w = stack.back();
-          stack.pop_back();
-          on_stack[w] = 0;
-          comp.push_back(w);
-        } while (w != v);
-        std::sort(comp.begin(), comp.end());
-        out.push_back(std::move(comp));
-      }
-    }
+    if (stamp[root] == 0) continue;
+    TarjanSearch(deps, root, 0, 0, stamp, index, low, on_stack, stack, counter, [&](std::vector<int> comp) {
+      std::sort(comp.begin(), comp.end());
+      out.push_back(std::move(comp));
+    });
   }
   return out;
+}
+
+ComponentFinder::ComponentFinder(const std::vector<std::vector<int>>& deps)
+    : deps_(deps),
+      stamp_(deps.size(), -1),
+      index_(deps.size(), 0),
+      low_(deps.size(), 0),
+      on_stack_(deps.size(), 0) {}
+
+std::vector<int> ComponentFinder::ComponentOf(int s, int min_node) {
+  // s's component is the last one its own search emits.
+  std::vector<int> last;
+  int counter = 0;
+  stack_.clear();
+  TarjanSearch(deps_, s, min_node, ++epoch_, stamp_, index_, low_, on_stack_, stack_, counter,
+               [&](std::vector<int> comp) { last = std::move(comp); });
+  return last;
 }
 
 bool HasSelfLoop(const std::vector<std::vector<int>>& deps, int v) {

@@ -11,6 +11,21 @@ namespace paynter::structure {
 // an earlier component.
 std::vector<std::vector<int>> StronglyConnectedComponents(const std::vector<std::vector<int>>& deps);
 
+// The strong component of node s in the subgraph of the nodes >= min_node,
+// as Johnson's cycle search needs it for each s in turn. The finder keeps its
+// workspace, so each call costs only what s reaches.
+class ComponentFinder {
+ public:
+  explicit ComponentFinder(const std::vector<std::vector<int>>& deps);
+  std::vector<int> ComponentOf(int s, int min_node);
+
+ private:
+  const std::vector<std::vector<int>>& deps_;
+  std::vector<int> stamp_, index_, low_, stack_;
+  std::vector<char> on_stack_;
+  int epoch_ = 0;
+};
+
 // True if v depends on itself directly.
 bool HasSelfLoop(const std::vector<std::vector<int>>& deps, int v);
 

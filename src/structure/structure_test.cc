@@ -46,3 +46,23 @@ TEST(Tear, GreedyTearingLeavesAnAcyclicRest) {
 
 }  // namespace
 }  // namespace paynter::structure
+
+namespace paynter::structure {
+namespace {
+
+TEST(ComponentFinder, ComponentOfANodeAmongTheNodesAboveIt) {
+  // 0 <-> 1 <-> 2, and 2 -> 3 -> 2: among all nodes, 0's component is all of
+  // {0, 1, 2, 3}; among the nodes >= 1, 1's is {1, 2, 3}; among those >= 3, {3}.
+  std::vector<std::vector<int>> succ = {{1}, {0, 2}, {1, 3}, {2}};
+  ComponentFinder f(succ);
+  auto sorted = [](std::vector<int> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  EXPECT_EQ(sorted(f.ComponentOf(0, 0)), (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(sorted(f.ComponentOf(1, 1)), (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(sorted(f.ComponentOf(3, 3)), (std::vector<int>{3}));
+}
+
+}  // namespace
+}  // namespace paynter::structure
