@@ -3,10 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <unistd.h>
 
 #include "paynter/paynter.h"
 
@@ -74,21 +71,7 @@ int Expand(const std::string& path, const std::string& out) {
   spec.multibody.present = false;
   ExpandVectorBonds(&spec);
   BuildModel(spec);  // the scalar model must itself be valid
-  const std::string text = ModelSpecToYaml(spec);
-  namespace fs = std::filesystem;
-  const fs::path target(out);
-  const fs::path tmp = target.parent_path() / (".paynter-" + std::to_string(::getpid()) + "-" + target.filename().string());
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    f << text;
-    if (!f) throw Error(fmt::format("{}: error: cannot write the expanded model", out));
-  }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw Error(fmt::format("{}: error: cannot move the expanded model into place", out));
-  }
+  WriteFileAtomically(out, ModelSpecToYaml(spec), "expanded model");
   return 0;
 }
 

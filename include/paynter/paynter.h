@@ -15,6 +15,7 @@
 #include "paynter/codegen.h"
 #include "paynter/equations.h"
 #include "paynter/error.h"
+#include "paynter/files.h"
 #include "paynter/model.h"
 #include "paynter/multibody.h"
 #include "paynter/report.h"

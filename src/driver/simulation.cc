@@ -1,14 +1,13 @@
 // CompiledModel and Simulate: the last stages of the pipeline.
 #include "paynter/simulation.h"
 
+#include "paynter/files.h"
+
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 
 namespace paynter {
 
@@ -105,42 +104,19 @@ Solution Simulate(const CompiledModel& model, const SolverOptions& options) {
 }
 
 void WriteCsv(const Solution& sol, const std::string& path) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path tmp = target.parent_path() / (".paynter-" + std::to_string(::getpid()) + "-" +
-                                               target.filename().string() + ".tmp");
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      Diagnostic d;
-      d.where = {path, 0, 0};
-      d.message = "cannot write the output file";
-      d.hint = "check that the directory exists and is writable";
-      throw Error(d);
+  std::string text;
+  for (size_t c = 0; c < sol.columns.size(); ++c) text += (c ? "," : "") + sol.columns[c];
+  text += '\n';
+  char buf[32];
+  for (const auto& r : sol.rows) {
+    for (size_t c = 0; c < r.size(); ++c) {
+      std::snprintf(buf, sizeof buf, "%.15g", r[c]);
+      if (c) text += ',';
+      text += buf;
     }
-    for (size_t c = 0; c < sol.columns.size(); ++c) out << (c ? "," : "") << sol.columns[c];
-    out << '\n';
-    char buf[32];
-    for (const auto& r : sol.rows) {
-      for (size_t c = 0; c < r.size(); ++c) {
-        std::snprintf(buf, sizeof buf, "%.15g", r[c]);
-        out << (c ? "," : "") << buf;
-      }
-      out << '\n';
-    }
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw Error(fmt::format("{}: error: writing failed (disk full?)", path));
-    }
+    text += '\n';
   }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw Error(fmt::format("{}: error: cannot move the finished file into place: {}", path, ec.message()));
-  }
+  WriteFileAtomically(path, text, "output file");
 }
 
 }  // namespace paynter

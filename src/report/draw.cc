@@ -1,13 +1,12 @@
 // Bond graph drawings through Graphviz.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "paynter/files.h"
 #include "paynter/report.h"
 
 namespace paynter {
@@ -110,37 +109,25 @@ void RenderDot(const std::string& dot_source, const std::string& path) {
     d.got = ext.empty() ? "no extension" : "." + ext;
     throw Error(d);
   }
-  const std::string stem = ".paynter-" + std::to_string(::getpid()) + "-" + target.filename().string();
-  const fs::path tmp_out = target.parent_path() / (stem + ".tmp");
-  const fs::path tmp_dot = fs::temp_directory_path() / (stem + ".gv");
+  if (ext == "dot") return WriteFileAtomically(path, dot_source, "drawing");
+  if (!CommandExists("dot"))
+    throw Error(fmt::format("{}: error: Graphviz 'dot' is not installed\n  hint: run scripts/setup.sh (apt-get install graphviz)", path));
+  const std::string tmp_out = TemporaryBeside(path);
+  const fs::path tmp_dot = fs::temp_directory_path() / (fs::path(tmp_out).filename().string() + ".gv");
   {
-    std::ofstream out(ext == "dot" ? tmp_out : tmp_dot, std::ios::binary);
+    std::ofstream out(tmp_dot, std::ios::binary);
     out << dot_source;
-    if (!out) throw Error(fmt::format("{}: error: cannot write the drawing", path));
+    if (!out) throw Error(fmt::format("{}: error: cannot write the drawing's Graphviz source", path));
   }
-  if (ext != "dot") {
-    if (!CommandExists("dot"))
-      throw Error(fmt::format("{}: error: Graphviz 'dot' is not installed\n  hint: run scripts/setup.sh (apt-get install graphviz)", path));
-    const std::string cmd = "dot -T" + ext + " " + ShellQuote(tmp_dot.string()) + " -o " +
-                            ShellQuote(tmp_out.string()) + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    std::string msg;
-    char buf[256];
-    while (p && fgets(buf, sizeof buf, p)) msg += buf;
-    const int rc = p ? pclose(p) : -1;
-    std::error_code ec;
-    fs::remove(tmp_dot, ec);
-    if (rc != 0) {
-      fs::remove(tmp_out, ec);
-      throw Error(fmt::format("{}: error: Graphviz failed: {}", path, msg));
-    }
-  }
+  std::string msg;
+  const int rc = RunTool("dot -T" + ext + " " + ShellQuote(tmp_dot.string()) + " -o " + ShellQuote(tmp_out), &msg);
   std::error_code ec;
-  fs::rename(tmp_out, target, ec);
-  if (ec) {
+  fs::remove(tmp_dot, ec);
+  if (rc != 0) {
     fs::remove(tmp_out, ec);
-    throw Error(fmt::format("{}: error: cannot move the drawing into place: {}", path, ec.message()));
+    throw Error(fmt::format("{}: error: Graphviz failed: {}", path, msg));
   }
+  MoveIntoPlace(tmp_out, path, "drawing");
 }
 
 }  // namespace paynter

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "paynter/files.h"
 #include "paynter/report.h"
 
 namespace paynter {
@@ -94,10 +95,10 @@ void PlotCsv(const std::string& csv_path, const std::string& out_path, const std
   }
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
     throw Error(fmt::format("{}: error: gnuplot is not installed\n  hint: run scripts/setup.sh (apt-get install gnuplot-nox)", out_path));
-  const fs::path tmp = target.parent_path() / (".paynter-" + std::to_string(::getpid()) + "-" + target.filename().string());
+  const std::string tmp = TemporaryBeside(out_path);
   std::ostringstream gp;
   gp << "set terminal " << terminal << "\n"
-     << "set output " << GnuplotString(tmp.string()) << "\n"
+     << "set output " << GnuplotString(tmp) << "\n"
      << "set datafile separator ','\n"
      << "set key outside right top\n"
      << "set grid\n"
@@ -114,23 +115,15 @@ void PlotCsv(const std::string& csv_path, const std::string& out_path, const std
     std::ofstream s(script);
     s << gp.str();
   }
-  const std::string cmd = "gnuplot '" + script.string() + "' 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
   std::string msg;
-  char buf[256];
-  while (p && fgets(buf, sizeof buf, p)) msg += buf;
-  const int rc = p ? pclose(p) : -1;
+  const int rc = RunTool("gnuplot '" + script.string() + "'", &msg);
   std::error_code ec;
   fs::remove(script, ec);
   if (rc != 0 || !fs::exists(tmp)) {
     fs::remove(tmp, ec);
     throw Error(fmt::format("{}: error: gnuplot failed: {}", out_path, msg));
   }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw Error(fmt::format("{}: error: cannot move the plot into place: {}", out_path, ec.message()));
-  }
+  MoveIntoPlace(tmp, out_path, "plot");
 }
 
 }  // namespace paynter
