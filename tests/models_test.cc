@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "test_util.h"
+#include "test_models.h"
 
 namespace paynter {
 namespace {
@@ -84,20 +85,8 @@ outputs:
 TEST(AlgebraicLoop, ResistiveLoopMatchesTheveninSolution) {
   // Current source I0 into node a (R1 to ground), R2 from a to c, c has R3 || C.
   // Seen from C: Thevenin source I0 R1 behind R1 + R2, in parallel with R3.
-  auto r = SimulateYaml(R"(
-parameters: {I0: 2, R1: 1, R2: 2, R3: 3, C: 0.5}
-elements:
-  - {name: src, kind: Sf, flow: I0}
-  - {name: a, kind: "0"}
-  - {name: r1, kind: R, resistance: R1}
-  - {name: s, kind: "1"}
-  - {name: r2, kind: R, resistance: R2}
-  - {name: c, kind: "0"}
-  - {name: r3, kind: R, resistance: R3}
-  - {name: cap, kind: C, capacitance: C}
-bonds: [[src, a], [a, r1], [a, s], [s, r2], [s, c], [c, r3], [c, cap]]
-outputs: {vc: e_c, va: e_a}
-)", 5.0);
+  auto r = SimulateYaml((std::string(testing::kResistiveLoop) + R"(outputs: {vc: e_c, va: e_a}
+)"), 5.0);
   ASSERT_EQ(r.equations.blocks.size(), 1u);
   const double Vth = 2 * 1, Rth = 3, R3 = 3, C = 0.5;
   const double Rp = Rth * R3 / (Rth + R3), vinf = Vth * R3 / (Rth + R3), tau = Rp * C;
@@ -114,19 +103,8 @@ outputs: {vc: e_c, va: e_a}
 TEST(DerivativeCausality, InertiasCoupledByGearMatchClosedForm) {
   // tau on shaft 1 (J1), gear n, J2 with damping b on shaft 2:
   // (J1 + n^2 J2) w1' = tau - n^2 b w1 -> w1 = tau/(n^2 b) (1 - exp(-n^2 b t / J)).
-  auto r = SimulateYaml(R"(
-parameters: {tau: 1.5, J1: 0.2, J2: 0.7, n: 3, b: 0.4}
-elements:
-  - {name: T, kind: Se, effort: tau}
-  - {name: w1, kind: "1"}
-  - {name: I1, kind: I, inertance: J1}
-  - {name: gear, kind: TF, ratio: n}
-  - {name: w2, kind: "1"}
-  - {name: I2, kind: I, inertance: J2}
-  - {name: damper, kind: R, resistance: b}
-bonds: [[T, w1], [w1, I1], [w1, gear], [gear, w2], [w2, I2], [w2, damper]]
-outputs: {w1: f_w1, w2: f_w2, torque2: e_I2}
-)", 10.0);
+  auto r = SimulateYaml((std::string(testing::kGearCoupledInertias) + R"(outputs: {w1: f_w1, w2: f_w2, torque2: e_I2}
+)"), 10.0);
   ASSERT_EQ(r.equations.blocks.size(), 1u);
   EXPECT_TRUE(r.equations.blocks[0].derivative_causality);
   const double J = 0.2 + 9 * 0.7, k = 9 * 0.4, winf = 1.5 / k;
@@ -216,23 +194,8 @@ TEST(Benchmark, B1MatchesHandWrittenOde) {
 // through two MTFs, so both I:M are in derivative causality. The two
 // formulations must agree.
 TEST(Benchmark, B1CartesianFormulationWithDerivativeCausalityAgrees) {
-  auto cart = SimulateYaml(R"(
-parameters: {L: 1, M: 1, Izz: 0.083, B: 10, g: 9.81}
-elements:
-  - {name: pivot, kind: "1"}
-  - {name: rot, kind: I, inertance: Izz}
-  - {name: damper, kind: R, resistance: B}
-  - {name: tx, kind: MTF, ratio: -L/2*sin(gamma)}
-  - {name: vx, kind: "1"}
-  - {name: mx, kind: I, inertance: M}
-  - {name: ty, kind: MTF, ratio: L/2*cos(gamma)}
-  - {name: vy, kind: "1"}
-  - {name: my, kind: I, inertance: M}
-  - {name: weight, kind: Se, effort: -M*g}
-bonds: [[pivot, rot], [pivot, damper], [pivot, tx], [tx, vx], [vx, mx], [pivot, ty], [ty, vy], [vy, my], [weight, vy]]
-displacements: [{name: gamma, of: pivot}]
-outputs: {gamma: gamma, gammadot: f_pivot}
-)", 10.0, 1e-12, 1e-14);
+  auto cart = SimulateYaml((std::string(testing::kCartesianPendulum) + R"(outputs: {gamma: gamma, gammadot: f_pivot}
+)"), 10.0, 1e-12, 1e-14);
   ASSERT_EQ(cart.equations.blocks.size(), 1u);
   EXPECT_TRUE(cart.equations.blocks[0].derivative_causality);
   EXPECT_TRUE(cart.equations.blocks[0].linear);

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "paynter/causality.h"
+#include "test_models.h"
 
 namespace paynter {
 namespace {
@@ -10,19 +11,7 @@ int Receiver(const Model& m, const CausalGraph& g, const std::string& bond) {
 }
 
 TEST(Scap, SeriesRlcIsAllIntegral) {
-  Model m = LoadModelFromString(R"(
-elements:
-  - {name: V, kind: Se, effort: 1}
-  - {name: J, kind: "1"}
-  - {name: L, kind: I, inertance: 1}
-  - {name: R, kind: R, resistance: 1}
-  - {name: C, kind: C, capacitance: 1}
-bonds:
-  - {name: bV, from: V, to: J}
-  - {name: bL, from: J, to: L}
-  - {name: bR, from: J, to: R}
-  - {name: bC, from: J, to: C}
-)");
+  Model m = LoadModelFromString(testing::kSeriesRlc);
   CausalGraph g = AssignCausality(m);
   EXPECT_TRUE(g.conflicts.empty());
   EXPECT_EQ(Receiver(m, g, "bV"), m.FindElement("J"));  // Se imposes effort
@@ -51,14 +40,7 @@ bonds: [[T, w1], [w1, J1], [w1, gear], [gear, w2], [w2, J2]]
 }
 
 TEST(Scap, TwoFlowSourcesOnOneJunctionConflict) {
-  Model m = LoadModelFromString(R"(
-elements:
-  - {name: S1, kind: Sf, flow: 1}
-  - {name: S2, kind: Sf, flow: 2}
-  - {name: J, kind: "1"}
-  - {name: R, kind: R, resistance: 1}
-bonds: [[S1, J], [S2, J], [J, R]]
-)");
+  Model m = LoadModelFromString(testing::kTwoFlowSources);
   CausalGraph g = AssignCausality(m);
   ASSERT_FALSE(g.conflicts.empty());
   // The second source finds its bond already caused by the junction.

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "paynter/causality.h"
+#include "test_models.h"
 
 namespace paynter {
 namespace {
@@ -26,19 +27,7 @@ std::vector<std::string> BondNames(const Model& m, const std::vector<int>& bonds
 std::string Dump(const Model& m, const std::vector<ZeroOrderPath>& paths) { return ZeroOrderPathReport(m, paths); }
 
 TEST(Zcp, SeriesRlcHasNone) {
-  Model m = LoadModelFromString(R"(
-elements:
-  - {name: V, kind: Se, effort: 1}
-  - {name: J, kind: "1"}
-  - {name: L, kind: I, inertance: 1}
-  - {name: R, kind: R, resistance: 1}
-  - {name: C, kind: C, capacitance: 1}
-bonds:
-  - {name: bV, from: V, to: J}
-  - {name: bL, from: J, to: L}
-  - {name: bR, from: J, to: R}
-  - {name: bC, from: J, to: C}
-)");
+  Model m = LoadModelFromString(testing::kSeriesRlc);
   CausalGraph g = AssignCausality(m);
   const auto paths = FindZeroOrderPaths(m, g);
   EXPECT_TRUE(paths.empty()) << Dump(m, paths);
@@ -50,18 +39,7 @@ bonds:
 TEST(Zcp, RigidlyCoupledInertiasGiveOneClassOnePath) {
   // tests/models_test.cc, DerivativeCausality: I2 is in derivative causality,
   // its flow is n times I1's, which comes from I1's momentum.
-  Model m = LoadModelFromString(R"(
-parameters: {tau: 1.5, J1: 0.2, J2: 0.7, n: 3, b: 0.4}
-elements:
-  - {name: T, kind: Se, effort: tau}
-  - {name: w1, kind: "1"}
-  - {name: I1, kind: I, inertance: J1}
-  - {name: gear, kind: TF, ratio: n}
-  - {name: w2, kind: "1"}
-  - {name: I2, kind: I, inertance: J2}
-  - {name: damper, kind: R, resistance: b}
-bonds: [[T, w1], [w1, I1], [w1, gear], [gear, w2], [w2, I2], [w2, damper]]
-)");
+  Model m = LoadModelFromString(testing::kGearCoupledInertias);
   CausalGraph g = AssignCausality(m);
   ASSERT_EQ(g.derivative_storage.size(), 1u);
   const auto paths = FindZeroOrderPaths(m, g);
@@ -81,19 +59,7 @@ bonds: [[T, w1], [w1, I1], [w1, gear], [gear, w2], [w2, I2], [w2, damper]]
 TEST(Zcp, ResistiveLoopIsClassTwoThroughR1AndR2) {
   // tests/models_test.cc, AlgebraicLoop: SCAP gives r1 the effort-out causality
   // and r2 the flow-out one, so e_r1 <- f_r1 <- f_s <- f_r2 <- e_r2 <- e_a <- e_r1.
-  Model m = LoadModelFromString(R"(
-parameters: {I0: 2, R1: 1, R2: 2, R3: 3, C: 0.5}
-elements:
-  - {name: src, kind: Sf, flow: I0}
-  - {name: a, kind: "0"}
-  - {name: r1, kind: R, resistance: R1}
-  - {name: s, kind: "1"}
-  - {name: r2, kind: R, resistance: R2}
-  - {name: c, kind: "0"}
-  - {name: r3, kind: R, resistance: R3}
-  - {name: cap, kind: C, capacitance: C}
-bonds: [[src, a], [a, r1], [a, s], [s, r2], [s, c], [c, r3], [c, cap]]
-)");
+  Model m = LoadModelFromString(testing::kResistiveLoop);
   CausalGraph g = AssignCausality(m);
   const auto paths = FindZeroOrderPaths(m, g);
   ASSERT_EQ(paths.size(), 1u) << Dump(m, paths);
@@ -198,22 +164,7 @@ bonds: [[V, J], [J, L], [J, k], [k, J]]
 TEST(Zcp, CartesianPendulumHasClassOnePathsOnly) {
   // tests/models_test.cc, Benchmark B1: the cartesian masses are in derivative
   // causality, their flows computed from the rotational momentum through MTFs.
-  Model m = LoadModelFromString(R"(
-parameters: {L: 1, M: 1, Izz: 0.083, B: 10, g: 9.81}
-elements:
-  - {name: pivot, kind: "1"}
-  - {name: rot, kind: I, inertance: Izz}
-  - {name: damper, kind: R, resistance: B}
-  - {name: tx, kind: MTF, ratio: -L/2*sin(gamma)}
-  - {name: vx, kind: "1"}
-  - {name: mx, kind: I, inertance: M}
-  - {name: ty, kind: MTF, ratio: L/2*cos(gamma)}
-  - {name: vy, kind: "1"}
-  - {name: my, kind: I, inertance: M}
-  - {name: weight, kind: Se, effort: -M*g}
-bonds: [[pivot, rot], [pivot, damper], [pivot, tx], [tx, vx], [vx, mx], [pivot, ty], [ty, vy], [vy, my], [weight, vy]]
-displacements: [{name: gamma, of: pivot}]
-)");
+  Model m = LoadModelFromString(testing::kCartesianPendulum);
   CausalGraph g = AssignCausality(m);
   ASSERT_EQ(g.derivative_storage.size(), 2u);
   const auto paths = FindZeroOrderPaths(m, g);
@@ -287,14 +238,7 @@ bonds: [[n, Ra], [n, Rb]]
 }
 
 TEST(Zcp, ConflictsAreRefused) {
-  Model m = LoadModelFromString(R"(
-elements:
-  - {name: S1, kind: Sf, flow: 1}
-  - {name: S2, kind: Sf, flow: 2}
-  - {name: J, kind: "1"}
-  - {name: R, kind: R, resistance: 1}
-bonds: [[S1, J], [S2, J], [J, R]]
-)");
+  Model m = LoadModelFromString(testing::kTwoFlowSources);
   CausalGraph g = AssignCausality(m);
   ASSERT_FALSE(g.conflicts.empty());
   EXPECT_THROW(FindZeroOrderPaths(m, g), Error);

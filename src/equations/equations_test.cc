@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "paynter/equations.h"
+#include "test_models.h"
 
 namespace paynter {
 namespace {
@@ -47,17 +48,7 @@ TEST(BuildEquations, SeriesRlcMatchesHandDerivation) {
 }
 
 TEST(BuildEquations, DerivativeCausalityGivesLinearImplicitBlock) {
-  Model m = LoadModelFromString(R"(
-parameters: {J1: 1, J2: 3, n: 2}
-elements:
-  - {name: T, kind: Se, effort: 1}
-  - {name: w1, kind: "1"}
-  - {name: I1, kind: I, inertance: J1}
-  - {name: gear, kind: TF, ratio: n}
-  - {name: w2, kind: "1"}
-  - {name: I2, kind: I, inertance: J2}
-bonds: [[T, w1], [w1, I1], [w1, gear], [gear, w2], [w2, I2]]
-)");
+  Model m = LoadModelFromString(testing::kGearCoupledInertias);
   EquationSystem sys = BuildEquations(m, AssignCausality(m));
   ASSERT_EQ(sys.states.size(), 1u);
   ASSERT_EQ(sys.blocks.size(), 1u);
@@ -75,19 +66,7 @@ bonds: [[T, w1], [w1, I1], [w1, gear], [gear, w2], [w2, I2]]
 }
 
 TEST(BuildEquations, ResistiveLoopIsALinearAlgebraicLoop) {
-  Model m = LoadModelFromString(R"(
-parameters: {I0: 1, R1: 1, R2: 2, R3: 3, C: 1}
-elements:
-  - {name: src, kind: Sf, flow: I0}
-  - {name: a, kind: "0"}
-  - {name: r1, kind: R, resistance: R1}
-  - {name: s, kind: "1"}
-  - {name: r2, kind: R, resistance: R2}
-  - {name: c, kind: "0"}
-  - {name: r3, kind: R, resistance: R3}
-  - {name: cap, kind: C, capacitance: C}
-bonds: [[src, a], [a, r1], [a, s], [s, r2], [s, c], [c, r3], [c, cap]]
-)");
+  Model m = LoadModelFromString(testing::kResistiveLoop);
   EquationSystem sys = BuildEquations(m, AssignCausality(m));
   ASSERT_EQ(sys.blocks.size(), 1u);
   EXPECT_FALSE(sys.blocks[0].derivative_causality);
