@@ -67,17 +67,6 @@ double Spacing(double t) {
   return std::nextafter(a, std::numeric_limits<double>::infinity()) - a;
 }
 
-// out = y + h * sum_{j<kRow} a[kRow][j] * K_j; zero coefficients (e.g. a[6][1])
-// are dropped at compile time, the condition being a constant expression.
-template <int kRow, std::size_t... J>
-inline void StageInput(int n, const double* y, double h, double* const* k,
-                       double* out, std::index_sequence<J...>) {
-  for (int i = 0; i < n; ++i) {
-    double s = 0;
-    ((kT.a[kRow][J] != 0.0 ? void(s += kT.a[kRow][J] * k[J][i]) : void()), ...);
-    out[i] = y[i] + h * s;
-  }
-}
 
 // ||(K e) ./ max(max(|y|, |y_new|), threshold)||_inf, without the factor |h|.
 template <std::size_t... J>
@@ -220,18 +209,18 @@ SolverStats IntegrateDopri5(const OdeProblem& problem,
       };
       tnew = done ? tfinal : t + h;  // hit t_end exactly
       auto attempt = [&]() -> bool {
-        StageInput<1>(n, y, h, k, ytmp, std::make_index_sequence<1>{});
+        StageInput<kDormandPrince54, 1>(n, y, h, k, ytmp, std::make_index_sequence<1>{});
         if (!stage(1, t + kT.c[1] * h, ytmp)) return false;
-        StageInput<2>(n, y, h, k, ytmp, std::make_index_sequence<2>{});
+        StageInput<kDormandPrince54, 2>(n, y, h, k, ytmp, std::make_index_sequence<2>{});
         if (!stage(2, t + kT.c[2] * h, ytmp)) return false;
-        StageInput<3>(n, y, h, k, ytmp, std::make_index_sequence<3>{});
+        StageInput<kDormandPrince54, 3>(n, y, h, k, ytmp, std::make_index_sequence<3>{});
         if (!stage(3, t + kT.c[3] * h, ytmp)) return false;
-        StageInput<4>(n, y, h, k, ytmp, std::make_index_sequence<4>{});
+        StageInput<kDormandPrince54, 4>(n, y, h, k, ytmp, std::make_index_sequence<4>{});
         if (!stage(4, t + kT.c[4] * h, ytmp)) return false;
-        StageInput<5>(n, y, h, k, ytmp, std::make_index_sequence<5>{});
+        StageInput<kDormandPrince54, 5>(n, y, h, k, ytmp, std::make_index_sequence<5>{});
         if (!stage(5, t + kT.c[5] * h, ytmp)) return false;
         h = tnew - t;  // "purify" h, as ode45 does
-        StageInput<6>(n, y, h, k, ynew, std::make_index_sequence<6>{});
+        StageInput<kDormandPrince54, 6>(n, y, h, k, ynew, std::make_index_sequence<6>{});
         return stage(6, tnew, ynew);  // FSAL stage: f(tnew, ynew)
       };
       const bool finite = attempt();

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "paynter/error.h"
@@ -112,6 +113,18 @@ inline void EvalRhs(const OdeProblem& problem, Method method, double t,
 // Preconditions (checked by Integrate): options validated, problem.n >= 1,
 // x0.size() == n, x0 finite, rhs callable. They fill every SolverStats field
 // except integrate_seconds.
+
+// out = y + h * sum_{j<kRow} a[kRow][j] * k_j for the explicit Runge-Kutta
+// table kTable; zero coefficients (e.g. Dormand-Prince's a[6][1]) are dropped
+// at compile time, the condition being a constant expression.
+template <const auto& kTable, int kRow, std::size_t... J>
+inline void StageInput(int n, const double* y, double h, double* const* k, double* out, std::index_sequence<J...>) {
+  for (int i = 0; i < n; ++i) {
+    double s = 0;
+    ((kTable.a[kRow][J] != 0.0 ? void(s += kTable.a[kRow][J] * k[J][i]) : void()), ...);
+    out[i] = y[i] + h * s;
+  }
+}
 
 SolverStats IntegrateRK4(const OdeProblem& problem, const std::vector<double>& x0,
                          const SolverOptions& options, const Observer& observer,

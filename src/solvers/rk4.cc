@@ -30,17 +30,6 @@ namespace {
 constexpr const auto& kT = kClassicRK4;
 constexpr int kS = ClassicRK4Table::kStages;
 
-// out = y + h * sum_{j<kRow} a[kRow][j] * k_j; zero coefficients are dropped
-// at compile time (the condition is a constant expression).
-template <int kRow, std::size_t... J>
-inline void StageInput(int n, const double* y, double h, double* const* k,
-                       double* out, std::index_sequence<J...>) {
-  for (int i = 0; i < n; ++i) {
-    double s = 0;
-    ((kT.a[kRow][J] != 0.0 ? void(s += kT.a[kRow][J] * k[J][i]) : void()), ...);
-    out[i] = y[i] + h * s;
-  }
-}
 
 template <std::size_t... J>
 inline void Advance(int n, double* y, double h, double* const* k,
@@ -64,11 +53,11 @@ class RK4Stepper {
   // that reports the state at t (the last good state).
   void Step(double t, double h, double* y) {
     Eval(t, y, k_[0], t, y);
-    StageInput<1>(n_, y, h, k_, tmp_, std::make_index_sequence<1>{});
+    StageInput<kClassicRK4, 1>(n_, y, h, k_, tmp_, std::make_index_sequence<1>{});
     Eval(t + kT.c[1] * h, tmp_, k_[1], t, y);
-    StageInput<2>(n_, y, h, k_, tmp_, std::make_index_sequence<2>{});
+    StageInput<kClassicRK4, 2>(n_, y, h, k_, tmp_, std::make_index_sequence<2>{});
     Eval(t + kT.c[2] * h, tmp_, k_[2], t, y);
-    StageInput<3>(n_, y, h, k_, tmp_, std::make_index_sequence<3>{});
+    StageInput<kClassicRK4, 3>(n_, y, h, k_, tmp_, std::make_index_sequence<3>{});
     Eval(t + kT.c[3] * h, tmp_, k_[3], t, y);
     Advance(n_, y, h, k_, std::make_index_sequence<kS>{});
     evals_ += kS;
