@@ -84,7 +84,7 @@ struct Bond {
   int to = -1;    // element the half-arrow points at
   int dim = 1;
   SourceLocation where;
-  std::string origin;     // the vector bond this scalar bond came from ("" = written as is)
+  std::string origin;     // the vector bond this scalar bond is a component of ("" = none)
   int component = 0;      // its component in that vector bond
 };
 

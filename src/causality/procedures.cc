@@ -116,9 +116,6 @@ class Engine {
     for (size_t b = 0; b < m_.bonds.size(); ++b) {
       const Bond& bond = m_.bonds[b];
       if (bond.origin.empty() || g_.effort_to[b] < 0) continue;
-      // Components of expanded two-ports' inner bonds carry the element's name
-      // as origin; only bonds that were vector bonds are compared.
-      if (bond.name.rfind(bond.origin + "_", 0) != 0) continue;
       const bool to_to = g_.effort_to[b] == bond.to;
       auto [it, fresh] = first.emplace(bond.origin, std::pair{static_cast<int>(b), to_to});
       if (!fresh && it->second.second != to_to)

@@ -151,12 +151,13 @@ class VectorExpander {
     e.fixed = fixed;
     out->push_back(e);
   }
-  void Bond(const std::string& from, const std::string& to, const SourceLocation& where, const std::string& origin) {
+  // A bond inside an expanded element (its scalar parts carry the element's
+  // name as origin; the bond is no component of a vector bond).
+  void Bond(const std::string& from, const std::string& to, const SourceLocation& where) {
     ModelSpec::BondSpec b;
     b.from = from;
     b.to = to;
     b.where = where;
-    b.origin = origin;
     extra_bonds_.push_back(b);
   }
 
@@ -264,13 +265,13 @@ class VectorExpander {
         if (!initial[c].empty() && std::abs(V(c, k)) > 1e-15)
           init += (init.empty() ? "" : " + ") + fmt::format("{}*({})", num(V(c, k)), initial[c]);
       Add(out, e, fmt::format("{}_{}", e.name, k + 1), e.kind, key, num(D(k)), init);
-      Bond(u, fmt::format("{}_{}", e.name, k + 1), e.where, e.name);
+      Bond(u, fmt::format("{}_{}", e.name, k + 1), e.where);
       for (int c = 0; c < n; ++c) {
         if (std::abs(V(c, k)) < 1e-15) continue;
         const std::string tf = fmt::format("{}_t{}{}", e.name, Component(n, c), k + 1);
         Add(out, e, tf, "TF", "ratio", num(V(c, k)));
-        Bond(e.name + "_" + Component(n, c), tf, e.where, e.name);
-        Bond(tf, u, e.where, e.name);
+        Bond(e.name + "_" + Component(n, c), tf, e.where);
+        Bond(tf, u, e.where);
       }
     }
   }
@@ -315,12 +316,12 @@ class VectorExpander {
           Add(out, e, name, gy ? (constant ? "GY" : "MGY") : (constant ? "TF" : "MTF"), "ratio", r, "", fixed);
           if (gy) {
             // e1_i = M_ij f2_j, e2_j = M_ij f1_i.
-            Bond(e.name + "_p1_" + Component(n, i), name, e.where, e.name);
-            Bond(name, e.name + "_p2_" + Component(n, j), e.where, e.name);
+            Bond(e.name + "_p1_" + Component(n, i), name, e.where);
+            Bond(name, e.name + "_p2_" + Component(n, j), e.where);
           } else {
             // f2_i = M_ij f1_j, e1_j = M_ij e2_i.
-            Bond(e.name + "_p1_" + Component(n, j), name, e.where, e.name);
-            Bond(name, e.name + "_p2_" + Component(n, i), e.where, e.name);
+            Bond(e.name + "_p1_" + Component(n, j), name, e.where);
+            Bond(name, e.name + "_p2_" + Component(n, i), e.where);
           }
         }
       return;
@@ -337,8 +338,8 @@ class VectorExpander {
         const int a = (i + 1) % 3, c = (i + 2) % 3;
         const std::string gy = e.name + "_gy_" + Component(3, i);
         Add(out, e, gy, "MGY", "ratio", h[i]);
-        Bond(e.name + "_" + Component(3, a), gy, e.where, e.name);
-        Bond(gy, e.name + "_" + Component(3, c), e.where, e.name);
+        Bond(e.name + "_" + Component(3, a), gy, e.where);
+        Bond(gy, e.name + "_" + Component(3, c), e.where);
       }
       return;
     }
