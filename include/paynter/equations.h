@@ -76,6 +76,7 @@ struct EquationSystem {
   // derivatives; `outputs` (run after rhs on the same slots) the outputs.
   Program rhs;
   Program outputs;
+  bool outputs_after_rhs = false;  // run rhs before outputs (outputs then omits rhs steps)
   int num_slots = 0;
   int time_slot = 0;
   int first_parameter_slot = 1;

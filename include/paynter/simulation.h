@@ -45,6 +45,7 @@ class CompiledModel {
   std::vector<std::string> state_names_, output_names_, parameter_names_;
   std::vector<int> output_slots_;
   int first_state_ = 0, first_derivative_ = 0, first_parameter_ = 1;
+  bool outputs_after_rhs_ = false;
   double compile_seconds_ = 0;
 };
 

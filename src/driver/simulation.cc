@@ -26,6 +26,7 @@ CompiledModel::CompiledModel(const EquationSystem& sys, const CodegenOptions& op
   first_derivative_ = sys.first_derivative_slot;
   output_names_ = sys.output_names;
   output_slots_ = sys.output_slots;
+  outputs_after_rhs_ = sys.outputs_after_rhs;
   if (output_names_.empty()) {  // no outputs declared: report the states
     output_names_ = state_names_;
     for (int i = 0; i < num_states(); ++i) output_slots_.push_back(first_state_ + i);
@@ -65,6 +66,7 @@ void CompiledModel::CalcOutputs(double t, const double* x, double* out) const {
   double* s = slots_.data();
   s[0] = t;
   for (int i = 0; i < num_states(); ++i) s[first_state_ + i] = x[i];
+  if (outputs_after_rhs_) rhs_->Run(s);
   outputs_->Run(s);
   for (size_t i = 0; i < output_slots_.size(); ++i) out[i] = slots_[output_slots_[i]];
 }

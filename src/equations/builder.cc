@@ -484,13 +484,18 @@ void EquationBuilder::Sort() {
 
   std::set<std::string> deriv_names;
   for (const auto& d : sys_.derivatives) deriv_names.insert(d.get_name());
-  // Each program is self-contained: the outputs program computes everything
-  // the outputs need from (t, x) alone, so recording outputs costs only that.
+  // The outputs program computes what the outputs need from (t, x) alone, so
+  // that recording outputs costs only that — unless it would repeat an
+  // implicit block of the rhs (constraint forces, say): then it runs after the
+  // rhs and holds only what the rhs does not compute.
+  for (const auto& comp : comps)
+    if (need_rhs[comp[0]] && need_out[comp[0]] && (comp.size() > 1 || structure::HasSelfLoop(deps, comp[0])))
+      sys_.outputs_after_rhs = true;
   std::vector<Program*> progs;
   for (const auto& comp : comps) {
     progs.clear();
     if (need_rhs[comp[0]]) progs.push_back(&sys_.rhs);
-    if (need_out[comp[0]]) progs.push_back(&sys_.outputs);
+    if (need_out[comp[0]] && !(sys_.outputs_after_rhs && need_rhs[comp[0]])) progs.push_back(&sys_.outputs);
     if (progs.empty()) continue;
     if (comp.size() == 1 && !structure::HasSelfLoop(deps, comp[0])) {
       ProgramStep st;
