@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
@@ -37,6 +38,14 @@ int Check(const std::string& path) {
   int loops = 0;
   for (const auto& b : eqs.blocks) loops += b.derivative_causality ? 0 : 1;
   std::cout << fmt::format("algebraic loops: {}; implicit blocks: {}\n", loops, eqs.blocks.size());
+  if (!eqs.constraint_rows.empty()) {
+    // A mechanism: counts, rank, mobility and redundant joint directions at
+    // the start (the tape is enough for this: nothing is integrated).
+    CodegenOptions cg;
+    cg.backend = Backend::kTape;
+    CompiledModel cm(eqs, cg);
+    std::cout << AnalyzeConstraints(cm, 0, cm.initial_state()).ToText();
+  }
   std::cout << "ok\n";
   return 0;
 }
@@ -93,18 +102,27 @@ int Equations(const std::string& path, bool latex, const std::string& form, bool
 }
 
 struct SimulateArgs {
-  std::string file, out, method = "dopri5", backend = "auto", form = "state";
+  std::string file, out, method = "dopri5", backend = "auto", form = "state", constraints = "auto";
   double t_end = 0, rtol = 1e-6, atol = 1e-9, dt_out = 0, step = 1e-3, t0 = 0;
-  bool stats = false;
+  double parasitic_stiffness = 0, parasitic_damping = 0;
+  bool stats = false, assemble = false, method_given = false, no_stabilize = false;
   std::vector<std::string> params;
 };
 
-int Simulate(const SimulateArgs& args) {
-  Analysis a = Analyze(args.file, args.form);
-  EquationSystem eqs = BuildEquations(a.model, a.graph);
+// Loads, assigns causality, builds and compiles a model for a constraint method.
+CompiledModel CompileFor(const SimulateArgs& args, ConstraintMethod method) {
+  ParasiticOptions po;
+  po.stiffness = args.parasitic_stiffness;
+  po.damping = args.parasitic_damping;
+  Model model = LoadModelFor(args.file, method, po);
+  CausalGraph graph = AssignCausality(model, OptionsFor(ParseFormulation(args.form), model));
+  EquationSystem eqs = BuildEquations(model, graph);
   CodegenOptions cg;
   cg.backend = args.backend == "tape" ? Backend::kTape : args.backend == "native" ? Backend::kNative : Backend::kAuto;
-  CompiledModel cm(eqs, cg);
+  return CompiledModel(eqs, cg);
+}
+
+void SetParameters(CompiledModel& cm, const SimulateArgs& args) {
   for (const auto& kv : args.params) {
     const auto eq = kv.find('=');
     double v = 0;
@@ -122,8 +140,12 @@ int Simulate(const SimulateArgs& args) {
     }
     cm.SetParameter(kv.substr(0, eq), v);
   }
+}
+
+SolverOptions SolverFor(const SimulateArgs& args, ConstraintMethod method) {
   SolverOptions so;
-  so.method = ParseMethod(args.method);
+  // The parasitic springs make the model stiff: BDF unless a method is asked for.
+  so.method = ParseMethod(method == ConstraintMethod::kParasitic && !args.method_given ? "bdf" : args.method);
   so.t0 = args.t0;
   so.t_end = args.t_end;
   so.rtol = args.rtol;
@@ -131,14 +153,118 @@ int Simulate(const SimulateArgs& args) {
   so.dt_out = args.dt_out;
   so.step = args.step;
   so.progress = true;
-  Solution sol = paynter::Simulate(cm, so);
+  return so;
+}
+
+int Simulate(const SimulateArgs& args) {
+  const ConstraintMethod method = ParseConstraintMethod(args.constraints);
+  CompiledModel cm = CompileFor(args, method);
+  SetParameters(cm, args);
+  const SolverOptions so = SolverFor(args, method);
+  ConstrainedOptions co;
+  co.method = method;
+  co.assemble = args.assemble;
+  co.stabilize = !args.no_stabilize;
+  ConstrainedReport report;
+  Solution sol = SimulateConstrained(cm, so, co, &report);
+  if (method == ConstraintMethod::kParasitic) report.method = method;
   WriteCsv(sol, args.out);
+  if (method == ConstraintMethod::kAuto && cm.num_constraints() > 0)
+    std::cerr << fmt::format("paynter: constraints: {} (choose with --constraints)\n",
+                             ConstraintMethodName(report.method));
   if (args.stats) {
     std::cerr << fmt::format(
-        "method {} ({} backend): {} steps, {} rejected, {} rhs evaluations, {} Jacobians\n"
+        "method {} ({} backend): {} steps, {} rejected, {} rhs evaluations, {} Jacobians{}\n"
         "compile {:.3f} s, integrate {:.6f} s, {} output rows -> {}\n",
-        args.method, sol.backend, sol.stats.steps, sol.stats.rejected, sol.stats.rhs_evals, sol.stats.jac_evals,
+        MethodName(so.method), sol.backend, sol.stats.steps, sol.stats.rejected, sol.stats.rhs_evals,
+        sol.stats.jac_evals, sol.stats.projections ? fmt::format(", {} projections", sol.stats.projections) : "",
         sol.compile_seconds, sol.stats.integrate_seconds, sol.rows.size(), args.out);
+    if (cm.num_constraints() > 0 || method != ConstraintMethod::kAuto) std::cerr << report.ToText();
+  }
+  return 0;
+}
+
+// Every applicable method on one model: time, steps, the largest difference
+// to minimal coordinates on each output, constraint drift.
+int Compare(SimulateArgs args, const std::string& prefix) {
+  struct Run {
+    std::string method;
+    Solution sol;
+    ConstrainedReport report;
+    std::string failure;
+  };
+  std::vector<Run> runs;
+  for (ConstraintMethod m : {ConstraintMethod::kMinimalCoordinates, ConstraintMethod::kLagrangeMultipliers,
+                             ConstraintMethod::kParasitic, ConstraintMethod::kZcp}) {
+    Run r;
+    r.method = ConstraintMethodName(m);
+    try {
+      CompiledModel cm = CompileFor(args, m);
+      SetParameters(cm, args);
+      SolverOptions so = SolverFor(args, m);
+      so.progress = false;
+      ConstrainedOptions co;
+      co.method = m;
+      co.assemble = args.assemble;
+      r.sol = SimulateConstrained(cm, so, co, &r.report);
+      r.report.method = m;
+    } catch (const Error& e) {
+      r.failure = e.what();
+      const auto nl = r.failure.find('\n');
+      if (nl != std::string::npos) r.failure = r.failure.substr(0, nl);
+    }
+    runs.push_back(std::move(r));
+  }
+  const Run& ref = runs[0];
+  if (!ref.failure.empty()) {
+    Diagnostic d;
+    d.message = "compare: the reference method (minimal-coordinates) failed: " + ref.failure;
+    d.hint = "simulate the model with --constraints lagrange-multipliers to see why";
+    throw Error(std::move(d));
+  }
+  const auto& cols = ref.sol.columns;
+  std::string md = "| method | time (s) | steps | rhs evaluations | position drift | velocity drift |";
+  std::string csv = "method,time_s,steps,rhs_evals,position_drift,velocity_drift";
+  for (size_t c = 1; c < cols.size(); ++c) {
+    md += fmt::format(" max diff {} |", cols[c]);
+    csv += ",diff_" + cols[c];
+  }
+  md += "\n|---|---:|---:|---:|---:|---:|";
+  for (size_t c = 1; c < cols.size(); ++c) md += "---:|";
+  md += "\n";
+  csv += "\n";
+  for (const auto& r : runs) {
+    if (!r.failure.empty()) {
+      md += fmt::format("| {} | not run: {} |\n", r.method, r.failure);
+      csv += fmt::format("{},,,,,\n", r.method);
+      continue;
+    }
+    const bool parasitic = r.method == "parasitic";
+    md += fmt::format("| {} | {:.4f} | {} | {} | {} | {} |", r.method, r.sol.stats.integrate_seconds,
+                      r.sol.stats.steps, r.sol.stats.rhs_evals,
+                      parasitic ? fmt::format("{:.2e} (stretch)", r.report.max_position_drift)
+                                : fmt::format("{:.2e}", r.report.max_position_drift),
+                      parasitic ? std::string("-") : fmt::format("{:.2e}", r.report.max_velocity_drift));
+    csv += fmt::format("{},{:.6g},{},{},{:.3e},{:.3e}", r.method, r.sol.stats.integrate_seconds, r.sol.stats.steps,
+                       r.sol.stats.rhs_evals, r.report.max_position_drift,
+                       parasitic ? 0.0 : r.report.max_velocity_drift);
+    for (size_t c = 1; c < cols.size(); ++c) {
+      double diff = 0;
+      size_t rc = 0;
+      while (rc < r.sol.columns.size() && r.sol.columns[rc] != cols[c]) ++rc;
+      const size_t nrows = std::min(r.sol.rows.size(), ref.sol.rows.size());
+      for (size_t k = 0; k < nrows && rc < r.sol.columns.size(); ++k)
+        diff = std::max(diff, std::fabs(r.sol.rows[k][rc] - ref.sol.rows[k][c]));
+      md += fmt::format(" {:.2e} |", diff);
+      csv += fmt::format(",{:.3e}", diff);
+    }
+    md += "\n";
+    csv += "\n";
+  }
+  std::cout << md;
+  if (!prefix.empty()) {
+    WriteFileAtomically(prefix + ".md", md, "comparison table");
+    WriteFileAtomically(prefix + ".csv", csv, "comparison table");
   }
   return 0;
 }
@@ -181,7 +307,29 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "native", "tape"}));
   sim->add_option("--param", sa.params, "override a parameter: NAME=VALUE (repeatable)");
   sim->add_flag("--stats", sa.stats, "print solver statistics and timings");
+  sim->add_option("--constraints", sa.constraints,
+                  "mechanisms: auto | lagrange-multipliers | minimal-coordinates | parasitic | zcp")
+      ->default_val("auto");
+  sim->add_flag("--assemble", sa.assemble, "make an inconsistent start consistent, however far off");
+  sim->add_flag("--no-stabilize", sa.no_stabilize, "lagrange-multipliers: no projection after steps (to see the drift)");
+  sim->add_option("--parasitic-stiffness", sa.parasitic_stiffness, "parasitic: stiffness of every joint direction");
+  sim->add_option("--parasitic-damping", sa.parasitic_damping, "parasitic: damping of every joint direction");
   sim->add_option("-o,--output", sa.out, "CSV file to write")->required();
+
+  SimulateArgs ca;
+  std::string compare_out;
+  auto* cmp = app.add_subcommand("compare", "simulate a mechanism by every method and tabulate the differences");
+  cmp->add_option("FILE", ca.file, "model file (YAML)")->required();
+  cmp->add_option("--t-end", ca.t_end, "end time")->required();
+  cmp->add_option("--rtol", ca.rtol, "relative tolerance")->default_val(1e-6);
+  cmp->add_option("--atol", ca.atol, "absolute tolerance")->default_val(1e-9);
+  cmp->add_option("--dt-out", ca.dt_out, "output interval (default t_end/1000)")->default_val(0.0);
+  cmp->add_option("--method", ca.method, "integrator for the rigid methods: rk4 | dopri5 | bdf")->default_val("dopri5");
+  cmp->add_option("--param", ca.params, "override a parameter: NAME=VALUE (repeatable)");
+  cmp->add_flag("--assemble", ca.assemble, "make an inconsistent start consistent");
+  cmp->add_option("--parasitic-stiffness", ca.parasitic_stiffness, "parasitic: stiffness of every joint direction");
+  cmp->add_option("--parasitic-damping", ca.parasitic_damping, "parasitic: damping of every joint direction");
+  cmp->add_option("-o,--output", compare_out, "write PREFIX.md and PREFIX.csv");
 
   auto* expand = app.add_subcommand("expand", "write the scalar model: vector bonds and the multibody section expanded");
   expand->add_option("FILE", file, "model file (YAML)")->required();
@@ -206,7 +354,14 @@ int main(int argc, char** argv) {
     if (check->parsed()) return Check(file);
     if (caus->parsed()) return Causality(file, procedure);
     if (eqs->parsed()) return Equations(file, latex, form, explain);
-    if (sim->parsed()) return Simulate(sa);
+    if (sim->parsed()) {
+      sa.method_given = sim->get_option("--method")->count() > 0;
+      return Simulate(sa);
+    }
+    if (cmp->parsed()) {
+      ca.method_given = cmp->get_option("--method")->count() > 0;
+      return Compare(ca, compare_out);
+    }
     if (expand->parsed()) return Expand(file, out);
     if (plot->parsed()) {
       PlotCsv(file, out, columns, x_col, title);

@@ -46,6 +46,19 @@ std::string FormulationName(Formulation f);
 // The causality procedure (and generalized junctions) a formulation needs.
 CausalityOptions OptionsFor(Formulation f, const Model& model);
 
+// A constraint source (an Se with `constraint:`, a joint's constraint force
+// or moment) as the numerical methods for constrained mechanisms see it: the
+// slots, computed by the outputs program, of its multiplier (the unknown
+// effort), of its flow constraint (= 0) and of its position constraint (= 0;
+// -1 when the model gives none).
+struct ConstraintRow {
+  std::string source;            // the Se element
+  std::string joint, direction;  // for reports
+  int multiplier_slot = -1;
+  int velocity_slot = -1;
+  int position_slot = -1;
+};
+
 struct EquationSystem {
   std::string model_name;
   Formulation form = Formulation::kState;
@@ -63,6 +76,9 @@ struct EquationSystem {
   std::vector<std::string> state_names;
   std::vector<std::string> state_origin;   // "I L1", "C C1", "displacement gamma"
   std::vector<double> initial_state;
+  // Per state: the inertance of a momentum state (I element in integral
+  // causality; 1 when its law is not a constant modulus), 0 for other states.
+  std::vector<double> state_inertia;
   std::vector<std::string> parameter_names;
   std::vector<double> parameter_values;
   std::vector<std::string> output_names;
@@ -76,6 +92,9 @@ struct EquationSystem {
   // derivatives; `outputs` (run after rhs on the same slots) the outputs.
   Program rhs;
   Program outputs;
+  // The flow and position constraints of constraint_rows from (t, x) alone
+  // (multipliers: the rhs's slots). Empty without constraint sources.
+  Program constraint_program;
   bool outputs_after_rhs = false;  // run rhs before outputs (outputs then omits rhs steps)
   int num_slots = 0;
   int time_slot = 0;
@@ -83,6 +102,7 @@ struct EquationSystem {
   int first_state_slot = 0;
   int first_derivative_slot = 0;
   std::vector<int> output_slots;
+  std::vector<ConstraintRow> constraint_rows;  // constraint sources, in model order
 
   // Closed forms dx/dt = f(x, t) when the right-hand side is explicit (no block);
   // otherwise the block residuals are given with the equations feeding them.

@@ -76,6 +76,15 @@ struct Element {
   std::string law_key;       // the YAML key it came from ("inertance", "effort", ...)
   std::optional<GiNaC::ex> initial;  // initial state of a storage element (default 0)
   std::vector<int> bonds;    // incident bonds, in the order they were declared
+  // An Se with `constraint:` (an unknown constraint force) may also give the
+  // position-level constraint `position = 0` whose time derivative is its
+  // flow constraint: paynter then keeps positions on it (projection, assembly).
+  std::optional<GiNaC::ex> position;
+  std::string position_text;
+  // For reports: the joint (or group) the constraint belongs to and the
+  // direction it constrains ("translation along x1"); the element's own name
+  // and "" when written by hand.
+  std::string joint, direction;
 };
 
 struct Bond {
@@ -159,6 +168,12 @@ struct ModelSpec {
     SourceLocation where;
     std::string fixed;    // "flow-in-flow-out" | "flow-in" | "" (vector expansion sets it)
     std::string origin;   // vector element it came from
+    // Se with `constraint:` only: the position-level constraint (`position:`),
+    // and the joint and direction it belongs to (set by the multibody library).
+    std::string position, joint, direction;
+    // The stiffness and damping that replace it under the parasitic method
+    // (texts; empty = the defaults).
+    std::string parasitic_stiffness, parasitic_damping;
   };
   struct BondSpec {
     std::string name, from, to;

@@ -13,6 +13,7 @@
 
 #include "paynter/causality.h"
 #include "paynter/codegen.h"
+#include "paynter/constrained.h"
 #include "paynter/equations.h"
 #include "paynter/error.h"
 #include "paynter/files.h"

@@ -35,11 +35,27 @@ class CompiledModel {
 
   // dx/dt = f(t, x).
   void CalcDerivatives(double t, const double* x, double* dxdt) const;
+
+  // Constraint sources (joints' constraint forces and moments), in model order.
+  const std::vector<ConstraintRow>& constraint_rows() const { return constraint_rows_; }
+  int num_constraints() const { return static_cast<int>(constraint_rows_.size()); }
+  // At (t, x): each constraint's multiplier (its unknown effort, solved with the
+  // accelerations), flow constraint and position constraint (0 where the model
+  // gives none). Any pointer may be null.
+  void CalcConstraints(double t, const double* x, double* multiplier, double* velocity, double* position) const;
+  // Per state: the inertance of a momentum state, 0 for other states.
+  const std::vector<double>& state_inertia() const { return state_inertia_; }
+  const std::vector<std::string>& state_origins() const { return state_origin_; }
+  // The current value of a parameter (after SetParameter); throws if unknown.
+  double GetParameter(const std::string& name) const;
   // The outputs at (t, x).
   void CalcOutputs(double t, const double* x, double* out) const;
 
  private:
-  std::unique_ptr<CompiledProgram> rhs_, outputs_;
+  std::unique_ptr<CompiledProgram> rhs_, outputs_, constraints_;
+  std::vector<ConstraintRow> constraint_rows_;
+  std::vector<double> state_inertia_;
+  std::vector<std::string> state_origin_;
   mutable std::vector<double> slots_;
   std::vector<double> initial_state_;
   std::vector<std::string> state_names_, output_names_, parameter_names_;

@@ -19,6 +19,11 @@ struct OdeProblem {
   int n = 0;
   std::function<void(double t, const double* x, double* dxdt)> rhs;
   std::vector<std::string> state_names;  // for error messages; may be empty
+  // Optional: called after every accepted step with the new state, which it
+  // may move (onto the constraint manifold of a mechanism, say: the
+  // projection of the lagrange-multipliers method). Returns true when it
+  // changed x. May throw paynter::Error, which stops the run.
+  std::function<bool(double t, double* x)> project;
 };
 
 enum class Method { kRK4, kDopri5, kBDF };
@@ -46,6 +51,7 @@ struct SolverStats {
   long rejected = 0;       // rejected steps (error test or convergence failures)
   long rhs_evals = 0;      // right-hand-side evaluations (incl. those for Jacobians)
   long jac_evals = 0;      // Jacobian evaluations (bdf)
+  long projections = 0;    // accepted steps after which `project` moved the state
   double integrate_seconds = 0;
 };
 

@@ -185,7 +185,30 @@ NewtonSolver::NewtonSolver(const Plan& plan, int block, const CodegenOptions& op
       r_(n_),
       J_(n_, n_),
       lu_(n_ > kSmallBlock ? n_ : 0),
-      small_lu_(n_ <= kSmallBlock ? n_ * n_ : 0) {}
+      small_lu_(n_ <= kSmallBlock ? n_ * n_ : 0) {
+  multiplier_.assign(n_, 0);
+  for (int j = 0; j < n_; ++j)
+    if (plan.slot_names[b_->unknowns[j]].rfind("lambda_", 0) == 0) multiplier_[j] = has_multipliers_ = true;
+}
+
+bool NewtonSolver::FactorRedundant() {
+  if (!has_multipliers_ || !std::isfinite(InfNorm(J_.data(), n_ * n_))) return false;
+  // The kernel of J: redundant constraints leave only multipliers undetermined.
+  Eigen::FullPivLU<Eigen::MatrixXd> full(J_);
+  full.setThreshold(1e-10);
+  if (full.rank() == n_) return false;
+  const Eigen::MatrixXd kernel = full.kernel();
+  for (int c = 0; c < kernel.cols(); ++c) {
+    const double mag = kernel.col(c).cwiseAbs().maxCoeff();
+    for (int j = 0; j < n_; ++j)
+      if (!multiplier_[j] && std::fabs(kernel(j, c)) > 1e-8 * mag) return false;
+  }
+  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(J_);
+  cod.setThreshold(1e-10);
+  du_ = cod.solve(r_);
+  rank_deficient_ = true;
+  return std::isfinite(InfNorm(du_.data(), n_));
+}
 
 void NewtonSolver::LoadU(const double* s) {
   for (int j = 0; j < n_; ++j) u_[j] = s[b_->unknowns[j]];
@@ -208,7 +231,9 @@ bool NewtonSolver::Factor() {
     for (int j = 0; j < n_; ++j) row += std::fabs(J[i + j * n_]);
     jnorm_ = std::max(jnorm_, row);
   }
-  const double tiny = n_ * kEps * maxabs;
+  // Blocks of constraint multipliers: a pivot this small means redundant
+  // constraints (FactorRedundant then takes over), not a solvable system.
+  const double tiny = (has_multipliers_ ? 1e-10 : n_ * kEps) * maxabs;
   if (n_ == 1) {
     if (!(std::fabs(J[0]) > tiny)) return false;
     du_[0] = r_[0] / J[0];
@@ -268,7 +293,20 @@ void NewtonSolver::Solve(double* s, BlockFns& fns) {
     // r is affine in u: one Newton step is the exact solution. The residual at the
     // result is still checked, against the size of the terms that cancel in it.
     fns.Jacobian(s, J_.data());
-    if (!Factor()) ThrowSingular(s);
+    rank_deficient_ = false;
+    if (!Factor()) {
+      // Redundant constraints: the minimum-norm solution, from u = 0 (so that
+      // the multipliers carry no component of the previous call's solution
+      // along the directions the constraints leave undetermined).
+      if (has_multipliers_) {
+        u_.setZero();
+        StoreU(s);
+        fns.Residual(s, r_.data());
+        rnorm = InfNorm(r_.data(), n_);
+        if (!std::isfinite(rnorm)) ThrowNonFiniteResidual(s, true);
+      }
+      if (!FactorRedundant()) ThrowSingular(s);
+    }
     const double u0 = InfNorm(u_.data(), n_);
     u_ -= du_;
     StoreU(s);
@@ -277,7 +315,9 @@ void NewtonSolver::Solve(double* s, BlockFns& fns) {
     const double r1 = InfNorm(r_.data(), n_);
     if (!std::isfinite(r1)) ThrowNonFiniteResidual(s, false);
     const double scale = 1 + jnorm_ * (u0 + InfNorm(u_.data(), n_)) + rnorm;
-    if (r1 > 1e-8 * scale) ThrowNotConverged(s, 1, InfNorm(du_.data(), n_), "linear");
+    // Redundant constraints whose accelerations disagree slightly (the
+    // velocities have drifted off the constraints) leave a least-squares residual.
+    if (r1 > (rank_deficient_ ? 1e-6 : 1e-8) * scale) ThrowNotConverged(s, 1, InfNorm(du_.data(), n_), "linear");
     return;
   }
 
@@ -286,7 +326,7 @@ void NewtonSolver::Solve(double* s, BlockFns& fns) {
   double step = 0;
   for (int it = 1; it <= max_iter_; ++it) {
     fns.Jacobian(s, J_.data());
-    if (!Factor()) ThrowSingular(s);
+    if (!Factor() && !FactorRedundant()) ThrowSingular(s);
     step = InfNorm(du_.data(), n_);
     u_old_ = u_;
     const double ustart = InfNorm(u_.data(), n_);

@@ -60,6 +60,10 @@ class NewtonSolver {
 
  private:
   bool Factor();  // J_ -> du_ = J^-1 r_; false when J_ is (numerically) singular
+  // Redundant constraints: when J_ is singular only in the directions of
+  // constraint multipliers (unknowns lambda_*), du_ = the minimum-norm
+  // least-squares solution. False when any other unknown is undetermined.
+  bool FactorRedundant();
   void LoadU(const double* s);
   void StoreU(double* s) const;
   [[noreturn]] void ThrowSingular(const double* s);
@@ -80,6 +84,9 @@ class NewtonSolver {
   Eigen::MatrixXd J_;
   Eigen::PartialPivLU<Eigen::MatrixXd> lu_;  // large blocks
   std::vector<double> small_lu_;             // small blocks: factors of J_ (column-major)
+  std::vector<char> multiplier_;             // per unknown: a constraint multiplier
+  bool has_multipliers_ = false;
+  bool rank_deficient_ = false;              // the last factorization was FactorRedundant's
 };
 
 }  // namespace paynter::codegen

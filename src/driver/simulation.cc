@@ -15,6 +15,11 @@ CompiledModel::CompiledModel(const EquationSystem& sys, const CodegenOptions& op
   const auto start = std::chrono::steady_clock::now();
   rhs_ = Compile(sys.rhs, options);
   outputs_ = Compile(sys.outputs, options);
+  if (!sys.constraint_rows.empty()) constraints_ = Compile(sys.constraint_program, options);
+  constraint_rows_ = sys.constraint_rows;
+  state_inertia_ = sys.state_inertia;
+  state_inertia_.resize(sys.initial_state.size(), 0.0);
+  state_origin_ = sys.state_origin;
   compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   slots_.assign(sys.num_slots, 0.0);
   first_parameter_ = sys.first_parameter_slot;
@@ -51,6 +56,32 @@ void CompiledModel::SetParameter(const std::string& name, double value) {
   d.expected = "a parameter declared in the model";
   d.got = name;
   throw Error(d);
+}
+
+double CompiledModel::GetParameter(const std::string& name) const {
+  for (size_t i = 0; i < parameter_names_.size(); ++i)
+    if (parameter_names_[i] == name) return slots_[first_parameter_ + i];
+  Diagnostic d;
+  d.message = fmt::format("unknown parameter '{}'", name);
+  d.expected = "a parameter declared in the model";
+  d.got = name;
+  throw Error(d);
+}
+
+void CompiledModel::CalcConstraints(double t, const double* x, double* multiplier, double* velocity,
+                                    double* position) const {
+  if (constraint_rows_.empty()) return;
+  double* s = slots_.data();
+  s[0] = t;
+  for (int i = 0; i < num_states(); ++i) s[first_state_ + i] = x[i];
+  if (multiplier) rhs_->Run(s);  // the multipliers are solved with the accelerations
+  constraints_->Run(s);
+  for (size_t k = 0; k < constraint_rows_.size(); ++k) {
+    const ConstraintRow& r = constraint_rows_[k];
+    if (multiplier) multiplier[k] = s[r.multiplier_slot];
+    if (velocity) velocity[k] = s[r.velocity_slot];
+    if (position) position[k] = r.position_slot >= 0 ? s[r.position_slot] : 0.0;
+  }
 }
 
 void CompiledModel::CalcDerivatives(double t, const double* x, double* dxdt) const {

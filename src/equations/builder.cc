@@ -102,6 +102,21 @@ class EquationBuilder {
       const Element& e = m_.elements[i];
       if (e.kind == ElementKind::kI) AddState("p_" + e.name, "momentum of I " + e.name, e.initial.value_or(0));
     }
+    // The inertances of the momenta (the metric of velocity projections).
+    sys_.state_inertia.assign(sys_.states.size(), 1.0);
+    {
+      size_t k = 0;
+      for (int i : g_.integral_storage) {
+        const Element& e = m_.elements[i];
+        if (e.kind != ElementKind::kI) continue;
+        if (e.form == LawForm::kLinear) {
+          const ex v = GiNaC::evalf(e.law.subs(m_.ParameterValues()));
+          if (GiNaC::is_a<GiNaC::numeric>(v) && GiNaC::ex_to<GiNaC::numeric>(v).to_double() > 0)
+            sys_.state_inertia[k] = GiNaC::ex_to<GiNaC::numeric>(v).to_double();
+        }
+        ++k;
+      }
+    }
     for (int i : g_.integral_storage) {
       const Element& e = m_.elements[i];
       if (e.kind == ElementKind::kC) AddState("q_" + e.name, "displacement of C " + e.name, e.initial.value_or(0));
@@ -126,6 +141,7 @@ class EquationBuilder {
     }
     for (const auto& d : m_.displacements)
       AddState(d.name, d.of.empty() ? "integral of its rate" : "displacement (integral of f_" + d.of + ")", d.initial);
+    sys_.state_inertia.resize(sys_.states.size(), 0.0);  // C states, velocities, displacements: not momenta
     for (const auto& p : m_.parameters) {
       sys_.parameter_names.push_back(p.name);
       sys_.parameter_values.push_back(p.value);
@@ -184,6 +200,7 @@ class EquationBuilder {
             AddExplicit(E(b), lambda, origin);
             sys_.multipliers.push_back(lambda);
             aes_.push_back({lambda, F(b) - el.law});
+            sources_.push_back({i, lambda, F(b) - el.law});
           } else {
             AddExplicit(E(b), el.law, origin);
           }
@@ -425,6 +442,12 @@ class EquationBuilder {
   GiNaC::exmap aliases_;
   std::map<std::string, symbol> local_symbols_;  // generalized velocities
   std::vector<std::pair<symbol, ex>> aes_;       // multiplier, constrained flow
+  struct ConstraintSource {
+    int element;
+    symbol lambda;
+    ex flow;  // the flow constraint, = 0
+  };
+  std::vector<ConstraintSource> sources_;       // Se with `constraint:`
 };
 
 void EquationBuilder::Sort() {
@@ -466,6 +489,25 @@ void EquationBuilder::Sort() {
     for (const ex& s : syms)
       if (def.count(s)) mark(def.at(s), need_out);
   }
+  // The constraints program (run after the rhs) computes, for each constraint
+  // source, its multiplier, its flow constraint and, where given, its position
+  // constraint: what the methods for constrained mechanisms work with.
+  std::vector<char> need_con(n, 0);
+  std::vector<ex> constraint_values;
+  for (const auto& src : sources_) {
+    const Element& el = m_.elements[src.element];
+    // The multiplier is read from the rhs's slots; the flow and position
+    // constraints are computed from (t, x) alone, so that their Jacobians can
+    // be formed at states where the rhs would not solve.
+    for (const ex& value : {src.flow, el.position ? *el.position : ex(0)}) {
+      ex v = SubsSymbols(value, aliases_);
+      constraint_values.push_back(v);
+      SymSet syms;
+      CollectSymbols(v, &syms);
+      for (const ex& s : syms)
+        if (def.count(s)) mark(def.at(s), need_con);
+    }
+  }
   const auto comps = structure::StronglyConnectedComponents(deps);
 
   // Slot layout.
@@ -480,7 +522,7 @@ void EquationBuilder::Sort() {
   for (const auto& d : sys_.derivatives) layout.Add(d, d.get_name());
   for (const auto& comp : comps)
     for (int k : comp)
-      if (need_rhs[k] || need_out[k]) layout.Add(eqs[k].var, eqs[k].var.get_name());
+      if (need_rhs[k] || need_out[k] || need_con[k]) layout.Add(eqs[k].var, eqs[k].var.get_name());
 
   std::set<std::string> deriv_names;
   for (const auto& d : sys_.derivatives) deriv_names.insert(d.get_name());
@@ -496,6 +538,7 @@ void EquationBuilder::Sort() {
     progs.clear();
     if (need_rhs[comp[0]]) progs.push_back(&sys_.rhs);
     if (need_out[comp[0]] && !(sys_.outputs_after_rhs && need_rhs[comp[0]])) progs.push_back(&sys_.outputs);
+    if (need_con[comp[0]]) progs.push_back(&sys_.constraint_program);
     if (progs.empty()) continue;
     if (comp.size() == 1 && !structure::HasSelfLoop(deps, comp[0])) {
       ProgramStep st;
@@ -576,9 +619,31 @@ void EquationBuilder::Sort() {
     a.value = output_values[i];
     sys_.outputs.steps.push_back(a);
   }
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    const Element& el = m_.elements[sources_[i].element];
+    ConstraintRow row;
+    row.source = el.name;
+    row.joint = el.joint;
+    row.direction = el.direction;
+    row.multiplier_slot = layout.Slot(sources_[i].lambda);
+    const char* what[2] = {"flow", "position"};
+    int* slot[2] = {&row.velocity_slot, &row.position_slot};
+    for (int k = 0; k < 2; ++k) {
+      if (k == 1 && !el.position) continue;
+      symbol o(fmt::format("con_{}_{}", what[k], el.name));
+      layout.Add(o, o.get_name());
+      *slot[k] = layout.Slot(o);
+      ProgramStep a;
+      a.kind = ProgramStep::Kind::kAssign;
+      a.target = layout.Slot(o);
+      a.value = constraint_values[2 * i + k];
+      sys_.constraint_program.steps.push_back(a);
+    }
+    sys_.constraint_rows.push_back(row);
+  }
   sys_.num_slots = layout.size();
-  sys_.rhs.symbols = sys_.outputs.symbols = layout.symbols;
-  sys_.rhs.slot_names = sys_.outputs.slot_names = layout.names;
+  sys_.rhs.symbols = sys_.outputs.symbols = sys_.constraint_program.symbols = layout.symbols;
+  sys_.rhs.slot_names = sys_.outputs.slot_names = sys_.constraint_program.slot_names = layout.names;
 }
 
 }  // namespace

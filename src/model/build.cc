@@ -416,6 +416,16 @@ class Builder {
       } else {
         e.law = Parse(text, es.where, e.name, what, locals);
       }
+      e.joint = es.joint.empty() ? e.name : es.joint;
+      e.direction = es.direction;
+      if (!es.position.empty()) {
+        if (e.form != LawForm::kConstraint)
+          ThrowAt(es.where, e.name, "'position:' belongs to a constraint source", "an Se element with 'constraint:'",
+                  fmt::format("a {} element{}", kind, e.kind == ElementKind::kSe ? " with '" + key + ":'" : ""),
+                  "remove 'position:', or give the element 'constraint: 0'");
+        e.position = Parse(es.position, es.where, e.name, fmt::format("the position constraint of '{}'", e.name));
+        e.position_text = es.position;
+      }
       if (!es.initial.empty()) {
         if (!IsStorage(e.kind))
           ThrowAt(es.where, e.name, fmt::format("a {} element has no state, so no initial value", kind),

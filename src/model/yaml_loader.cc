@@ -205,13 +205,14 @@ class YamlReader {
     e.kind = Scalar(en["kind"], e.name, "kind");
     CheckKeys(en,
               {"name", "kind", "initial", "inertance", "capacitance", "stiffness", "resistance", "ratio", "effort",
-               "flow", "constraint", "momentum", "description"},
+               "flow", "constraint", "position", "momentum", "description"},
               e.name, "element '" + e.name + "'");
     // A vector element's law may be a list (diagonal, or one per component) or
     // a matrix: kept as bracketed text for the vector expansion to read.
     for (const char* key : {"inertance", "capacitance", "stiffness", "resistance", "ratio", "effort", "flow", "constraint",
                             "momentum"})
       if (en[key]) e.laws.emplace_back(key, en[key].IsSequence() ? Bracketed(en[key]) : Scalar(en[key], e.name, key));
+    if (en["position"]) e.position = Scalar(en["position"], e.name, "position");
     if (en["initial"]) e.initial = en["initial"].IsSequence() ? Bracketed(en["initial"]) : Scalar(en["initial"], e.name, "initial");
     return e;
   }

@@ -9,6 +9,7 @@
 #include <ginac/ginac.h>
 
 #include <array>
+#include <functional>
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -71,8 +72,14 @@ class Expander {
   void Run() {
     const auto& st = mb_.settings;
     for (const auto& [k, f] : st)
-      if (k != "gravity" && k != "orientation")
-        ThrowAt(f.where, "", fmt::format("unknown multibody setting '{}'", k), "gravity, orientation, bodies, joints, loads", k);
+      if (k != "gravity" && k != "orientation" && k != "parasitic_stiffness" && k != "parasitic_damping")
+        ThrowAt(f.where, "", fmt::format("unknown multibody setting '{}'", k),
+                "gravity, orientation, parasitic_stiffness, parasitic_damping, bodies, joints, loads", k);
+    for (const char* k : {"parasitic_stiffness", "parasitic_damping"})
+      if (st.count(k)) {
+        if (st.at(k).is_list) ThrowAt(st.at(k).where, "", fmt::format("'{}' is a single value", k), "a number", "a list");
+        (std::string(k) == "parasitic_stiffness" ? parasitic_k_ : parasitic_c_) = st.at(k).values[0];
+      }
     if (st.count("orientation")) {
       const auto& f = st.at("orientation");
       if (f.is_list || (f.values[0] != "quaternion" && f.values[0] != "cardan"))
@@ -492,7 +499,10 @@ class Expander {
     const std::string J = Name(e, "joint");
     where_ = e.where;
     CheckKeys(e, J, {"name", "type", "body1", "body2", "point1", "point2", "axis", "axis2", "stiffness", "rest",
-                     "damping", "actuator"});
+                     "damping", "actuator", "parasitic_stiffness", "parasitic_damping"});
+    std::string pk = Scalar(e, "parasitic_stiffness", J), pc = Scalar(e, "parasitic_damping", J);
+    if (pk.empty()) pk = parasitic_k_;
+    if (pc.empty()) pc = parasitic_c_;
     const std::string type = Scalar(e, "type", J);
     static const std::set<std::string> kTypes = {"revolute", "prismatic", "spherical", "cylindrical", "universal",
                                                  "rotational", "planar", "fixed"};
@@ -514,7 +524,7 @@ class Expander {
                                        a[0] * b1v[1] - a[1] * b1v[0]};
     auto V = [](const std::array<double, 3>& x) { return Vec{x[0], x[1], x[2]}; };
     const Vec A = V(a), B1 = V(b1v), B2 = V(b2v);
-    std::vector<Vec> trans_fixed, rot_fixed, trans_free, rot_free;
+    std::vector<std::reference_wrapper<const Vec>> trans_fixed, rot_fixed, trans_free, rot_free;
     if (type == "revolute") trans_fixed = {A, B1, B2}, rot_fixed = {B1, B2}, rot_free = {A};
     if (type == "prismatic") trans_fixed = {B1, B2}, rot_fixed = {A, B1, B2}, trans_free = {A};
     if (type == "spherical") trans_fixed = {A, B1, B2};
@@ -527,24 +537,65 @@ class Expander {
     // and moments, seed 001).
     Vec F = {0, 0, 0}, T = {0, 0, 0};
     int k = 0;
-    auto constrained = [&](const std::vector<Contribution>& parts, const Vec& world_dir, bool force) {
+    // Each row also carries its position-level constraint (`position:`), a
+    // function of the poses whose time derivative is the row's flow: what
+    // paynter projects onto and assembles with.
+    auto constrained = [&](const std::vector<Contribution>& parts, const Vec& world_dir, bool force,
+                           const ex& position, const std::string& direction) {
       const std::string row = fmt::format("{}_c{}", J, ++k), src = fmt::format("{}_{}{}", J, force ? "f" : "m", k);
       Row(row, parts);
       Element(src, "Se", "constraint", "0");
+      s_.elements.back().position = Text(position);
+      s_.elements.back().joint = J;
+      s_.elements.back().direction = direction;
+      s_.elements.back().parasitic_stiffness = pk;
+      s_.elements.back().parasitic_damping = pc;
       BondTo(row, src);
       // The row's effort acts on body 2 as -lambda along the row's direction.
       const ex lambda = Sym("e_" + src);
       for (int i = 0; i < 3; ++i) (force ? F : T)[i] -= lambda * world_dir[i];
     };
-    for (const Vec& d : trans_fixed) constrained(Translational(b1, b2, r2, d), Mul(b1.R, d), true);
-    for (const Vec& d : rot_fixed) constrained(Rotational(b1, b2, d), Mul(b1.R, d), false);
+    // Position constraints. Translations: u . (p_Q - p_P) with u = R1 d, P the
+    // joint point of body 1; its derivative is the row exactly. Rotations: for
+    // a direction e fixed in body 1, (R1 a) . (R2 b') with b x a = e and b' the
+    // image of b in body 2's frame at the start (R2_0^T R1_0 b); its derivative
+    // is the row wherever the joint is assembled, whatever its free motion.
+    const Vec pP = Add(b1.p, Mul(b1.R, r1));
+    const Vec pQ = Add(b2.p, Mul(b2.R, r2));
+    auto image2 = [&](const Vec& x) { return MulT(b2.R0, Mul(b1.R0, x)); };
+    const Vec* basis[3] = {&A, &B1, &B2};
+    auto which = [&](const Vec& d) {  // d is one of A, B1, B2
+      for (int c = 0; c < 3; ++c)
+        if (&d == basis[c]) return c;
+      return 0;
+    };
+    auto rot_position = [&](int c) -> ex {
+      // (A, B1, B2) is right-handed: A x B1 = B2, B1 x B2 = A, B2 x A = B1.
+      if (c == 0) return Dot(Mul(b1.R, B2), Mul(b2.R, image2(B1)));  // b x a = B1 x B2 = A
+      if (c == 1) return -Dot(Mul(b1.R, B2), Mul(b2.R, image2(A)));  // A x (-B2) = B1
+      return Dot(Mul(b1.R, B1), Mul(b2.R, image2(A)));               // A x B1 = B2
+    };
+    const char* dir_name[3] = {"axis", "first normal", "second normal"};
+    auto describe = [&](int c, const char* what) {
+      auto num = [](const ex& v) { return GiNaC::ex_to<GiNaC::numeric>(GiNaC::evalf(v)).to_double(); };
+      const Vec& d = *basis[c];
+      return fmt::format("{} along the {} [{:.3g}, {:.3g}, {:.3g}] of {}", what, dir_name[c], num(d[0]) + 0.0,
+                         num(d[1]) + 0.0, num(d[2]) + 0.0, b1.name);
+    };
+    for (const Vec& d : trans_fixed)
+      constrained(Translational(b1, b2, r2, d), Mul(b1.R, d), true, Dot(Mul(b1.R, d), Sub(pQ, pP)),
+                  describe(which(d), "translation"));
+    for (const Vec& d : rot_fixed)
+      constrained(Rotational(b1, b2, d), Mul(b1.R, d), false, rot_position(which(d)),
+                  describe(which(d), "rotation"));
     if (type == "universal" || type == "rotational") {
       const auto a2 = Axis(e, "axis2", J, b1v);
       const Vec A2 = V(a2);
       // axis2 is given in body 2's frame; it starts perpendicular to axis.
       // The row's flow is n . (w1 - w2): body 2 enters along -n.
       const Vec n = Cross(Mul(b1.R, A), Mul(b2.R, A2));
-      constrained(Universal(b1, b2, A, A2), {-n[0], -n[1], -n[2]}, false);
+      constrained(Universal(b1, b2, A, A2), {-n[0], -n[1], -n[2]}, false, Dot(Mul(b1.R, A), Mul(b2.R, A2)),
+                  fmt::format("axis of {} perpendicular to axis2 of {}", b1.name, b2.name));
     }
     for (int i = 0; i < 3; ++i) {
       Define(fmt::format("{}_F{}", J, kAxes[i]), F[i]);
@@ -682,6 +733,7 @@ class Expander {
   ModelSpec& s_;
   const ModelSpec::MultibodySpec& mb_;
   bool cardan_ = false;
+  std::string parasitic_k_, parasitic_c_;  // model-wide parasitic stiffness and damping (texts)
   Vec gravity_;
   std::vector<Body> bodies_;
   std::map<std::string, GiNaC::symbol> syms_;

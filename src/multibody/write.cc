@@ -19,6 +19,7 @@ std::string ModelSpecToYaml(const ModelSpec& spec) {
     out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << e.name << YAML::Key << "kind"
         << YAML::Value << YAML::DoubleQuoted << e.kind;
     for (const auto& [k, v] : e.laws) out << YAML::Key << k << YAML::Value << v;
+    if (!e.position.empty()) out << YAML::Key << "position" << YAML::Value << e.position;
     if (!e.initial.empty()) out << YAML::Key << "initial" << YAML::Value << e.initial;
     out << YAML::EndMap;
   }

@@ -20,6 +20,7 @@
 // path, including exceptions.
 
 #include <cvode/cvode.h>
+#include <cvode/cvode_proj.h>
 #include <fmt/format.h>
 #include <nvector/nvector_serial.h>
 #include <sundials/sundials_context.h>
@@ -114,6 +115,27 @@ int CvodeRhs(sunrealtype t, N_Vector y, N_Vector ydot, void* user_data) noexcept
     return 1;  // recoverable: CVODE retries with a smaller step
   }
   d->progress->Update(t);
+  return 0;
+}
+
+// Projection after each step (CVodeSetProjFn): ycur is moved in place and
+// corr receives the change. A thrown error stops CVode like the rhs's.
+int CvodeProject(sunrealtype t, N_Vector ycur, N_Vector corr, sunrealtype /*eps*/, N_Vector /*err*/,
+                 void* user_data) noexcept {
+  auto* d = static_cast<CallbackData*>(user_data);
+  const int n = d->problem->n;
+  double* x = N_VGetArrayPointer(ycur);
+  double* c = N_VGetArrayPointer(corr);
+  std::copy(x, x + n, c);
+  try {
+    d->problem->project(t, x);
+  } catch (...) {
+    d->exception = std::current_exception();
+    d->exception_t = t;
+    std::copy(c, c + n, d->exception_x.begin());
+    return -1;
+  }
+  for (int i = 0; i < n; ++i) c[i] = x[i] - c[i];
   return 0;
 }
 
@@ -249,6 +271,10 @@ SolverStats IntegrateCvode(const OdeProblem& problem,
   // function set, the dense linear solver uses difference quotients.
   check(CVodeSetLinearSolver(cv, linsol.get(), jac.get()), "CVodeSetLinearSolver");
   check(CVodeSetStopTime(cv, options.t_end), "CVodeSetStopTime");
+  if (problem.project) {
+    check(CVodeSetProjFn(cv, CvodeProject), "CVodeSetProjFn");
+    check(CVodeSetProjErrEst(cv, SUNFALSE), "CVodeSetProjErrEst");
+  }
   if (options.initial_step > 0)
     check(CVodeSetInitStep(cv, options.initial_step), "CVodeSetInitStep");
   if (options.max_step > 0)
@@ -327,6 +353,7 @@ SolverStats IntegrateCvode(const OdeProblem& problem,
   check(CVodeGetNumLinRhsEvals(cv, &nfe_ls), "CVodeGetNumLinRhsEvals");
   check(CVodeGetNumJacEvals(cv, &nje), "CVodeGetNumJacEvals");
   stats.rejected = netf + ncfn;
+  if (problem.project) check(CVodeGetNumProjEvals(cv, &stats.projections), "CVodeGetNumProjEvals");
   stats.rhs_evals = nfe + nfe_ls;
   stats.jac_evals = nje;
   return stats;

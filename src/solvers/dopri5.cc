@@ -265,6 +265,22 @@ SolverStats IntegrateDopri5(const OdeProblem& problem,
                                StateName(problem, bad), ynew[bad]),
                    "the solution grows without bound; check the model");
 
+    // Projection onto an invariant manifold (constrained mechanisms): the
+    // projected state starts the next step, whose FSAL stage is then recomputed.
+    if (problem.project) {
+      bool moved = false;
+      try {
+        moved = problem.project(tnew, ynew);
+      } catch (const Error& e) {
+        RethrowRhsError(e, problem, Method::kDopri5, tnew, ynew);
+      }
+      if (moved) {
+        ++stats.projections;
+        EvalRhs(problem, Method::kDopri5, tnew, ynew, k[kS - 1]);
+        ++stats.rhs_evals;
+      }
+    }
+
     // Outputs inside (t, tnew] from the continuous extension; t_end from ynew.
     while (!grid.next_is_end() && grid.next() <= tnew) {
       const double tout = grid.next();

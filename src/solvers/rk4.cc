@@ -141,6 +141,13 @@ SolverStats IntegrateRK4(const OdeProblem& problem, const std::vector<double>& x
       stepper.Step(t, t_new - t, y.data());
       t = t_new;
       ++stats.steps;
+      if (problem.project) {
+        try {
+          if (problem.project(t, y.data())) ++stats.projections;
+        } catch (const Error& e) {
+          RethrowRhsError(e, problem, Method::kRK4, t, y.data());
+        }
+      }
       progress.Update(t);
     }
     observer(t_target, y.data());

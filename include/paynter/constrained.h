@@ -1,0 +1,156 @@
+// paynter/constrained.h — mechanisms with constraints: the simulation methods
+// of Boudon et al. (2019) for multibody bond graphs, as strategies.
+//
+// A constrained mechanism is a bond graph whose joints are constraint sources
+// (Se elements with `constraint:`, which the multibody library writes for
+// every constrained direction of a joint). The methods differ in where they act:
+//
+//   parasitic            rewrites the model: each constraint source becomes a
+//                        stiff spring and a damper (src/constrained/parasitic.cc)
+//   lagrange-multipliers keeps the unknown constraint forces, solved with the
+//                        accelerations (a rank-revealing solve where constraints
+//                        are redundant), and projects positions and velocities
+//                        back onto the constraints after every step
+//                        (src/constrained/lagrange_multipliers.cc)
+//   minimal-coordinates  integrates only independent coordinates, chosen from
+//                        the constraint Jacobian (coordinate partitioning) and
+//                        chosen again when they become ill-conditioned; the
+//                        dependent ones are solved from the constraints at every
+//                        evaluation (src/constrained/minimal_coordinates.cc)
+//   zcp                  joints rigid, the DAE of the zero-order causal paths
+//                        integrated as such (not yet available: see docs/constraints.md)
+//
+// Shared by all (src/constrained/analysis.cc, projection.cc): the constraint
+// rows compiled as a program of their own, their numerical Jacobians, a
+// rank-revealing analysis that names redundant joint directions, and the
+// projection that assembles an inconsistent start.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "paynter/model.h"
+#include "paynter/simulation.h"
+#include "paynter/solvers.h"
+
+namespace paynter {
+
+enum class ConstraintMethod { kAuto, kZcp, kParasitic, kLagrangeMultipliers, kMinimalCoordinates };
+// "auto" | "zcp" | "parasitic" | "lagrange-multipliers" | "minimal-coordinates"; throws Error.
+ConstraintMethod ParseConstraintMethod(const std::string& name);
+std::string ConstraintMethodName(ConstraintMethod m);
+
+// ---- parasitic: a model rewrite ----------------------------------------------
+struct ParasiticOptions {
+  // Overrides for every joint (0 = per joint, else the model's setting, else the defaults).
+  double stiffness = 0;
+  double damping = 0;
+};
+// The defaults where neither the joint nor the model gives values (those of
+// benchmark B1: 1e6 N/m or N m/rad, 200 N s/m or N m s/rad).
+inline constexpr double kDefaultParasiticStiffness = 1e6;
+inline constexpr double kDefaultParasiticDamping = 200;
+// Replaces every constraint source `S` of an expanded spec by a 1-junction `S`
+// carrying a spring `S_k` (a C: its state is the stretch of the joint in that
+// direction) and a damper `S_c` (an R). Returns the number replaced.
+int ApplyParasitic(ModelSpec* spec, const ParasiticOptions& options);
+
+// Reads a model file for a method: the multibody section and vector bonds
+// expanded, then (parasitic) the constraint sources rewritten, then built.
+Model LoadModelFor(const std::string& path, ConstraintMethod method, const ParasiticOptions& parasitic = {});
+
+// ---- analysis ----------------------------------------------------------------
+struct ConstraintAnalysis {
+  int coordinates = 0;      // velocity coordinates (momentum states of the inertias)
+  int position_states = 0;  // position-like states the position constraints use
+  int constraints = 0;      // constraint rows
+  int rank = 0;             // numerical rank of the constraint Jacobian
+  int mobility = 0;         // coordinates - rank
+  int grubler = 0;          // coordinates - constraints (Gruebler-Kutzbach count)
+  double condition = 0;     // largest / smallest nonzero singular value
+  double max_position_error = 0, max_velocity_error = 0;
+  struct Row {
+    std::string source, joint, direction;
+    bool redundant = false;   // implied by the rows before it (model order)
+    bool has_position = false;
+    double position_error = 0, velocity_error = 0;
+  };
+  std::vector<Row> rows;
+  // Per joint: rows and redundant rows, in model order.
+  std::string ToText() const;
+  bool redundant() const { return rank < constraints; }
+};
+// The analysis at (t, x): Jacobians by differences of the compiled constraint
+// program, rank and redundancy by rank-revealing decompositions.
+ConstraintAnalysis AnalyzeConstraints(const CompiledModel& model, double t, const std::vector<double>& x);
+
+// ---- projection and assembly ------------------------------------------------
+struct AssemblyReport {
+  double position_correction = 0;  // largest change of a position state
+  double velocity_correction = 0;  // largest change of a momentum state
+  double position_error_before = 0, velocity_error_before = 0;
+  std::string worst_joint;         // the joint whose constraint was furthest off
+  int iterations = 0;
+};
+
+// Moves positions onto the position constraints (Gauss-Newton, minimum-norm
+// steps) and momenta onto the velocity constraints (the mass-weighted
+// projection: an impulse along the constraint directions). Works with
+// redundant constraints. Not reentrant: one per thread.
+class ConstraintProjector {
+ public:
+  explicit ConstraintProjector(const CompiledModel& model);
+  ~ConstraintProjector();
+  // Returns true when x changed. Throws Error (naming the joint) when the
+  // positions cannot be brought within tolerance.
+  bool Project(double t, double* x, AssemblyReport* report = nullptr);
+  // Largest |position constraint| and |velocity constraint| at (t, x).
+  void Errors(double t, const double* x, double* position, double* velocity, int* worst = nullptr);
+  double position_tolerance = 1e-12;  // |g| below which positions are left alone (scaled by 1 + size)
+  double velocity_tolerance = 1e-12;
+  int max_iterations = 20;
+  const std::vector<int>& position_states() const { return pos_; }
+  const std::vector<int>& momentum_states() const { return mom_; }
+
+ private:
+  void Evaluate(double t, const double* x);
+  struct Cache;
+  const CompiledModel& m_;
+  std::unique_ptr<Cache> cache_;
+  std::vector<int> pos_, mom_, rows_with_position_;
+  std::vector<double> g_, c_, work_;
+};
+
+// ---- simulation --------------------------------------------------------------
+struct ConstrainedOptions {
+  ConstraintMethod method = ConstraintMethod::kAuto;
+  bool assemble = false;          // correct an inconsistent start whatever its size
+  double assembly_tolerance = 1e-6;  // a larger correction is an error unless `assemble`
+  bool stabilize = true;          // lagrange-multipliers: project after every step
+  double condition_limit = 1e8;   // minimal-coordinates: repartition beyond this
+};
+
+struct ConstrainedReport {
+  ConstraintMethod method = ConstraintMethod::kAuto;  // the method used
+  std::string why;                // why auto chose it
+  ConstraintAnalysis analysis;    // at the start (after assembly)
+  AssemblyReport assembly;
+  double max_position_drift = 0;  // largest |position constraint| seen at the output times
+  double max_velocity_drift = 0;
+  int partitions = 0;             // minimal-coordinates: partitions used
+  std::vector<std::string> independent;  // minimal-coordinates: the last independent states
+  std::string ToText() const;
+};
+
+// Which method `auto` picks for a compiled model (and why): none needed
+// without constraint sources, else minimal coordinates.
+ConstraintMethod ChooseConstraintMethod(const CompiledModel& model, std::string* why);
+
+// Simulates a compiled model by a method (lagrange-multipliers or
+// minimal-coordinates; a parasitic model is compiled from LoadModelFor and
+// simulated by Simulate, with `report` filled by SimulateConstrained too).
+Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& solver,
+                             const ConstrainedOptions& options, ConstrainedReport* report = nullptr);
+
+}  // namespace paynter

@@ -1,0 +1,200 @@
+// The methods' names, the automatic choice, and SimulateConstrained: assembly
+// of the start, then the chosen method (see paynter/constrained.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "internal.h"
+#include "paynter/constrained.h"
+
+namespace paynter {
+
+ConstraintMethod ParseConstraintMethod(const std::string& name) {
+  if (name == "auto") return ConstraintMethod::kAuto;
+  if (name == "zcp") return ConstraintMethod::kZcp;
+  if (name == "parasitic") return ConstraintMethod::kParasitic;
+  if (name == "lagrange-multipliers") return ConstraintMethod::kLagrangeMultipliers;
+  if (name == "minimal-coordinates") return ConstraintMethod::kMinimalCoordinates;
+  Diagnostic d;
+  d.message = fmt::format("unknown constraint method '{}'", name);
+  d.expected = "auto, parasitic, lagrange-multipliers, minimal-coordinates or zcp";
+  d.got = name;
+  throw Error(std::move(d));
+}
+
+std::string ConstraintMethodName(ConstraintMethod m) {
+  switch (m) {
+    case ConstraintMethod::kAuto: return "auto";
+    case ConstraintMethod::kZcp: return "zcp";
+    case ConstraintMethod::kParasitic: return "parasitic";
+    case ConstraintMethod::kLagrangeMultipliers: return "lagrange-multipliers";
+    case ConstraintMethod::kMinimalCoordinates: return "minimal-coordinates";
+  }
+  return "?";
+}
+
+ConstraintMethod ChooseConstraintMethod(const CompiledModel& model, std::string* why) {
+  if (model.num_constraints() == 0) {
+    if (why) *why = "the model has no constraint source: simulated as it is";
+    return ConstraintMethod::kAuto;
+  }
+  if (why)
+    *why = "constraint forces solved with the accelerations, redundant constraints by a rank-revealing solve, "
+           "positions and velocities projected onto the joints after every step";
+  return ConstraintMethod::kLagrangeMultipliers;
+}
+
+namespace constrained {
+
+void Run(const CompiledModel& model, const OdeProblem& problem, const std::vector<double>& x0,
+         const SolverOptions& options, const std::function<void(double, const double*, double*)>& full_state,
+         const std::function<void(double, const double*)>& watch, Solution* out) {
+  Solution& sol = *out;
+  if (sol.columns.empty()) {
+    sol.columns.push_back("t");
+    for (const auto& o : model.output_names()) sol.columns.push_back(o);
+    sol.compile_seconds = model.compile_seconds();
+    sol.backend = model.backend_name();
+  }
+  std::vector<double> outv(model.num_outputs()), x(model.num_states());
+  const SolverStats stats = Integrate(problem, x0, options, [&](double t, const double* y) {
+    const double* xs = y;
+    if (full_state) {
+      full_state(t, y, x.data());
+      xs = x.data();
+    }
+    if (watch) watch(t, xs);
+    model.CalcOutputs(t, xs, outv.data());
+    if (!sol.rows.empty() && sol.rows.back()[0] == t) return;  // a restart repeats its start
+    std::vector<double> row;
+    row.reserve(outv.size() + 1);
+    row.push_back(t);
+    row.insert(row.end(), outv.begin(), outv.end());
+    sol.rows.push_back(std::move(row));
+  });
+  sol.stats.steps += stats.steps;
+  sol.stats.rejected += stats.rejected;
+  sol.stats.rhs_evals += stats.rhs_evals;
+  sol.stats.jac_evals += stats.jac_evals;
+  sol.stats.projections += stats.projections;
+  sol.stats.integrate_seconds += stats.integrate_seconds;
+}
+
+}  // namespace constrained
+
+Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& solver,
+                             const ConstrainedOptions& options, ConstrainedReport* report) {
+  solver.Validate();
+  ConstrainedReport local;
+  ConstrainedReport& rep = report ? *report : local;
+  rep = ConstrainedReport{};
+  ConstraintMethod method = options.method;
+  if (method == ConstraintMethod::kAuto) method = ChooseConstraintMethod(model, &rep.why);
+  rep.method = method;
+  std::vector<double> x0 = model.initial_state();
+
+  if (method == ConstraintMethod::kZcp) {
+    Diagnostic d;
+    d.message = "--constraints zcp is not available yet";
+    d.expected = "parasitic, lagrange-multipliers or minimal-coordinates";
+    d.got = "zcp";
+    d.hint = "docs/constraints.md says what each method does; lagrange-multipliers is the closest (rigid joints)";
+    throw Error(std::move(d));
+  }
+  if (model.num_constraints() == 0 && method != ConstraintMethod::kAuto && method != ConstraintMethod::kParasitic) {
+    Diagnostic d;
+    d.message = fmt::format("--constraints {}: the model has no constraint source", ConstraintMethodName(method));
+    d.expected = "a multibody model with joints, or Se elements with 'constraint:'";
+    d.got = "no joint constraint";
+    d.hint = "simulate it without --constraints";
+    throw Error(std::move(d));
+  }
+
+  // Parasitic (model already rewritten) or no constraints: the model as it is,
+  // watching the parasitic springs' stretch.
+  if (model.num_constraints() == 0) {
+    OdeProblem problem;
+    problem.n = model.num_states();
+    problem.state_names = model.state_names();
+    problem.rhs = [&model](double t, const double* x, double* dx) { model.CalcDerivatives(t, x, dx); };
+    std::vector<int> springs;
+    for (int i = 0; i < model.num_states(); ++i) {
+      const std::string& n = model.state_names()[i];
+      if (n.size() > 4 && n.rfind("q_", 0) == 0 && n.compare(n.size() - 2, 2, "_k") == 0) springs.push_back(i);
+    }
+    double stretch = 0;
+    Solution sol;
+    constrained::Run(model, problem, x0, solver, nullptr, [&](double, const double* x) {
+      for (int i : springs) stretch = std::max(stretch, std::fabs(x[i]));
+    }, &sol);
+    rep.max_position_drift = stretch;
+    return sol;
+  }
+
+  // Assembly: the start made consistent, or an error naming the joint.
+  ConstraintProjector projector(model);
+  projector.position_tolerance = 1e-12;
+  projector.velocity_tolerance = 1e-12;
+  AssemblyReport assembly;
+  projector.Project(solver.t0, x0.data(), &assembly);
+  rep.assembly = assembly;
+  if (!options.assemble && (assembly.position_correction > options.assembly_tolerance ||
+                            assembly.velocity_correction > options.assembly_tolerance)) {
+    Diagnostic d;
+    d.element = assembly.worst_joint;
+    const bool pos = assembly.position_correction > options.assembly_tolerance;
+    d.message = fmt::format("the start is not consistent with the joints: {} moved by {:.3g} to assemble them{}",
+                            pos ? "positions" : "velocities (momenta)",
+                            pos ? assembly.position_correction : assembly.velocity_correction,
+                            assembly.worst_joint.empty() ? "" : fmt::format(" (furthest off: joint '{}')",
+                                                                             assembly.worst_joint));
+    d.expected = fmt::format("initial positions and velocities within {:.3g} of the joints", options.assembly_tolerance);
+    d.got = fmt::format("position error {:.3g}, velocity error {:.3g}", assembly.position_error_before,
+                        assembly.velocity_error_before);
+    d.hint = "correct the bodies' initial position/orientation/velocity, or let paynter assemble the start "
+             "(--assemble)";
+    throw Error(std::move(d));
+  }
+  rep.analysis = AnalyzeConstraints(model, solver.t0, x0);
+
+  if (method == ConstraintMethod::kMinimalCoordinates) return constrained::MinimalCoordinates(model, x0, solver, options, &rep);
+
+  // Lagrange multipliers: the compiled rhs solves the constraint forces with
+  // the accelerations; stabilization projects after every accepted step.
+  OdeProblem problem;
+  problem.n = model.num_states();
+  problem.state_names = model.state_names();
+  problem.rhs = [&model](double t, const double* x, double* dx) { model.CalcDerivatives(t, x, dx); };
+  projector.position_tolerance = std::min(1e-10, 1e-3 * solver.atol);
+  projector.velocity_tolerance = std::min(1e-10, 1e-3 * solver.atol);
+  if (options.stabilize) problem.project = [&projector](double t, double* x) { return projector.Project(t, x); };
+  ConstraintProjector watcher(model);
+  Solution sol;
+  constrained::Run(model, problem, x0, solver, nullptr, [&](double t, const double* x) {
+    double gp = 0, gv = 0;
+    watcher.Errors(t, x, &gp, &gv);
+    rep.max_position_drift = std::max(rep.max_position_drift, gp);
+    rep.max_velocity_drift = std::max(rep.max_velocity_drift, gv);
+  }, &sol);
+  return sol;
+}
+
+std::string ConstrainedReport::ToText() const {
+  std::string out = fmt::format("constraints: {}{}\n", ConstraintMethodName(method), why.empty() ? "" : " (" + why + ")");
+  if (method == ConstraintMethod::kParasitic) {
+    out += fmt::format("parasitic springs: largest stretch {:.3g} (m or rad)\n", max_position_drift);
+    return out;
+  }
+  if (analysis.constraints == 0) return out;
+  out += analysis.ToText();
+  out += fmt::format("assembly: positions moved by {:.3g}, momenta by {:.3g}\n", assembly.position_correction,
+                     assembly.velocity_correction);
+  if (method == ConstraintMethod::kMinimalCoordinates)
+    out += fmt::format("coordinate partitions: {}; independent states: {}\n", partitions, fmt::join(independent, ", "));
+  out += fmt::format("constraint drift at the output times: position {:.3g}, velocity {:.3g}\n", max_position_drift,
+                     max_velocity_drift);
+  return out;
+}
+
+}  // namespace paynter

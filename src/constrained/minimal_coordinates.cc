@@ -1,0 +1,270 @@
+// The minimal-coordinates method: the equations in independent coordinates.
+//
+// Boudon et al. (2019) transform the dependent inertias onto the independent
+// generalized velocities through two levels of transformers (a virtual
+// inertia and a gyristor). paynter does the same numerically, by coordinate
+// partitioning: the columns of the constraint Jacobians that a pivoted QR
+// picks first are the dependent coordinates (positions from the position
+// constraints, momenta from the flow constraints); only the others are
+// integrated. At every evaluation the dependent positions are solved from the
+// position constraints (Newton, least squares where constraints are
+// redundant) and the dependent momenta from the flow constraints (linear),
+// then the model's rhs gives the independent derivatives. The constraints
+// hold to the Newton tolerance at every evaluation: no drift. When the
+// dependent block becomes ill-conditioned (a singular position of the chosen
+// partition) the coordinates are chosen again at the next output time.
+#include <fmt/format.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+
+#include "internal.h"
+
+namespace paynter::constrained {
+namespace {
+
+bool IsPositionOrigin(const std::string& origin) {
+  return origin.rfind("displacement (", 0) == 0 || origin == "integral of its rate";
+}
+
+struct Repartition {
+  double t;
+  std::vector<double> x;
+};
+
+class Partitioned {
+ public:
+  Partitioned(const CompiledModel& m, double condition_limit) : m_(m), limit_(condition_limit) {
+    const int nc = m.num_constraints();
+    for (int k = 0; k < nc; ++k)
+      if (m.constraint_rows()[k].position_slot >= 0) rows_pos_.push_back(k);
+    for (int i = 0; i < m.num_states(); ++i) {
+      if (m.state_inertia()[i] > 0) mom_.push_back(i);
+      else if (IsPositionOrigin(m.state_origins()[i])) pos_candidates_.push_back(i);
+    }
+    c_.resize(nc);
+    g_.resize(nc);
+  }
+
+  // Chooses the dependent coordinates at x (assembled).
+  void Choose(double t, const std::vector<double>& x0) {
+    x_ = x0;
+    // Position Jacobian over the candidate position states.
+    const int nr = static_cast<int>(rows_pos_.size());
+    dep_pos_.clear();
+    dep_mom_.clear();
+    if (nr > 0) {
+      Eigen::MatrixXd q = PositionJacobian(t, pos_candidates_);
+      Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(q);
+      qr.setThreshold(1e-9);
+      for (int k = 0; k < qr.rank(); ++k) dep_pos_.push_back(pos_candidates_[qr.colsPermutation().indices()[k]]);
+    }
+    {
+      Eigen::MatrixXd a = MomentumJacobian(t, mom_);
+      for (int j = 0; j < a.cols(); ++j) a.col(j) *= m_.state_inertia()[mom_[j]];  // in velocities
+      Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(a);
+      qr.setThreshold(1e-9);
+      for (int k = 0; k < qr.rank(); ++k) dep_mom_.push_back(mom_[qr.colsPermutation().indices()[k]]);
+    }
+    std::sort(dep_pos_.begin(), dep_pos_.end());
+    std::sort(dep_mom_.begin(), dep_mom_.end());
+    std::vector<char> dep(m_.num_states(), 0);
+    for (int i : dep_pos_) dep[i] = 1;
+    for (int i : dep_mom_) dep[i] = 1;
+    indep_.clear();
+    for (int i = 0; i < m_.num_states(); ++i)
+      if (!dep[i]) indep_.push_back(i);
+    qd_valid_ = ad_valid_ = false;
+  }
+
+  const std::vector<int>& independent() const { return indep_; }
+  int size() const { return static_cast<int>(indep_.size()); }
+
+  std::vector<double> Restrict(const std::vector<double>& x) const {
+    std::vector<double> y(indep_.size());
+    for (size_t k = 0; k < indep_.size(); ++k) y[k] = x[indep_[k]];
+    return y;
+  }
+
+  // The full state from the independent coordinates (dependent ones solved).
+  const std::vector<double>& Full(double t, const double* y) {
+    for (size_t k = 0; k < indep_.size(); ++k) x_[indep_[k]] = y[k];
+    SolvePositions(t);
+    SolveMomenta(t);
+    return x_;
+  }
+
+  // Condition number of the dependent blocks at the last full state.
+  double Condition(double t) {
+    double worst = 1;
+    if (!dep_pos_.empty()) {
+      Eigen::JacobiSVD<Eigen::MatrixXd> s(PositionJacobian(t, dep_pos_));
+      const auto& v = s.singularValues();
+      worst = std::max(worst, v[0] / std::max(v[v.size() - 1], 1e-300));
+    }
+    if (!dep_mom_.empty()) {
+      Eigen::MatrixXd a = MomentumJacobian(t, dep_mom_);
+      for (int j = 0; j < a.cols(); ++j) a.col(j) *= m_.state_inertia()[dep_mom_[j]];
+      Eigen::JacobiSVD<Eigen::MatrixXd> s(a);
+      const auto& v = s.singularValues();
+      worst = std::max(worst, v[0] / std::max(v[v.size() - 1], 1e-300));
+    }
+    return worst;
+  }
+  double limit() const { return limit_; }
+
+ private:
+  void Eval(double t) { m_.CalcConstraints(t, x_.data(), nullptr, c_.data(), g_.data()); }
+
+  Eigen::MatrixXd PositionJacobian(double t, const std::vector<int>& cols) {
+    Eval(t);
+    const std::vector<double> g0 = g_;
+    Eigen::MatrixXd q(rows_pos_.size(), cols.size());
+    for (size_t j = 0; j < cols.size(); ++j) {
+      const int i = cols[j];
+      const double save = x_[i], h = 1e-7 * (1 + std::fabs(save));
+      x_[i] = save + h;
+      Eval(t);
+      for (size_t r = 0; r < rows_pos_.size(); ++r) q(r, j) = (g_[rows_pos_[r]] - g0[rows_pos_[r]]) / h;
+      x_[i] = save;
+    }
+    g_ = g0;
+    return q;
+  }
+
+  Eigen::MatrixXd MomentumJacobian(double t, const std::vector<int>& cols) {
+    Eval(t);
+    const std::vector<double> c0 = c_;
+    Eigen::MatrixXd a(c_.size(), cols.size());
+    for (size_t j = 0; j < cols.size(); ++j) {
+      const int i = cols[j];
+      const double save = x_[i];
+      x_[i] = save + 1;
+      Eval(t);
+      for (size_t r = 0; r < c_.size(); ++r) a(r, j) = c_[r] - c0[r];
+      x_[i] = save;
+    }
+    c_ = c0;
+    return a;
+  }
+
+  double PositionError() const {
+    double m = 0;
+    for (int k : rows_pos_) m = std::max(m, std::fabs(g_[k]));
+    return m;
+  }
+
+  void SolvePositions(double t) {
+    if (dep_pos_.empty()) return;
+    Eval(t);
+    double err = PositionError();
+    for (int it = 0; err > 1e-13; ++it) {
+      if (it == 30) {
+        Diagnostic d;
+        d.message = fmt::format("minimal coordinates: the dependent positions cannot be solved at t = {} "
+                                "(position error {:.3g})", t, err);
+        d.expected = "a configuration where the joints can be assembled";
+        d.got = "Newton's method did not converge";
+        d.hint = "the mechanism may have reached a singular or unreachable configuration; try "
+                 "--constraints lagrange-multipliers";
+        throw Error(std::move(d));
+      }
+      if (!qd_valid_) {
+        qd_.setThreshold(1e-10);
+        qd_.compute(PositionJacobian(t, dep_pos_));
+        qd_valid_ = true;
+      }
+      Eigen::VectorXd g(rows_pos_.size());
+      for (size_t r = 0; r < rows_pos_.size(); ++r) g[r] = g_[rows_pos_[r]];
+      const Eigen::VectorXd dq = qd_.solve(g);
+      for (size_t j = 0; j < dep_pos_.size(); ++j) x_[dep_pos_[j]] -= dq[j];
+      Eval(t);
+      const double next = PositionError();
+      if (!(next < 0.1 * err)) qd_valid_ = false;
+      err = next;
+    }
+  }
+
+  void SolveMomenta(double t) {
+    if (dep_mom_.empty()) return;
+    // c = A(q) p is linear in p: one step is exact (the Jacobian depends on
+    // the positions, which have just changed).
+    ad_.setThreshold(1e-10);
+    ad_.compute(MomentumJacobian(t, dep_mom_));
+    const Eigen::VectorXd c = Eigen::Map<const Eigen::VectorXd>(c_.data(), c_.size());
+    const Eigen::VectorXd dp = ad_.solve(c);
+    for (size_t j = 0; j < dep_mom_.size(); ++j) x_[dep_mom_[j]] -= dp[j];
+  }
+
+  const CompiledModel& m_;
+  double limit_;
+  std::vector<int> rows_pos_, mom_, pos_candidates_, dep_pos_, dep_mom_, indep_;
+  std::vector<double> x_, c_, g_;
+  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> qd_, ad_;
+  bool qd_valid_ = false, ad_valid_ = false;
+};
+
+}  // namespace
+
+Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double>& x0, const SolverOptions& solver,
+                            const ConstrainedOptions& options, ConstrainedReport* report) {
+  Partitioned part(model, options.condition_limit > 0 ? options.condition_limit : 1e4);
+  std::vector<double> x = x0;
+  double t = solver.t0;
+  Solution all;
+  std::vector<double> dx(model.num_states());
+  ConstraintProjector watcher(model);
+  for (int round = 0;; ++round) {
+    if (round > 1000) {
+      Diagnostic d;
+      d.message = "minimal coordinates: more than 1000 changes of independent coordinates";
+      d.hint = "the mechanism may stay at a singular configuration; try --constraints lagrange-multipliers";
+      throw Error(std::move(d));
+    }
+    part.Choose(t, x);
+    ++report->partitions;
+    report->independent.clear();
+    for (int i : part.independent()) report->independent.push_back(model.state_names()[i]);
+    OdeProblem problem;
+    problem.n = part.size();
+    for (int i : part.independent()) problem.state_names.push_back(model.state_names()[i]);
+    problem.rhs = [&](double tt, const double* y, double* dy) {
+      const std::vector<double>& xs = part.Full(tt, y);
+      model.CalcDerivatives(tt, xs.data(), dx.data());
+      for (int k = 0; k < part.size(); ++k) dy[k] = dx[part.independent()[k]];
+    };
+    SolverOptions so = solver;
+    so.t0 = t;
+    // The output grid of the whole run: a restart happens at one of its times.
+    so.dt_out = solver.dt_out > 0 ? solver.dt_out : (solver.t_end - solver.t0) / 1000;
+    bool first = true;
+    try {
+      Run(
+          model, problem, part.Restrict(x), so,
+          [&](double tt, const double* y, double* xs) {
+            const std::vector<double>& f = part.Full(tt, y);
+            std::copy(f.begin(), f.end(), xs);
+          },
+          [&](double tt, const double* xs) {
+            double gp = 0, gv = 0;
+            watcher.Errors(tt, xs, &gp, &gv);
+            report->max_position_drift = std::max(report->max_position_drift, gp);
+            report->max_velocity_drift = std::max(report->max_velocity_drift, gv);
+            const bool at_restart = first && round > 0;
+            first = false;
+            if (!at_restart && tt < solver.t_end && part.Condition(tt) > part.limit())
+              throw Repartition{tt, std::vector<double>(xs, xs + model.num_states())};
+          },
+          &all);
+      return all;
+    } catch (const Repartition& r) {
+      // The row at r.t was not recorded (watch threw first): the next round
+      // starts there and records it.
+      t = r.t;
+      x = r.x;
+    }
+  }
+}
+
+}  // namespace paynter::constrained

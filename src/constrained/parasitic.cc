@@ -1,0 +1,89 @@
+// The parasitic method: every constraint source becomes a stiff spring and a
+// damper on the joint's constrained direction (the "R/C parasitic elements" of
+// Boudon et al. 2019). No derivative causality, no unknown forces: an ODE,
+// stiff by design, integrated by BDF by default. The joint stretches a little;
+// the spring's state is that stretch.
+#include <fmt/format.h>
+
+#include "paynter/constrained.h"
+#include "paynter/multibody.h"
+
+namespace paynter {
+
+int ApplyParasitic(ModelSpec* spec, const ParasiticOptions& options) {
+  std::vector<ModelSpec::ElementSpec> added;
+  std::vector<ModelSpec::BondSpec> bonds;
+  int replaced = 0;
+  for (auto& e : spec->elements) {
+    if (e.kind != "Se" || e.laws.size() != 1 || e.laws[0].first != "constraint") continue;
+    const std::string& target = e.laws[0].second;
+    if (target != "0" && target != "0.0")
+      ThrowAt(e.where, e.name, "the parasitic method replaces constraint sources whose flow is held at zero",
+              "constraint: 0", target,
+              "a prescribed non-zero flow has no spring equivalent; use --constraints lagrange-multipliers");
+    const std::string k = options.stiffness > 0 ? fmt::format("{:.17g}", options.stiffness)
+                          : !e.parasitic_stiffness.empty() ? e.parasitic_stiffness
+                                                            : fmt::format("{:.17g}", kDefaultParasiticStiffness);
+    const std::string c = options.damping > 0 ? fmt::format("{:.17g}", options.damping)
+                          : !e.parasitic_damping.empty() ? e.parasitic_damping
+                                                          : fmt::format("{:.17g}", kDefaultParasiticDamping);
+    // The source becomes a 1-junction `<S>_j`; its bond keeps its direction
+    // (power flows from the joint's row into the spring and damper) and takes
+    // the name `<S>`, so that e_<S> is still the force along the direction.
+    const std::string source = e.name;
+    const std::string name = source + "_j";
+    const SourceLocation where = e.where;
+    for (auto& b : spec->bonds) {
+      if (b.from != source && b.to != source) continue;
+      (b.from == source ? b.from : b.to) = name;
+      if (b.name.empty()) b.name = source;
+    }
+    e.name = name;
+    e.kind = "1";
+    e.laws.clear();
+    e.position.clear();
+    ModelSpec::ElementSpec spring;
+    spring.name = source + "_k";
+    spring.kind = "C";
+    spring.laws.push_back({"stiffness", k});
+    spring.where = where;
+    ModelSpec::ElementSpec damper;
+    damper.name = source + "_c";
+    damper.kind = "R";
+    damper.laws.push_back({"resistance", c});
+    damper.where = where;
+    added.push_back(spring);
+    added.push_back(damper);
+    for (const auto* to : {&spring.name, &damper.name}) {
+      ModelSpec::BondSpec b;
+      b.from = name;
+      b.to = *to;
+      b.where = where;
+      bonds.push_back(b);
+    }
+    ++replaced;
+  }
+  spec->elements.insert(spec->elements.end(), added.begin(), added.end());
+  spec->bonds.insert(spec->bonds.end(), bonds.begin(), bonds.end());
+  return replaced;
+}
+
+Model LoadModelFor(const std::string& path, ConstraintMethod method, const ParasiticOptions& parasitic) {
+  ModelSpec spec = ReadModelSpecFile(path);
+  if (spec.multibody.present) ExpandMultibody(&spec);
+  ExpandVectorBonds(&spec);
+  if (method == ConstraintMethod::kParasitic) {
+    if (ApplyParasitic(&spec, parasitic) == 0) {
+      Diagnostic d;
+      d.where.file = path;
+      d.message = "--constraints parasitic: the model has no joint constraint to relax";
+      d.expected = "a multibody model with joints, or Se elements with 'constraint:'";
+      d.got = "no constraint source";
+      d.hint = "simulate it without --constraints";
+      throw Error(std::move(d));
+    }
+  }
+  return BuildModel(spec);
+}
+
+}  // namespace paynter

@@ -1,0 +1,208 @@
+// ConstraintProjector: positions and momenta moved back onto the constraints
+// (see paynter/constrained.h). Used to assemble a start and, after every step,
+// by the lagrange-multipliers method.
+//
+// Jacobians come from differences of the compiled constraint program: the
+// flow constraints are linear in the momenta (c = A(q) p), so one unit step
+// per momentum gives A exactly; the position constraints are differenced with
+// a small step. The factorizations are kept and reused (a chord iteration)
+// while they still contract the error tenfold per iteration, so that a step
+// that drifted by a little costs one or two constraint evaluations.
+#include <fmt/format.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+
+#include "paynter/constrained.h"
+#include "paynter/error.h"
+
+namespace paynter {
+namespace {
+
+bool IsPositionOrigin(const std::string& origin) {
+  return origin.rfind("displacement (", 0) == 0 || origin == "integral of its rate";
+}
+
+}  // namespace
+
+struct ConstraintProjector::Cache {
+  // Positions: Q (rows with a position constraint x position states), factored.
+  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> q_cod;
+  bool q_valid = false;
+  int q_uses = 0;
+  // Velocities: A (all rows x momenta), and A W A^T factored (W the inertances).
+  Eigen::MatrixXd a;
+  Eigen::VectorXd w;
+  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> awa_cod;
+  bool a_valid = false;
+  int a_uses = 0;
+};
+
+ConstraintProjector::~ConstraintProjector() = default;
+
+ConstraintProjector::ConstraintProjector(const CompiledModel& model) : m_(model), cache_(std::make_unique<Cache>()) {
+  const int n = model.num_states();
+  const int nc = model.num_constraints();
+  g_.assign(nc, 0);
+  c_.assign(nc, 0);
+  for (int k = 0; k < nc; ++k)
+    if (model.constraint_rows()[k].position_slot >= 0) rows_with_position_.push_back(k);
+  for (int i = 0; i < n; ++i)
+    if (model.state_inertia()[i] > 0) mom_.push_back(i);
+  cache_->w.resize(mom_.size());
+  for (size_t j = 0; j < mom_.size(); ++j) cache_->w[j] = model.state_inertia()[mom_[j]];
+  // The position states are the displacements the position constraints
+  // depend on, found by perturbing each at the initial state.
+  if (rows_with_position_.empty()) return;
+  std::vector<double> x = model.initial_state();
+  std::vector<double> g0(nc), g1(nc);
+  model.CalcConstraints(0, x.data(), nullptr, nullptr, g0.data());
+  for (int i = 0; i < n; ++i) {
+    if (!IsPositionOrigin(model.state_origins()[i])) continue;
+    const double save = x[i];
+    x[i] += 1e-3 * (1 + std::fabs(save));
+    model.CalcConstraints(0, x.data(), nullptr, nullptr, g1.data());
+    x[i] = save;
+    for (int k : rows_with_position_)
+      if (g1[k] != g0[k]) {
+        pos_.push_back(i);
+        break;
+      }
+  }
+}
+
+void ConstraintProjector::Evaluate(double t, const double* x) {
+  m_.CalcConstraints(t, x, nullptr, c_.data(), g_.data());
+}
+
+void ConstraintProjector::Errors(double t, const double* x, double* position, double* velocity, int* worst) {
+  Evaluate(t, x);
+  double gp = 0, gv = 0, w = -1;
+  int wk = -1;
+  for (int k : rows_with_position_) {
+    gp = std::max(gp, std::fabs(g_[k]));
+    if (std::fabs(g_[k]) > w) w = std::fabs(g_[k]), wk = k;
+  }
+  for (double v : c_) gv = std::max(gv, std::fabs(v));
+  if (position) *position = gp;
+  if (velocity) *velocity = gv;
+  if (worst) *worst = wk;
+}
+
+bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
+  Cache& cache = *cache_;
+  const int np = static_cast<int>(pos_.size()), nm = static_cast<int>(mom_.size());
+  const int nr = static_cast<int>(rows_with_position_.size()), nc = m_.num_constraints();
+  bool moved = false;
+  std::vector<double> xs(x, x + m_.num_states());
+
+  // ---- positions: Gauss-Newton with minimum-norm steps -----------------------
+  Evaluate(t, x);
+  auto gnorm = [&] {
+    double m = 0;
+    for (int k : rows_with_position_) m = std::max(m, std::fabs(g_[k]));
+    return m;
+  };
+  double err = gnorm();
+  if (report) {
+    report->position_error_before = err;
+    int worst = -1;
+    double w = -1;
+    for (int k : rows_with_position_)
+      if (std::fabs(g_[k]) > w) w = std::fabs(g_[k]), worst = k;
+    if (worst >= 0) report->worst_joint = m_.constraint_rows()[worst].joint;
+  }
+  int it = 0;
+  while (np > 0 && err > position_tolerance) {
+    if (++it > max_iterations) {
+      int worst = 0;
+      for (int k : rows_with_position_)
+        if (std::fabs(g_[k]) > std::fabs(g_[worst])) worst = k;
+      const ConstraintRow& row = m_.constraint_rows()[worst];
+      Diagnostic d;
+      d.element = row.joint;
+      d.message = fmt::format("the joints cannot be assembled at t = {}: joint '{}' ({}) stays {:.3g} off after {} "
+                              "iterations",
+                              t, row.joint, row.direction.empty() ? row.source : row.direction, std::fabs(g_[worst]),
+                              max_iterations);
+      d.expected = "positions that satisfy every joint";
+      d.got = fmt::format("a position error of {:.3g}", err);
+      d.hint = "check the joints' points and axes and the bodies' initial positions: the mechanism may not close, "
+               "or it may be at a singular configuration";
+      throw Error(std::move(d));
+    }
+    if (!cache.q_valid || cache.q_uses > 20) {
+      Eigen::MatrixXd q(nr, np);
+      std::vector<double> g0(g_);
+      for (int j = 0; j < np; ++j) {
+        const int i = pos_[j];
+        const double save = x[i], h = 1e-7 * (1 + std::fabs(save));
+        x[i] = save + h;
+        Evaluate(t, x);
+        for (int r = 0; r < nr; ++r) q(r, j) = (g_[rows_with_position_[r]] - g0[rows_with_position_[r]]) / h;
+        x[i] = save;
+      }
+      g_ = g0;
+      cache.q_cod.setThreshold(1e-10);
+      cache.q_cod.compute(q);
+      cache.q_valid = true;
+      cache.q_uses = 0;
+    }
+    ++cache.q_uses;
+    Eigen::VectorXd g(nr);
+    for (int r = 0; r < nr; ++r) g[r] = g_[rows_with_position_[r]];
+    const Eigen::VectorXd dq = cache.q_cod.solve(g);
+    for (int j = 0; j < np; ++j) x[pos_[j]] -= dq[j];
+    moved = true;
+    Evaluate(t, x);
+    const double next = gnorm();
+    if (!(next < 0.1 * err)) cache.q_valid = false;  // refresh the Jacobian
+    err = next;
+  }
+  if (report) report->iterations = it;
+
+  // ---- momenta: the mass-weighted projection ---------------------------------
+  double verr = 0;
+  for (double v : c_) verr = std::max(verr, std::fabs(v));
+  if (report) report->velocity_error_before = verr;
+  for (int vit = 0; nm > 0 && verr > velocity_tolerance && vit < 4; ++vit) {
+    if (!cache.a_valid || cache.a_uses > 20 || moved) {
+      Eigen::MatrixXd a(nc, nm);
+      std::vector<double> c0(c_);
+      for (int j = 0; j < nm; ++j) {
+        const int i = mom_[j];
+        const double save = x[i];
+        x[i] = save + 1;
+        Evaluate(t, x);
+        for (int r = 0; r < nc; ++r) a(r, j) = c_[r] - c0[r];
+        x[i] = save;
+      }
+      c_ = c0;
+      Eigen::MatrixXd awa = a * cache.w.asDiagonal() * a.transpose();
+      cache.awa_cod.setThreshold(1e-10);
+      cache.awa_cod.compute(awa);
+      cache.a = std::move(a);
+      cache.a_valid = true;
+      cache.a_uses = 0;
+    }
+    ++cache.a_uses;
+    const Eigen::VectorXd c = Eigen::Map<const Eigen::VectorXd>(c_.data(), nc);
+    const Eigen::VectorXd mu = cache.awa_cod.solve(c);
+    const Eigen::VectorXd dp = cache.w.asDiagonal() * (cache.a.transpose() * mu);
+    for (int j = 0; j < nm; ++j) x[mom_[j]] -= dp[j];
+    moved = true;
+    Evaluate(t, x);
+    double next = 0;
+    for (double v : c_) next = std::max(next, std::fabs(v));
+    if (!(next < 0.1 * verr)) cache.a_valid = false;
+    verr = next;
+  }
+  if (report) {
+    for (int i : pos_) report->position_correction = std::max(report->position_correction, std::fabs(x[i] - xs[i]));
+    for (int i : mom_) report->velocity_correction = std::max(report->velocity_correction, std::fabs(x[i] - xs[i]));
+  }
+  return moved;
+}
+
+}  // namespace paynter
