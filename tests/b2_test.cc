@@ -1,8 +1,8 @@
 // B1 and B2 built from bodies and joints (examples/B1_pendulum_3d.yaml,
 // examples/B2_slider_crank_isostatic.yaml) against independent derivations in
 // one coordinate: the pendulum's equation written here, the slider crank's in
-// tests/b2_reference.h. The hyperstatic slider crank is only loaded and
-// analysed (its 20 constraint rows have rank 17).
+// tests/b2_reference.h. The hyperstatic slider crank is simulated by every
+// method in tests/constrained_test.cc.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -106,8 +106,7 @@ TEST(B2Bodies, IsostaticMatchesTheMinimalCoordinateReference) {
 }
 
 TEST(B2Bodies, HyperstaticLoadsAndBuildsItsEquations) {
-  // What `paynter check` does; simulating it needs its 3 redundant
-  // constraint rows handled.
+  // What `paynter check` does (its simulation: tests/constrained_test.cc).
   EXPECT_NO_THROW({
     const Model m = LoadModel(testing::SourcePath("examples/B2_slider_crank_hyperstatic.yaml"));
     BuildEquations(m, AssignCausality(m));

@@ -170,8 +170,20 @@ Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& so
   projector.velocity_tolerance = std::min(1e-10, 1e-3 * solver.atol);
   if (options.stabilize) problem.project = [&projector](double t, double* x) { return projector.Project(t, x); };
   ConstraintProjector watcher(model);
+  // Output times fall between steps: the interpolated state is projected too,
+  // so that every recorded row satisfies the joints.
+  ConstraintProjector at_output(model);
+  at_output.position_tolerance = projector.position_tolerance;
+  at_output.velocity_tolerance = projector.velocity_tolerance;
+  const int n = model.num_states();
+  std::function<void(double, const double*, double*)> full_state;
+  if (options.stabilize)
+    full_state = [&at_output, n](double t, const double* y, double* x) {
+      std::copy(y, y + n, x);
+      at_output.Project(t, x);
+    };
   Solution sol;
-  constrained::Run(model, problem, x0, solver, nullptr, [&](double t, const double* x) {
+  constrained::Run(model, problem, x0, solver, full_state, [&](double t, const double* x) {
     double gp = 0, gv = 0;
     watcher.Errors(t, x, &gp, &gv);
     rep.max_position_drift = std::max(rep.max_position_drift, gp);
