@@ -1,0 +1,206 @@
+// Hostile inputs (issue 8): text that must never reach gnuplot, Graphviz or a
+// shell as code; a native-code cache that others could plant code in;
+// temporary files under guessable names and outputs that are not regular
+// files; expressions that crashed the parser or overflowed the stack.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "test_util.h"
+
+namespace paynter {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh private directory per test.
+class Dir {
+ public:
+  Dir() {
+    std::string tmpl = (fs::temp_directory_path() / "paynter_hostile_XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = tmpl;
+  }
+  ~Dir() {
+    std::error_code ec;
+    fs::permissions(path_, fs::perms::owner_all, ec);
+    fs::remove_all(path_, ec);
+  }
+  fs::path operator/(const std::string& name) const { return path_ / name; }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void Spit(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
+struct CliResult {
+  int status;
+  std::string out;
+};
+
+// Runs the paynter program with these arguments, no shell in between.
+CliResult Paynter(std::vector<std::string> args) {
+  args.insert(args.begin(), PAYNTER_EXE);
+  CliResult r;
+  r.status = RunTool(args, &r.out);
+  return r;
+}
+
+// ---------------------------------------------------------------------------
+// Item 1: nothing from a CSV header, a title or a path is run by gnuplot.
+
+TEST(Hostile, PlotRunsNothingFromHeaderTitleOrPaths) {
+  Dir d;
+  const std::string dir = d.path().string();
+  auto planted = [&](const char* name) { return "`touch " + dir + "/" + name + "`"; };
+  // Column names with backquotes, quotes, a backslash, a macro and a trailing CR.
+  const std::string header = "t," + planted("X") + ",a'b\"c\\d@e,$(touch " + dir + "/Q)\r";
+  // Paths with quotes and backquotes (no '/' inside a file name).
+  const fs::path csv = d / "d`touch W`'\".csv";
+  Spit(csv, header + "\n0,1,2,3\n1,2,3,4\n");
+  const fs::path png = d / "o`touch Z`'\"q.png";
+  const std::string title = "T'it\"le " + planted("Y") + " @x \\n\nsecond line";
+  const CliResult r = Paynter({"plot", csv.string(), "-o", png.string(), "--title", title});
+  EXPECT_EQ(r.status, 0) << r.out;
+  for (const char* f : {"X", "Y", "Z", "W", "Q"}) EXPECT_FALSE(fs::exists(d / f)) << f << " was created: " << r.out;
+  ASSERT_TRUE(fs::exists(png)) << r.out;
+  EXPECT_GT(fs::file_size(png), 1000u);
+
+  // The labels appear as written (SVG shows the text).
+  const fs::path svg = d / "-p.svg";  // a name gnuplot could take for an option
+  const CliResult s = Paynter({"plot", csv.string(), "-o", svg.string(), "--title", title});
+  EXPECT_EQ(s.status, 0) << s.out;
+  const std::string text = Slurp(svg);
+  EXPECT_NE(text.find("`touch " + dir + "/X`"), std::string::npos) << text.substr(0, 2000);
+  EXPECT_NE(text.find("a'b\"c\\d@e"), std::string::npos);
+  EXPECT_NE(text.find("T'it\"le `touch"), std::string::npos);
+  EXPECT_NE(text.find("second line"), std::string::npos);
+  for (const char* f : {"X", "Y", "Z", "W", "Q"}) EXPECT_FALSE(fs::exists(d / f)) << f;
+}
+
+TEST(Hostile, DrawShowsHostileNamesLiterally) {
+  Dir d;
+  const std::string dir = d.path().string();
+  // The model's name is free text: quotes, backslashes, Graphviz escapes, a
+  // backquote command, braces and a newline.
+  const std::string yaml = "name: \"a\\\"b\\\\N \\\\G `touch " + dir + "/X` } {\\nline2\\r\"\n" + R"(
+elements:
+  - {name: S, kind: Se, effort: 1}
+  - {name: J, kind: "1"}
+  - {name: R1, kind: R, resistance: 2}
+bonds:
+  - {from: S, to: J}
+  - {from: J, to: R1}
+)";
+  const fs::path model = d / "m`touch Y`'.yaml";
+  Spit(model, yaml);
+  const fs::path svg = d / "-g`touch Z`'\".svg";
+  const CliResult r = Paynter({"draw", model.string(), "-o", svg.string()});
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string text = Slurp(svg);
+  EXPECT_NE(text.find("a&quot;b\\N \\G `touch"), std::string::npos) << text.substr(0, 3000);
+  EXPECT_NE(text.find("line2"), std::string::npos);
+  const CliResult dot = Paynter({"draw", model.string(), "-o", (d / "g.dot").string()});
+  ASSERT_EQ(dot.status, 0) << dot.out;
+  const std::string source = Slurp(d / "g.dot");
+  EXPECT_NE(source.find("a\\\"b\\\\N \\\\G `touch"), std::string::npos) << source;
+  EXPECT_EQ(source.find('\r'), std::string::npos);
+  for (const char* f : {"X", "Y", "Z"}) EXPECT_FALSE(fs::exists(d / f)) << f;
+}
+
+// ---------------------------------------------------------------------------
+// Item 3: temporary files have unpredictable names and are created
+// exclusively; an output that is not a regular file is written in place.
+
+TEST(Hostile, TemporaryFilesHaveUnpredictableNamesBesideTheTarget) {
+  Dir d;
+  const std::string target = (d / "out.csv").string();
+  const std::string a = TemporaryBeside(target), b = TemporaryBeside(target), g = TemporaryBeside(target, ".gp");
+  EXPECT_NE(a, b);
+  for (const std::string& t : {a, b, g}) {
+    EXPECT_EQ(fs::path(t).parent_path(), d.path()) << t;
+    struct stat st;
+    ASSERT_EQ(::lstat(t.c_str(), &st), 0) << t;  // created, so nobody can plant it
+    EXPECT_TRUE(S_ISREG(st.st_mode));
+  }
+  EXPECT_EQ(g.substr(g.size() - 3), ".gp");
+}
+
+TEST(Hostile, PlantedLinkAtAGuessableNameIsNotFollowed) {
+  Dir d;
+  const fs::path victim = d / "victim";
+  Spit(victim, "precious");
+  // The names a write of out.csv used to go through.
+  fs::create_symlink(victim, d / (".paynter-" + std::to_string(::getpid()) + "-out.csv.tmp"));
+  fs::create_symlink(victim, d / ".paynter-out.csv.tmp");
+  WriteFileAtomically((d / "out.csv").string(), "t,x\n0,1\n", "output file");
+  EXPECT_EQ(Slurp(victim), "precious");
+  EXPECT_EQ(Slurp(d / "out.csv"), "t,x\n0,1\n");
+  // A new file gets the usual mode (0666 less the umask), not mkstemp's 0600.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  EXPECT_EQ(fs::status(d / "out.csv").permissions(), static_cast<fs::perms>(0666 & ~mask));
+}
+
+TEST(Hostile, FifoOutputIsWrittenInPlace) {
+  Dir d;
+  const fs::path fifo = d / "out.csv";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  auto read_all = [&] {
+    std::string got;
+    char buf[256];
+    ssize_t n;
+    while ((n = ::read(reader, buf, sizeof buf)) > 0) got.append(buf, static_cast<size_t>(n));
+    return got;
+  };
+  WriteFileAtomically(fifo.string(), "t,x\n0,1\n", "output file");
+  EXPECT_EQ(read_all(), "t,x\n0,1\n");
+  // The plot and drawing path: a finished temporary file copied into the target.
+  const std::string tmp = TemporaryBeside(fifo.string());
+  Spit(tmp, "image");
+  MoveIntoPlace(tmp, fifo.string(), "plot");
+  EXPECT_EQ(read_all(), "image");
+  EXPECT_FALSE(fs::exists(tmp));
+  ::close(reader);
+  struct stat st;
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced";
+}
+
+TEST(Hostile, LinkedOutputIsWrittenThroughNotReplaced) {
+  Dir d;
+  // A link to a device (as /dev/stdout is) and a link to a regular file.
+  fs::create_symlink("/dev/null", d / "null.csv");
+  WriteFileAtomically((d / "null.csv").string(), "t\n0\n", "output file");
+  EXPECT_TRUE(fs::is_symlink(d / "null.csv"));
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  Spit(d / "real.svg", "old");
+  fs::create_symlink(d / "real.svg", d / "link.svg");
+  const CliResult r = Paynter({"draw", testing::SourcePath("examples/rlc.yaml"), "-o", (d / "link.svg").string()});
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(fs::is_symlink(d / "link.svg"));
+  EXPECT_NE(Slurp(d / "real.svg").find("<svg"), std::string::npos);
+  // Nothing is left behind.
+  for (const auto& e : fs::directory_iterator(d.path()))
+    EXPECT_EQ(e.path().filename().string().rfind(".paynter-", 0), std::string::npos) << e.path();
+}
+
+}  // namespace
+}  // namespace paynter
