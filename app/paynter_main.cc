@@ -139,6 +139,8 @@ int Simulate(const SimulateArgs& args) {
         "compile {:.3f} s, integrate {:.6f} s, {} output rows -> {}\n",
         args.method, sol.backend, sol.stats.steps, sol.stats.rejected, sol.stats.rhs_evals, sol.stats.jac_evals,
         sol.compile_seconds, sol.stats.integrate_seconds, sol.rows.size(), args.out);
+    const std::string note = cm.codegen_note();
+    if (!note.empty()) std::cerr << "note: " << note << "\n";
   }
   return 0;
 }

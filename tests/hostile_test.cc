@@ -202,5 +202,154 @@ TEST(Hostile, LinkedOutputIsWrittenThroughNotReplaced) {
     EXPECT_EQ(e.path().filename().string().rfind(".paynter-", 0), std::string::npos) << e.path();
 }
 
+// ---------------------------------------------------------------------------
+// Item 2: the native-code cache is used only when nobody else can write it.
+
+const char* kSmallModel = R"yaml(
+parameters: {L: 0.5, C: 2}
+elements:
+  - {name: S, kind: Se, effort: "sin(t)"}
+  - {name: J, kind: "1"}
+  - {name: I1, kind: I, inertance: L}
+  - {name: C1, kind: C, capacitance: C}
+bonds:
+  - {from: S, to: J}
+  - {from: J, to: I1}
+  - {from: J, to: C1}
+)yaml";
+
+std::unique_ptr<CompiledModel> CompileWith(const CodegenOptions& cg) {
+  Model m = LoadModelFromString(kSmallModel, "small.yaml");
+  CausalGraph g = AssignCausality(m);
+  EquationSystem eqs = BuildEquations(m, g);
+  return std::make_unique<CompiledModel>(eqs, cg);
+}
+
+double Derivative(const CompiledModel& cm) {
+  std::vector<double> x = {0.3, -0.2}, dx(2);
+  cm.CalcDerivatives(0.7, x.data(), dx.data());
+  return dx[0] + 10 * dx[1];
+}
+
+std::vector<fs::path> Objects(const fs::path& dir) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".so") out.push_back(e.path());
+  return out;
+}
+
+TEST(Hostile, CacheDirectoryWritableByOthersIsNotUsed) {
+  Dir d;
+  const fs::path cache = d / "cache";
+  fs::create_directory(cache);
+  fs::permissions(cache, static_cast<fs::perms>(0777));
+  CodegenOptions cg;
+  cg.backend = Backend::kNative;
+  cg.cache_dir = cache.string();
+  const auto cm = CompileWith(cg);
+  EXPECT_EQ(cm->backend_name(), "native");
+  EXPECT_TRUE(Objects(cache).empty()) << "an object was written into a directory others may write";
+  EXPECT_NE(cm->codegen_note().find("not cached"), std::string::npos) << cm->codegen_note();
+  EXPECT_NE(cm->codegen_note().find("writable by group or others"), std::string::npos) << cm->codegen_note();
+  CodegenOptions tape;
+  tape.backend = Backend::kTape;
+  EXPECT_EQ(Derivative(*cm), Derivative(*CompileWith(tape)));
+}
+
+TEST(Hostile, NewCacheDirectoryIsPrivateAndUsed) {
+  Dir d;
+  CodegenOptions cg;
+  cg.backend = Backend::kNative;
+  cg.cache_dir = (d / "a" / "cache").string();
+  const auto cm = CompileWith(cg);
+  EXPECT_EQ(cm->codegen_note(), "");
+  EXPECT_EQ(fs::status(cg.cache_dir).permissions(), fs::perms::owner_all);
+  EXPECT_FALSE(Objects(cg.cache_dir).empty());
+}
+
+// Replaces each cached object by one whose constructor creates `marker`.
+void PlantObjects(const fs::path& cache, const fs::path& marker) {
+  const fs::path src = cache.parent_path() / "planted.c";
+  Spit(src, "#include <stdio.h>\n__attribute__((constructor)) static void planted(void) {\n  FILE* f = fopen(\"" +
+                marker.string() + "\", \"w\");\n  if (f) fclose(f);\n}\n");
+  for (const fs::path& so : Objects(cache)) {
+    std::string out;
+    ASSERT_EQ(RunTool({"cc", "-shared", "-fPIC", "-o", so.string(), src.string()}, &out), 0) << out;
+  }
+}
+
+TEST(Hostile, CachedObjectWritableByOthersIsNotLoaded) {
+  Dir d;
+  const fs::path cache = d / "cache", marker = d / "planted-code-ran";
+  CodegenOptions cg;
+  cg.backend = Backend::kAuto;
+  cg.cache_dir = cache.string();
+  const double expected = Derivative(*CompileWith(cg));
+  ASSERT_FALSE(Objects(cache).empty());
+  PlantObjects(cache, marker);
+  for (const fs::path& so : Objects(cache)) fs::permissions(so, static_cast<fs::perms>(0777));
+  const auto cm = CompileWith(cg);
+  EXPECT_FALSE(fs::exists(marker)) << "a planted object was loaded";
+  EXPECT_EQ(cm->backend_name(), "native");
+  EXPECT_NE(cm->codegen_note().find("not loaded"), std::string::npos) << cm->codegen_note();
+  EXPECT_NE(cm->codegen_note().find("writable by group or others"), std::string::npos) << cm->codegen_note();
+  EXPECT_EQ(Derivative(*cm), expected);
+  // Rebuilt in place, private: the next run loads it silently.
+  for (const fs::path& so : Objects(cache)) EXPECT_EQ(fs::status(so).permissions(), fs::perms::owner_all) << so;
+  EXPECT_EQ(CompileWith(cg)->codegen_note(), "");
+}
+
+TEST(Hostile, CachedObjectOfAnotherUserIsNotLoaded) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a file to another user";
+  Dir d;
+  const fs::path cache = d / "cache", marker = d / "planted-code-ran";
+  CodegenOptions cg;
+  cg.backend = Backend::kNative;
+  cg.cache_dir = cache.string();
+  CompileWith(cg);
+  PlantObjects(cache, marker);
+  for (const fs::path& so : Objects(cache)) {
+    fs::permissions(so, static_cast<fs::perms>(0755));
+    ASSERT_EQ(::chown(so.c_str(), 65534, 65534), 0);
+  }
+  const auto cm = CompileWith(cg);
+  EXPECT_FALSE(fs::exists(marker)) << "a planted object was loaded";
+  EXPECT_NE(cm->codegen_note().find("belongs to another user"), std::string::npos) << cm->codegen_note();
+}
+
+// Sets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    if (value) ::setenv(name, value, 1);
+    else ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (had_) ::setenv(name_.c_str(), old_.c_str(), 1);
+    else ::unsetenv(name_.c_str());
+  }
+
+ private:
+  std::string name_, old_;
+  bool had_ = false;
+};
+
+TEST(Hostile, NoCacheWithoutHomeAndNoSharedFallback) {
+  Dir d;
+  const fs::path tmp = d / "tmp";
+  fs::create_directory(tmp);
+  ScopedEnv home("HOME", nullptr), xdg("XDG_CACHE_HOME", nullptr), tmpdir("TMPDIR", tmp.c_str());
+  CodegenOptions cg;
+  cg.backend = Backend::kNative;
+  const auto cm = CompileWith(cg);
+  EXPECT_EQ(cm->backend_name(), "native");
+  EXPECT_NE(cm->codegen_note().find("not cached"), std::string::npos) << cm->codegen_note();
+  // Nothing stays in the temporary directory (the private build directory is gone).
+  EXPECT_TRUE(fs::is_empty(tmp)) << fs::directory_iterator(tmp)->path();
+}
+
 }  // namespace
 }  // namespace paynter
