@@ -351,5 +351,128 @@ TEST(Hostile, NoCacheWithoutHomeAndNoSharedFallback) {
   EXPECT_TRUE(fs::is_empty(tmp)) << fs::directory_iterator(tmp)->path();
 }
 
+// ---------------------------------------------------------------------------
+// Items 4 and 5: expressions that crashed the parser or overflowed the stack
+// are located errors.
+
+// A model with `text` as the value of parameter k (line 4) and as the inertance
+// of element M (line 8) when `in_law`.
+std::string ModelWith(const std::string& text, bool in_law = false) {
+  return "parameters:\n  m: 1\n  g: 2\n  k: " + (in_law ? std::string("1") : text) + R"(
+elements:
+  - {name: S, kind: Se, effort: 1}
+  - {name: J, kind: "1"}
+  - {name: M, kind: I, inertance: )" + (in_law ? text : std::string("m")) + R"(}
+bonds:
+  - {from: S, to: J}
+  - {from: J, to: M}
+)";
+}
+
+Diagnostic ErrorOf(const std::string& yaml) {
+  try {
+    LoadModelFromString(yaml, "hostile.yaml");
+  } catch (const Error& e) {
+    return e.diagnostic();
+  }
+  ADD_FAILURE() << "no error for:\n" << yaml.substr(0, 300);
+  return {};
+}
+
+void ExpectLocated(const Diagnostic& d, int line, const std::string& element, const std::string& message) {
+  EXPECT_EQ(d.where.file, "hostile.yaml");
+  EXPECT_EQ(d.where.line, line) << d.ToString();
+  EXPECT_EQ(d.element, element) << d.ToString();
+  EXPECT_NE(d.message.find(message), std::string::npos) << d.ToString();
+  EXPECT_FALSE(d.expected.empty()) << d.ToString();
+  EXPECT_LT(d.ToString().size(), 1000u) << "the message repeats the whole input";
+}
+
+TEST(Hostile, FunctionWithoutArgumentIsALocatedError) {
+  for (const char* text : {"sin()", "cos( )", "pow()", "atan2()", "2*exp ()", "sqrt(sin())"}) {
+    SCOPED_TRACE(text);
+    const Diagnostic d = ErrorOf(ModelWith(text));
+    ExpectLocated(d, 4, "", "has no argument");
+    EXPECT_FALSE(d.hint.empty());
+    ExpectLocated(ErrorOf(ModelWith(text, true)), 8, "M", "has no argument");
+  }
+  ExpectLocated(ErrorOf(ModelWith("atan2(1)")), 4, "", "takes 2 arguments, not 1");
+  ExpectLocated(ErrorOf(ModelWith("sin(1, 2)")), 4, "", "takes 1 argument, not 2");
+}
+
+std::string Repeat(const std::string& s, size_t n) {
+  std::string out;
+  out.reserve(s.size() * n);
+  for (size_t i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+TEST(Hostile, DeepNestingIsALocatedError) {
+  const std::string parens = Repeat("(", 10000) + "1" + Repeat(")", 10000);
+  const std::string sines = Repeat("sin(", 10000) + "1" + Repeat(")", 10000);
+  const std::string minus = Repeat("-", 50000) + "1";
+  const std::string minus_paren = Repeat("-(", 5000) + "1" + Repeat(")", 5000);
+  for (const std::string* text : {&parens, &sines, &minus, &minus_paren}) {
+    SCOPED_TRACE(text->substr(0, 10));
+    const Diagnostic d = ErrorOf(ModelWith(*text));
+    ExpectLocated(d, 4, "", "nested too deeply");
+    EXPECT_FALSE(d.hint.empty());
+    ExpectLocated(ErrorOf(ModelWith(*text, true)), 8, "M", "nested too deeply");
+  }
+  // At the limit, and with many signs that do not nest, all is well.
+  const std::string deepest = Repeat("(", kMaxNesting) + "1" + Repeat(")", kMaxNesting);
+  EXPECT_NO_THROW(LoadModelFromString(ModelWith(deepest), "hostile.yaml"));
+  EXPECT_NO_THROW(LoadModelFromString(ModelWith(Repeat("(-1)+", 5000) + "1"), "hostile.yaml"));
+  EXPECT_NO_THROW(LoadModelFromString(ModelWith(Repeat("sin(-1)*", 5000) + "1e-3"), "hostile.yaml"));
+}
+
+TEST(Hostile, LongTextIsALocatedError) {
+  ExpectLocated(ErrorOf(ModelWith(Repeat("-", 100000) + "1")), 4, "", "too long");
+  ExpectLocated(ErrorOf(ModelWith(Repeat("1+", 60000) + "1")), 4, "", "too long");
+  const std::string name(100000, 'a');
+  // As a symbol in an expression, as a parameter, element, bond and output name.
+  ExpectLocated(ErrorOf(ModelWith(name)), 4, "", "too long");
+  ExpectLocated(ErrorOf(ModelWith("m*" + name, true)), 8, "M", "too long");
+  // (YAML keys longer than 1024 characters are YAML errors of their own.)
+  const std::string key(1000, 'k');
+  ExpectLocated(ErrorOf("parameters:\n  " + key + ": 1\n" + ModelWith("1").substr(11)), 2, "", "too long");
+  std::string yaml = ModelWith("1");
+  ExpectLocated(ErrorOf(yaml.replace(yaml.find("name: M"), 7, "name: " + name)), 8, "", "too long");
+  yaml = ModelWith("1") + "  - {name: " + name + ", from: J, to: S}\n";
+  ExpectLocated(ErrorOf(yaml), 12, "", "too long");
+  yaml = ModelWith("1") + "outputs:\n  " + key + ": k\n";
+  ExpectLocated(ErrorOf(yaml), 13, "", "too long");
+  // A name at the limit is fine.
+  const std::string longest(kMaxNameLength, 'b');
+  EXPECT_NO_THROW(LoadModelFromString("parameters:\n  " + longest + ": 1\n" + ModelWith(longest).substr(11),
+                                      "hostile.yaml"));
+}
+
+TEST(Hostile, MultibodyAndVectorTextsAreCheckedToo) {
+  const std::string body = R"(
+multibody:
+  bodies:
+    - {name: B, mass: MASS, inertia: [1, 2, 3]}
+)";
+  auto with_mass = [&](const std::string& mass) {
+    std::string y = body;
+    return y.replace(y.find("MASS"), 4, mass);
+  };
+  ExpectLocated(ErrorOf(with_mass("sin()")), 4, "B", "has no argument");
+  ExpectLocated(ErrorOf(with_mass(Repeat("(", 10000) + "1" + Repeat(")", 10000))), 4, "B", "nested too deeply");
+  std::string named = body;
+  named.replace(named.find("name: B"), 7, "name: " + std::string(100000, 'B'));
+  ExpectLocated(ErrorOf(named), 4, "", "too long");
+  // A vector law nested 10,000 brackets deep.
+  const std::string vec = R"(
+elements:
+  - {name: w, kind: "1"}
+  - {name: J, kind: I, inertance: ")" + Repeat("[", 10000) + "1" + Repeat("]", 10000) + R"("}
+bonds:
+  - {name: bJ, from: w, to: J, dim: 3}
+)";
+  ExpectLocated(ErrorOf(vec), 4, "J", "nested too deeply");
+}
+
 }  // namespace
 }  // namespace paynter
