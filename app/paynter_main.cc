@@ -180,6 +180,8 @@ int Simulate(const SimulateArgs& args) {
         sol.stats.jac_evals, sol.stats.projections ? fmt::format(", {} projections", sol.stats.projections) : "",
         sol.compile_seconds, sol.stats.integrate_seconds, sol.rows.size(), args.out);
     if (cm.num_constraints() > 0 || method != ConstraintMethod::kAuto) std::cerr << report.ToText();
+    const std::string note = cm.codegen_note();
+    if (!note.empty()) std::cerr << "note: " << note << "\n";
   }
   return 0;
 }

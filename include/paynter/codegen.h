@@ -24,7 +24,10 @@ struct CodegenOptions {
   Backend backend = Backend::kAuto;
   double newton_tol = 1e-12;  // on the scaled residual/step
   int newton_max_iter = 50;
-  std::string cache_dir;      // native objects; empty = $XDG_CACHE_HOME/paynter or ~/.cache/paynter, else a temp dir
+  // Native objects; empty = $XDG_CACHE_HOME/paynter, else ~/.cache/paynter. Used only
+  // if it is the user's own and not writable by group or others (created 0700);
+  // otherwise the code is compiled in a private temporary directory, uncached.
+  std::string cache_dir;
 };
 
 class CompiledProgram {
@@ -40,6 +43,9 @@ class CompiledProgram {
   // when the requested backend is the one running. (Added by codegen; not pure, so
   // other implementations need not override it.)
   virtual std::string fallback_reason() const { return {}; }
+  // Why native code was not cached (no safe cache directory, a cached object not
+  // safe to load); empty otherwise, and for the tape.
+  virtual std::string cache_note() const { return {}; }
   // Note: Run uses workspace owned by the object, so it is not reentrant; use one
   // compiled program per thread.
 };

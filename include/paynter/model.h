@@ -223,6 +223,30 @@ struct ModelSpec {
 // Parses the expressions of a spec, registers every symbol and validates.
 Model BuildModel(const ModelSpec& spec);
 
+// Limits on what a model may contain, so that no input, however hostile, can
+// exhaust the stack or flood a message: a name has at most kMaxNameLength
+// characters; one expression at most kMaxExpressionLength characters and
+// kMaxNesting levels of parentheses, brackets, function calls and signs (each
+// sign in front of an operand counts as a level until its parenthesis closes).
+inline constexpr size_t kMaxNameLength = 256;
+inline constexpr size_t kMaxExpressionLength = 100000;
+inline constexpr int kMaxNesting = 100;
+
+// Letters, digits and underscores, not starting with a digit, and not longer
+// than kMaxNameLength.
+bool IsIdentifier(const std::string& name);
+
+// Throws a located Error (naming `what`, e.g. "element name") if `name` is
+// longer than kMaxNameLength.
+void CheckNameLength(const std::string& name, const SourceLocation& where, const std::string& element,
+                     const std::string& what);
+
+// Throws a located Error if `text` breaks a limit above or calls a function with
+// no argument (or a known function with the wrong number of arguments). Called
+// on every expression before it is parsed.
+void CheckExpressionText(const std::string& text, const SourceLocation& where, const std::string& element,
+                         const std::string& what);
+
 // Reads a YAML model file into a ModelSpec (no expressions parsed yet).
 ModelSpec ReadModelSpec(const std::string& yaml_text, const std::string& file_label);
 ModelSpec ReadModelSpecFile(const std::string& path);

@@ -28,6 +28,9 @@ class CompiledModel {
   const std::vector<std::string>& state_names() const { return state_names_; }
   const std::vector<std::string>& output_names() const { return output_names_; }
   std::string backend_name() const;
+  // Why native code is not in use or not cached (CompiledProgram::fallback_reason,
+  // cache_note); empty when all is as requested.
+  std::string codegen_note() const;
   double compile_seconds() const { return compile_seconds_; }
 
   // Sets a parameter's value for later evaluations (no recompilation). Throws if unknown.

@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -304,29 +306,78 @@ std::string Quote(const std::string& s) {
   return q + "'";
 }
 
-bool UsableDir(const fs::path& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  return fs::is_directory(dir, ec) && access(dir.c_str(), W_OK | X_OK) == 0;
+// Why `dir` may not hold native code: "" when it is a directory of the user's
+// own that nobody else may write (a symbolic link to such a directory will do).
+std::string UnsafeDirReason(const fs::path& dir) {
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) return fmt::format("'{}': {}", dir.string(), std::strerror(errno));
+  if (!S_ISDIR(st.st_mode)) return fmt::format("'{}' is not a directory", dir.string());
+  if (st.st_uid != ::geteuid())
+    return fmt::format("'{}' belongs to another user (uid {})", dir.string(), static_cast<long>(st.st_uid));
+  if (st.st_mode & (S_IWGRP | S_IWOTH))
+    return fmt::format("'{}' is writable by group or others (mode {:04o})", dir.string(), st.st_mode & 07777);
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) return fmt::format("'{}' is not writable", dir.string());
+  return "";
 }
 
-fs::path CacheDir(const CodegenOptions& options) {
-  if (!options.cache_dir.empty()) {
-    if (!UsableDir(options.cache_dir))
-      Fail(fmt::format("the codegen cache directory '{}' cannot be created or written", options.cache_dir));
-    return options.cache_dir;
+// Why the shared object at `path` may not be loaded: "" when it is a regular file
+// of the user's own that nobody else may write.
+std::string UnsafeObjectReason(const fs::path& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return std::strerror(errno);
+  if (!S_ISREG(st.st_mode)) return "it is not a regular file";
+  if (st.st_uid != ::geteuid()) return fmt::format("it belongs to another user (uid {})", static_cast<long>(st.st_uid));
+  if (st.st_mode & (S_IWGRP | S_IWOTH))
+    return fmt::format("it is writable by group or others (mode {:04o})", st.st_mode & 07777);
+  return "";
+}
+
+// Creates `dir` (its last component private, 0700) unless it exists; then
+// returns why it may not be used, or "".
+std::string PrepareCacheDir(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) {
+    if (dir.has_parent_path()) fs::create_directories(dir.parent_path(), ec);
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+      return fmt::format("'{}' cannot be created: {}", dir.string(), std::strerror(errno));
   }
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  const char* home = std::getenv("HOME");
+  return UnsafeDirReason(dir);
+}
+
+// Where native code is built and loaded from: the cache directory, or, when no
+// safe one can be had, a private directory of this run (mkdtemp), removed once
+// the object is loaded. There is no shared fallback under a predictable name.
+struct ObjectDir {
+  fs::path path;
+  bool cached = true;
+  std::string note;  // why the code is not cached
+};
+
+ObjectDir ChooseObjectDir(const CodegenOptions& options) {
   std::vector<fs::path> candidates;
-  if (xdg && *xdg) candidates.push_back(fs::path(xdg) / "paynter");
-  if (home && *home) candidates.push_back(fs::path(home) / ".cache" / "paynter");
+  if (!options.cache_dir.empty()) {
+    candidates.push_back(options.cache_dir);
+  } else {
+    const char* xdg = std::getenv("XDG_CACHE_HOME");
+    const char* home = std::getenv("HOME");
+    if (xdg && *xdg) candidates.push_back(fs::path(xdg) / "paynter");
+    if (home && *home) candidates.push_back(fs::path(home) / ".cache" / "paynter");
+  }
+  std::string reasons;
+  for (const fs::path& dir : candidates) {
+    const std::string why = PrepareCacheDir(dir);
+    if (why.empty()) return {dir, true, ""};
+    reasons += (reasons.empty() ? "" : "; ") + why;
+  }
+  if (candidates.empty()) reasons = "$XDG_CACHE_HOME and $HOME are not set";
   std::error_code ec;
   const fs::path tmp = fs::temp_directory_path(ec);
-  if (!ec) candidates.push_back(tmp / fmt::format("paynter-cache-{}", getuid()));
-  for (const fs::path& dir : candidates)
-    if (UsableDir(dir)) return dir;
-  Fail("no writable cache directory for native code ($XDG_CACHE_HOME/paynter, ~/.cache/paynter, or a temp dir)");
+  std::string templ = ((ec ? fs::path("/tmp") : tmp) / "paynter-XXXXXX").string();
+  if (!::mkdtemp(templ.data()))
+    Fail(fmt::format("no cache directory for native code ({}), and no private directory in '{}': {}", reasons,
+                     fs::path(templ).parent_path().string(), std::strerror(errno)),
+         "set XDG_CACHE_HOME to a directory of your own, or use the tape backend");
+  return {templ, false, "native code not cached: " + reasons};
 }
 
 // Compiles `source` into `so_path`. The object is built under a temporary name in the
@@ -362,6 +413,7 @@ void CompileSharedObject(const std::string& compiler, const std::string& source,
          fmt::format("the source is kept as {}.failed.c; use the tape backend to run without a compiler",
                      c_path.string()));
   }
+  ::chmod(tmp_so.c_str(), 0700);  // only the user may write what will be loaded
   fs::rename(tmp_so, so_path, ec);
   if (ec) Fail(fmt::format("cannot move '{}' to '{}': {}", tmp_so.string(), so_path.string(), ec.message()));
   fs::rename(tmp_c, c_path, ec);  // the source next to the object, for debugging
@@ -384,22 +436,36 @@ std::unique_ptr<NativeProgram> NativeProgram::Create(Plan& plan, const CodegenOp
   CWriter writer(plan);
   const std::string source = writer.Write();
   const std::string compiler = FindCompiler();
-  const fs::path dir = CacheDir(options);
+  const ObjectDir dir = ChooseObjectDir(options);
   const uint64_t key = Fnv1a64(source, Fnv1a64(fmt::format("{}\n{}\n{}\n", kFormatVersion, compiler, kFlags)));
-  const fs::path so_path = dir / fmt::format("pn_{:016x}.so", key);
-  const fs::path c_path = dir / fmt::format("pn_{:016x}.c", key);
+  const fs::path so_path = dir.path / fmt::format("pn_{:016x}.so", key);
+  const fs::path c_path = dir.path / fmt::format("pn_{:016x}.c", key);
 
   std::unique_ptr<NativeProgram> prog(new NativeProgram());
   prog->compiler_ = compiler;
   prog->library_path_ = so_path.string();
+  prog->cache_note_ = dir.note;
   std::error_code ec;
-  if (fs::exists(so_path, ec)) {
-    prog->handle_ = dlopen(so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    prog->cache_hit_ = prog->handle_ != nullptr;  // an unloadable file is rebuilt below
+  struct stat st;
+  if (dir.cached && ::lstat(so_path.c_str(), &st) == 0) {
+    const std::string why = UnsafeObjectReason(so_path);
+    if (why.empty()) {
+      prog->handle_ = dlopen(so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+      prog->cache_hit_ = prog->handle_ != nullptr;  // an unloadable file is rebuilt below
+    } else {
+      // Never loaded: rebuilt in its place (the directory is the user's alone).
+      prog->cache_note_ = fmt::format("cached object '{}' not loaded: {}; rebuilt", so_path.string(), why);
+    }
   }
   if (!prog->handle_) {
-    CompileSharedObject(compiler, source, c_path, so_path);
+    try {
+      CompileSharedObject(compiler, source, c_path, so_path);
+    } catch (...) {
+      if (!dir.cached) fs::remove_all(dir.path, ec);
+      throw;
+    }
     prog->handle_ = dlopen(so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!dir.cached) fs::remove_all(dir.path, ec);  // the loaded object stays mapped
     if (!prog->handle_) {
       const char* err = dlerror();
       Fail(fmt::format("cannot load the compiled model '{}': {}", so_path.string(), err ? err : "unknown error"));

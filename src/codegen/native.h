@@ -4,7 +4,11 @@
 // One C function per straight-line group (per 1000 operations of it) and, per
 // block, a residual and a Jacobian function; all work on the caller's slot array `s`
 // (values shared between functions go through a small scratch array `w`), so Run is
-// one indirect call per group. Shared objects are cached by a hash of the source and the compiler command.
+// one indirect call per group. Shared objects are cached by a hash of the source and
+// the compiler command, in a directory of the user's own that nobody else may write;
+// an object is loaded only if it too is the user's and nobody else's to write.
+// Without such a directory the code is built in a private directory of the run and
+// not cached (cache_note() says why).
 #pragma once
 
 #include <memory>
@@ -30,6 +34,7 @@ class NativeProgram final : public CompiledProgram {
   int num_slots() const override { return plan_.num_slots; }
   std::string backend_name() const override { return "native"; }
 
+  std::string cache_note() const override { return cache_note_; }
   bool cache_hit() const { return cache_hit_; }  // the shared object was already in the cache
   const std::string& library_path() const { return library_path_; }
   const std::string& compiler() const { return compiler_; }
@@ -43,7 +48,7 @@ class NativeProgram final : public CompiledProgram {
   Plan plan_;
   void* handle_ = nullptr;
   bool cache_hit_ = false;
-  std::string library_path_, compiler_;
+  std::string library_path_, compiler_, cache_note_;
   struct Stage {  // one function of straight code, or one block
     GroupFn straight;
     NativeBlock* block;

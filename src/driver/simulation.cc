@@ -44,6 +44,14 @@ CompiledModel& CompiledModel::operator=(CompiledModel&&) noexcept = default;
 
 std::string CompiledModel::backend_name() const { return rhs_->backend_name(); }
 
+std::string CompiledModel::codegen_note() const {
+  std::string note;
+  for (const CompiledProgram* p : {rhs_.get(), outputs_.get()})
+    for (const std::string& n : {p->fallback_reason(), p->cache_note()})
+      if (!n.empty() && note.find(n) == std::string::npos) note += (note.empty() ? "" : "\n") + n;
+  return note;
+}
+
 void CompiledModel::SetParameter(const std::string& name, double value) {
   for (size_t i = 0; i < parameter_names_.size(); ++i) {
     if (parameter_names_[i] == name) {

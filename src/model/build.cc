@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -12,12 +11,6 @@
 
 namespace paynter {
 namespace {
-
-
-bool IsIdentifier(const std::string& s) {
-  static const std::regex re("[A-Za-z_][A-Za-z0-9_]*");
-  return std::regex_match(s, re);
-}
 
 // Function names the expression parser understands, and constants.
 const std::set<std::string>& KnownFunctions() {
@@ -79,6 +72,9 @@ class Builder {
                   const std::string& what, const std::map<std::string, GiNaC::ex>& locals = {},
                   const std::set<std::string>* allowed = nullptr) {
     if (text.empty()) ThrowAt(where, element, what + " is empty", "an expression", "nothing");
+    // Limits (size, nesting, name length) and calls without arguments, which the
+    // parser does not survive, are checked first.
+    CheckExpressionText(text, where, element, what);
     // The parser's table holds only the names the text uses (found by a scan
     // that also gives unknown names a clear message): parsing stays linear in
     // the text, however large the model.
@@ -146,6 +142,7 @@ class Builder {
 
   void BuildParameters() {
     for (const auto& p : spec_.parameters) {
+      CheckNameLength(p.name, p.where, "", "parameter name");
       if (!IsIdentifier(p.name))
         ThrowAt(p.where, "", fmt::format("parameter name '{}' is not an identifier", p.name),
              "letters, digits and underscores, not starting with a digit", p.name);
@@ -170,6 +167,7 @@ class Builder {
     for (const auto& es : spec_.elements) {
       if (es.name.empty())
         ThrowAt(es.where, "", "element without a name", "a 'name:' for every element", "no name");
+      CheckNameLength(es.name, es.where, "", "element name");
       if (!IsIdentifier(es.name))
         ThrowAt(es.where, es.name, fmt::format("element name '{}' is not an identifier", es.name),
              "letters, digits and underscores, not starting with a digit", es.name,
@@ -206,12 +204,15 @@ class Builder {
       if (b.name.empty()) {
         do b.name = fmt::format("b{}", ++auto_index);
         while (given.count(b.name) || owner_.count(b.name));
-      } else if (!IsIdentifier(b.name)) {
-        ThrowAt(bs.where, "", fmt::format("bond name '{}' is not an identifier", b.name),
-             "letters, digits and underscores", b.name);
+      } else {
+        CheckNameLength(b.name, bs.where, "", "bond name");
+        if (!IsIdentifier(b.name))
+          ThrowAt(bs.where, "", fmt::format("bond name '{}' is not an identifier", b.name),
+                  "letters, digits and underscores", b.name);
       }
       Register(b.name, bs.where, fmt::format("bond '{}'", b.name));
       for (const auto* end : {&bs.from, &bs.to}) {
+        CheckNameLength(*end, bs.where, "", fmt::format("the element named by bond '{}'", b.name));
         if (m_.FindElement(*end) < 0) {
           Diagnostic d;
           d.where = bs.where;
@@ -280,6 +281,7 @@ class Builder {
 
   void BuildDisplacements() {
     for (const auto& ds : spec_.displacements) {
+      CheckNameLength(ds.name, ds.where, "", "displacement name");
       if (!IsIdentifier(ds.name))
         ThrowAt(ds.where, "", fmt::format("displacement name '{}' is not an identifier", ds.name),
              "letters, digits and underscores", ds.name);
@@ -321,6 +323,7 @@ class Builder {
 
   void BuildDefinitions() {
     for (const auto& d : spec_.definitions) {
+      CheckNameLength(d.name, d.where, "", "definition name");
       if (!IsIdentifier(d.name))
         ThrowAt(d.where, "", fmt::format("definition name '{}' is not an identifier", d.name),
              "letters, digits and underscores", d.name);
@@ -437,6 +440,7 @@ class Builder {
 
   void BuildOutputs() {
     for (const auto& o : spec_.outputs) {
+      CheckNameLength(o.name, o.where, "", "output name");
       if (!IsIdentifier(o.name))
         ThrowAt(o.where, "", fmt::format("output name '{}' is not an identifier", o.name),
              "letters, digits and underscores (it becomes a CSV column)", o.name);

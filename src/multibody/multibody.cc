@@ -107,6 +107,7 @@ class Expander {
 
   // Parses a text with every name a symbol (checked later by BuildModel).
   ex Parse(const std::string& text, const SourceLocation& where, const std::string& who) {
+    CheckExpressionText(text, where, who, "the expression");
     GiNaC::parser reader;
     reader.strict = false;
     try {
@@ -129,6 +130,7 @@ class Expander {
   std::string Name(const ModelSpec::Entry& e, const char* what) {
     const auto* f = Get(e, "name");
     if (!f || f->is_list) ThrowAt(e.where, "", fmt::format("a {} needs a name", what), "name: <identifier>", "none");
+    CheckNameLength(f->values[0], f->where, "", fmt::format("the name of a {}", what));
     return f->values[0];
   }
 

@@ -66,7 +66,10 @@ Tree ParseBrackets(const std::string& text, size_t* pos) {
   return t;
 }
 
-Tree Parse(const std::string& text) {
+// The limits of CheckExpressionText (brackets count as nesting) keep the
+// recursion of ParseBrackets shallow.
+Tree Parse(const std::string& text, const ModelSpec::ElementSpec& e) {
+  CheckExpressionText(text, e.where, e.name, "the law");
   size_t pos = 0;
   return ParseBrackets(text, &pos);
 }
@@ -164,7 +167,7 @@ class VectorExpander {
   // A law given per component: a list of n, or one text for all.
   std::vector<std::string> PerComponent(const ModelSpec::ElementSpec& e, const std::string& text, int n,
                                         const std::string& what) {
-    const Tree t = Parse(text);
+    const Tree t = Parse(text, e);
     if (!t.list) return std::vector<std::string>(n, text);
     std::vector<std::string> out;
     if (static_cast<int>(t.items.size()) == n && !t.items[0].list) {
@@ -193,7 +196,7 @@ class VectorExpander {
     std::string t = text;
     if (t.rfind("cross(", 0) == 0 && t.back() == ')') {
       // cross([rx, ry, rz]): the matrix of r x (.) ; seed 003's cross-product transformer.
-      const Tree r = Parse(t.substr(6, t.size() - 7));
+      const Tree r = Parse(t.substr(6, t.size() - 7), e);
       if (n != 3 || !r.list || r.items.size() != 3)
         ThrowAt(e.where, e.name, "cross() takes a 3-vector", "cross([rx, ry, rz]) on 3-dimensional bonds", text);
       const std::string rx = "(" + r.items[0].leaf + ")", ry = "(" + r.items[1].leaf + ")",
@@ -201,7 +204,7 @@ class VectorExpander {
       *cross = true;
       return {{"0", "-" + rz, ry}, {rz, "0", "-" + rx}, {"-" + ry, rx, "0"}};
     }
-    const Tree m = Parse(t);
+    const Tree m = Parse(t, e);
     std::vector<std::vector<std::string>> out(n, std::vector<std::string>(n, "0"));
     if (!m.list) {  // a scalar times the identity
       for (int i = 0; i < n; ++i) out[i][i] = t;
@@ -236,7 +239,7 @@ class VectorExpander {
                     const std::vector<std::string>& initial, std::vector<ModelSpec::ElementSpec>* out) {
     if (e.kind != "I" && e.kind != "C" && e.kind != "R")
       ThrowAt(e.where, e.name, "a coupled matrix needs a field (I, C or R)", "a list of components", text);
-    const Tree t = Parse(text);
+    const Tree t = Parse(text, e);
     Eigen::MatrixXd M(n, n);
     for (int i = 0; i < n; ++i)
       for (int j = 0; j < n; ++j) {

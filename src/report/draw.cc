@@ -12,11 +12,21 @@
 namespace paynter {
 
 namespace {
+// A DOT double-quoted string showing `s` literally. Inside one, DOT itself only
+// knows \" and a backslash before a line break (a continuation); Graphviz then
+// reads backslash escapes in labels (\N, \G, \l, \n ...). So every backslash is
+// doubled, quotes are escaped, a newline becomes the label line break \n, and
+// other control characters, which a label cannot show, become spaces.
 std::string Quote(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
     if (c == '\n') {
       out += "\\n";
+      continue;
+    }
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u < 32 || u == 127) {
+      out += ' ';
       continue;
     }
     if (c == '"' || c == '\\') out += '\\';
@@ -86,14 +96,6 @@ bool CommandExists(const std::string& name) {
   return std::system(cmd.c_str()) == 0;
 }
 
-std::string ShellQuote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
-  }
-  return out + "'";
-}
 }  // namespace
 
 void RenderDot(const std::string& dot_source, const std::string& path) {
@@ -113,15 +115,19 @@ void RenderDot(const std::string& dot_source, const std::string& path) {
   if (!CommandExists("dot"))
     throw Error(fmt::format("{}: error: Graphviz 'dot' is not installed\n  hint: run scripts/setup.sh (apt-get install graphviz)", path));
   const std::string tmp_out = TemporaryBeside(path);
-  const fs::path tmp_dot = fs::temp_directory_path() / (fs::path(tmp_out).filename().string() + ".gv");
-  {
-    std::ofstream out(tmp_dot, std::ios::binary);
-    out << dot_source;
-    if (!out) throw Error(fmt::format("{}: error: cannot write the drawing's Graphviz source", path));
-  }
-  std::string msg;
-  const int rc = RunTool("dot -T" + ext + " " + ShellQuote(tmp_dot.string()) + " -o " + ShellQuote(tmp_out), &msg);
   std::error_code ec;
+  std::string tmp_dot;
+  try {
+    tmp_dot = TemporaryBeside(path, ".gv");
+    WriteFileAtomically(tmp_dot, dot_source, "drawing's Graphviz source");
+  } catch (...) {
+    fs::remove(tmp_out, ec);
+    if (!tmp_dot.empty()) fs::remove(tmp_dot, ec);
+    throw;
+  }
+  // Paths are made absolute: Graphviz would take a name starting with '-' for an option.
+  std::string msg;
+  const int rc = RunTool({"dot", "-T" + ext, "-o" + fs::absolute(tmp_out).string(), fs::absolute(tmp_dot).string()}, &msg);
   fs::remove(tmp_dot, ec);
   if (rc != 0) {
     fs::remove(tmp_out, ec);

@@ -1,11 +1,14 @@
 #include "paynter/files.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "paynter/error.h"
 
@@ -13,50 +16,192 @@ namespace paynter {
 
 namespace fs = std::filesystem;
 
-std::string TemporaryBeside(const std::string& target) {
-  const fs::path t(target);
-  return (t.parent_path() / (".paynter-" + std::to_string(::getpid()) + "-" + t.filename().string() + ".tmp")).string();
+namespace {
+
+// The mode a new file gets from open(..., 0666): 0666 less the umask.
+mode_t DefaultFileMode() {
+  static const mode_t mode = [] {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    return static_cast<mode_t>(0666 & ~mask);
+  }();
+  return mode;
+}
+
+// Creates a file with an unpredictable name ending in `suffix` in `dir`, exclusively
+// (mkstemps uses O_CREAT | O_EXCL, mode 0600); returns its descriptor and name, or -1.
+int CreateUnique(const fs::path& dir, const std::string& suffix, std::string* name) {
+  std::string templ = (dir / ".paynter-XXXXXX").string() + suffix;
+  const int fd = ::mkstemps(templ.data(), static_cast<int>(suffix.size()));
+  if (fd >= 0) {
+    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    *name = templ;
+  }
+  return fd;
+}
+
+// A temporary file for `target` (see TemporaryBeside); returns an open descriptor.
+int CreateTemporary(const std::string& target, const std::string& suffix, std::string* name) {
+  if (IsSpecialOutput(target)) {
+    std::error_code ec;
+    const fs::path tmp_dir = fs::temp_directory_path(ec);
+    const int fd = ec ? -1 : CreateUnique(tmp_dir, suffix, name);
+    if (fd < 0)
+      throw Error(fmt::format("{}: error: cannot create a temporary file in '{}': {}", target, tmp_dir.string(),
+                              ec ? ec.message() : std::strerror(errno)));
+    return fd;
+  }
+  fs::path dir = fs::path(target).parent_path();
+  if (dir.empty()) dir = ".";
+  const int fd = CreateUnique(dir, suffix, name);
+  if (fd < 0) {
+    Diagnostic d;
+    d.where = {target, 0, 0};
+    d.message = fmt::format("cannot create a file in '{}': {}", dir.string(), std::strerror(errno));
+    d.hint = "check that the directory exists and is writable";
+    throw Error(d);
+  }
+  ::fchmod(fd, DefaultFileMode());
+  return fd;
+}
+
+// Writes all of `data`; false on error (errno set).
+bool WriteAll(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Opens an existing special output for writing in place; throws on failure.
+int OpenInPlace(const std::string& target, const std::string& what) {
+  const int fd = ::open(target.c_str(), O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    throw Error(fmt::format("{}: error: cannot write the {}: {}", target, what, std::strerror(errno)));
+  return fd;
+}
+
+}  // namespace
+
+bool IsSpecialOutput(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+}
+
+std::string TemporaryBeside(const std::string& target, const std::string& suffix) {
+  std::string name;
+  ::close(CreateTemporary(target, suffix, &name));
+  return name;
 }
 
 void MoveIntoPlace(const std::string& tmp, const std::string& target, const std::string& what) {
+  std::error_code ignored;
+  if (IsSpecialOutput(target)) {
+    // A device, FIFO or symbolic link stays what it is: copy the content into it.
+    const int in = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
+    if (in < 0) {
+      const std::string why = std::strerror(errno);
+      fs::remove(tmp, ignored);
+      throw Error(fmt::format("{}: error: cannot read the {} back from '{}': {}", target, what, tmp, why));
+    }
+    int out = -1;
+    try {
+      out = OpenInPlace(target, what);
+    } catch (...) {
+      ::close(in);
+      fs::remove(tmp, ignored);
+      throw;
+    }
+    char buf[65536];
+    bool ok = true;
+    for (;;) {
+      const ssize_t n = ::read(in, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        ok = n == 0;
+        break;
+      }
+      if (!WriteAll(out, buf, static_cast<size_t>(n))) {
+        ok = false;
+        break;
+      }
+    }
+    const std::string why = std::strerror(errno);
+    ::close(in);
+    ok = ::close(out) == 0 && ok;
+    fs::remove(tmp, ignored);
+    if (!ok) throw Error(fmt::format("{}: error: writing the {} failed: {}", target, what, why));
+    return;
+  }
   std::error_code ec;
   fs::rename(tmp, target, ec);
   if (ec) {
-    std::error_code ignored;
     fs::remove(tmp, ignored);
     throw Error(fmt::format("{}: error: cannot move the {} into place: {}", target, what, ec.message()));
   }
 }
 
 void WriteFileAtomically(const std::string& path, const std::string& text, const std::string& what) {
-  const std::string tmp = TemporaryBeside(path);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      Diagnostic d;
-      d.where = {path, 0, 0};
-      d.message = fmt::format("cannot write the {}", what);
-      d.hint = "check that the directory exists and is writable";
-      throw Error(d);
-    }
-    out << text;
-    out.flush();
-    if (!out) {
-      out.close();
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw Error(fmt::format("{}: error: writing the {} failed (disk full?)", path, what));
-    }
+  if (IsSpecialOutput(path)) {
+    const int fd = OpenInPlace(path, what);
+    const bool ok = WriteAll(fd, text.data(), text.size());
+    const std::string why = std::strerror(errno);
+    if (::close(fd) != 0 || !ok) throw Error(fmt::format("{}: error: writing the {} failed: {}", path, what, why));
+    return;
+  }
+  std::string tmp;
+  const int fd = CreateTemporary(path, ".tmp", &tmp);
+  const bool ok = WriteAll(fd, text.data(), text.size());
+  if (::close(fd) != 0 || !ok) {
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    throw Error(fmt::format("{}: error: writing the {} failed (disk full?)", path, what));
   }
   MoveIntoPlace(tmp, path, what);
 }
 
-int RunTool(const std::string& command, std::string* output) {
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  if (!p) return -1;
-  char buf[256];
-  while (fgets(buf, sizeof buf, p)) *output += buf;
-  return pclose(p);
+int RunTool(const std::vector<std::string>& argv, std::string* output) {
+  if (argv.empty()) return -1;
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return -1;
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    return -1;
+  }
+  if (pid == 0) {  // the child: stdout and stderr into the pipe, stdin from /dev/null
+    const int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) ::dup2(null_fd, 0);
+    ::dup2(pipe_fds[1], 1);
+    ::dup2(pipe_fds[1], 2);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    const std::string msg = fmt::format("cannot run {}: {}\n", argv[0], std::strerror(errno));
+    (void)!::write(2, msg.data(), msg.size());
+    ::_exit(127);
+  }
+  ::close(pipe_fds[1]);
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(pipe_fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (output->size() < 100000) output->append(buf, static_cast<size_t>(n));
+  }
+  ::close(pipe_fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return status;
 }
 
 }  // namespace paynter

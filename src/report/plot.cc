@@ -1,6 +1,5 @@
 // Plots of CSV results through gnuplot.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -57,13 +56,31 @@ int IndexOf(const std::vector<std::string>& cols, const std::string& name, const
   throw Error(d);
 }
 
+// A gnuplot string expression whose value is exactly `s`. gnuplot performs
+// backquote (command) and @macro substitution on its input lines, except inside
+// single-quoted strings, which also take backslashes literally; a single quote is
+// doubled there. Control characters (a newline would end the command) cannot be
+// written inside single quotes: each is joined on as a double-quoted octal escape
+// ("\012"), which holds nothing else to substitute.
 std::string GnuplotString(const std::string& s) {
-  std::string out = "\"";
+  std::string out;
+  bool open = false;
   for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u < 32 || u == 127) {
+      if (open) out += '\'';
+      open = false;
+      out += fmt::format("{}\"\\{:03o}\"", out.empty() ? "" : ".", u);
+      continue;
+    }
+    if (!open) out += out.empty() ? "'" : ".'";
+    open = true;
     out += c;
+    if (c == '\'') out += '\'';
   }
-  return out + "\"";
+  if (out.empty()) return "''";
+  if (open) out += '\'';
+  return out;
 }
 }  // namespace
 
@@ -97,29 +114,35 @@ void PlotCsv(const std::string& csv_path, const std::string& out_path, const std
     throw Error(fmt::format("{}: error: gnuplot is not installed\n  hint: run scripts/setup.sh (apt-get install gnuplot-nox)", out_path));
   const std::string tmp = TemporaryBeside(out_path);
   std::ostringstream gp;
+  // Paths are made absolute: gnuplot would take a name starting with '-' for an option.
   gp << "set terminal " << terminal << "\n"
-     << "set output " << GnuplotString(tmp) << "\n"
+     << "set output " << GnuplotString(fs::absolute(tmp).string()) << "\n"
      << "set datafile separator ','\n"
      << "set key outside right top\n"
      << "set grid\n"
      << "set xlabel " << GnuplotString(cols[xi - 1]) << "\n";
   if (!title.empty()) gp << "set title " << GnuplotString(title) << "\n";
   if (ys.size() == 1) gp << "set ylabel " << GnuplotString(cols[ys[0] - 1]) << "\n";
+  const std::string data = GnuplotString(fs::absolute(csv_path).string());
   gp << "plot ";
   for (size_t k = 0; k < ys.size(); ++k)
-    gp << (k ? ", " : "") << GnuplotString(csv_path) << " using " << xi << ":" << ys[k]
+    gp << (k ? ", " : "") << "(" << data << ") using " << xi << ":" << ys[k]
        << " every ::1 with lines lw 2 title " << GnuplotString(cols[ys[k] - 1]);
   gp << "\nset output\n";
-  const fs::path script = fs::temp_directory_path() / (".paynter-" + std::to_string(::getpid()) + ".gp");
-  {
-    std::ofstream s(script);
-    s << gp.str();
+  std::error_code ec;
+  std::string script;
+  try {
+    script = TemporaryBeside(out_path, ".gp");
+    WriteFileAtomically(script, gp.str(), "gnuplot script");
+  } catch (...) {
+    fs::remove(tmp, ec);
+    if (!script.empty()) fs::remove(script, ec);
+    throw;
   }
   std::string msg;
-  const int rc = RunTool("gnuplot '" + script.string() + "'", &msg);
-  std::error_code ec;
+  const int rc = RunTool({"gnuplot", fs::absolute(script).string()}, &msg);
   fs::remove(script, ec);
-  if (rc != 0 || !fs::exists(tmp)) {
+  if (rc != 0 || fs::file_size(tmp, ec) == 0) {
     fs::remove(tmp, ec);
     throw Error(fmt::format("{}: error: gnuplot failed: {}", out_path, msg));
   }

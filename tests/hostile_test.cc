@@ -1,0 +1,478 @@
+// Hostile inputs (issue 8): text that must never reach gnuplot, Graphviz or a
+// shell as code; a native-code cache that others could plant code in;
+// temporary files under guessable names and outputs that are not regular
+// files; expressions that crashed the parser or overflowed the stack.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "test_util.h"
+
+namespace paynter {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh private directory per test.
+class Dir {
+ public:
+  Dir() {
+    std::string tmpl = (fs::temp_directory_path() / "paynter_hostile_XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = tmpl;
+  }
+  ~Dir() {
+    std::error_code ec;
+    fs::permissions(path_, fs::perms::owner_all, ec);
+    fs::remove_all(path_, ec);
+  }
+  fs::path operator/(const std::string& name) const { return path_ / name; }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void Spit(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
+struct CliResult {
+  int status;
+  std::string out;
+};
+
+// Runs the paynter program with these arguments, no shell in between.
+CliResult Paynter(std::vector<std::string> args) {
+  args.insert(args.begin(), PAYNTER_EXE);
+  CliResult r;
+  r.status = RunTool(args, &r.out);
+  return r;
+}
+
+// ---------------------------------------------------------------------------
+// Item 1: nothing from a CSV header, a title or a path is run by gnuplot.
+
+TEST(Hostile, PlotRunsNothingFromHeaderTitleOrPaths) {
+  Dir d;
+  const std::string dir = d.path().string();
+  auto planted = [&](const char* name) { return "`touch " + dir + "/" + name + "`"; };
+  // Column names with backquotes, quotes, a backslash, a macro and a trailing CR.
+  const std::string header = "t," + planted("X") + ",a'b\"c\\d@e,$(touch " + dir + "/Q)\r";
+  // Paths with quotes and backquotes (no '/' inside a file name).
+  const fs::path csv = d / "d`touch W`'\".csv";
+  Spit(csv, header + "\n0,1,2,3\n1,2,3,4\n");
+  const fs::path png = d / "o`touch Z`'\"q.png";
+  const std::string title = "T'it\"le " + planted("Y") + " @x \\n\nsecond line";
+  const CliResult r = Paynter({"plot", csv.string(), "-o", png.string(), "--title", title});
+  EXPECT_EQ(r.status, 0) << r.out;
+  for (const char* f : {"X", "Y", "Z", "W", "Q"}) EXPECT_FALSE(fs::exists(d / f)) << f << " was created: " << r.out;
+  ASSERT_TRUE(fs::exists(png)) << r.out;
+  EXPECT_GT(fs::file_size(png), 1000u);
+
+  // The labels appear as written (SVG shows the text).
+  const fs::path svg = d / "-p.svg";  // a name gnuplot could take for an option
+  const CliResult s = Paynter({"plot", csv.string(), "-o", svg.string(), "--title", title});
+  EXPECT_EQ(s.status, 0) << s.out;
+  const std::string text = Slurp(svg);
+  EXPECT_NE(text.find("`touch " + dir + "/X`"), std::string::npos) << text.substr(0, 2000);
+  EXPECT_NE(text.find("a'b\"c\\d@e"), std::string::npos);
+  EXPECT_NE(text.find("T'it\"le `touch"), std::string::npos);
+  EXPECT_NE(text.find("second line"), std::string::npos);
+  for (const char* f : {"X", "Y", "Z", "W", "Q"}) EXPECT_FALSE(fs::exists(d / f)) << f;
+}
+
+TEST(Hostile, DrawShowsHostileNamesLiterally) {
+  Dir d;
+  const std::string dir = d.path().string();
+  // The model's name is free text: quotes, backslashes, Graphviz escapes, a
+  // backquote command, braces and a newline.
+  const std::string yaml = "name: \"a\\\"b\\\\N \\\\G `touch " + dir + "/X` } {\\nline2\\r\"\n" + R"(
+elements:
+  - {name: S, kind: Se, effort: 1}
+  - {name: J, kind: "1"}
+  - {name: R1, kind: R, resistance: 2}
+bonds:
+  - {from: S, to: J}
+  - {from: J, to: R1}
+)";
+  const fs::path model = d / "m`touch Y`'.yaml";
+  Spit(model, yaml);
+  const fs::path svg = d / "-g`touch Z`'\".svg";
+  const CliResult r = Paynter({"draw", model.string(), "-o", svg.string()});
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string text = Slurp(svg);
+  EXPECT_NE(text.find("a&quot;b\\N \\G `touch"), std::string::npos) << text.substr(0, 3000);
+  EXPECT_NE(text.find("line2"), std::string::npos);
+  const CliResult dot = Paynter({"draw", model.string(), "-o", (d / "g.dot").string()});
+  ASSERT_EQ(dot.status, 0) << dot.out;
+  const std::string source = Slurp(d / "g.dot");
+  EXPECT_NE(source.find("a\\\"b\\\\N \\\\G `touch"), std::string::npos) << source;
+  EXPECT_EQ(source.find('\r'), std::string::npos);
+  for (const char* f : {"X", "Y", "Z"}) EXPECT_FALSE(fs::exists(d / f)) << f;
+}
+
+// ---------------------------------------------------------------------------
+// Item 3: temporary files have unpredictable names and are created
+// exclusively; an output that is not a regular file is written in place.
+
+TEST(Hostile, TemporaryFilesHaveUnpredictableNamesBesideTheTarget) {
+  Dir d;
+  const std::string target = (d / "out.csv").string();
+  const std::string a = TemporaryBeside(target), b = TemporaryBeside(target), g = TemporaryBeside(target, ".gp");
+  EXPECT_NE(a, b);
+  for (const std::string& t : {a, b, g}) {
+    EXPECT_EQ(fs::path(t).parent_path(), d.path()) << t;
+    struct stat st;
+    ASSERT_EQ(::lstat(t.c_str(), &st), 0) << t;  // created, so nobody can plant it
+    EXPECT_TRUE(S_ISREG(st.st_mode));
+  }
+  EXPECT_EQ(g.substr(g.size() - 3), ".gp");
+}
+
+TEST(Hostile, PlantedLinkAtAGuessableNameIsNotFollowed) {
+  Dir d;
+  const fs::path victim = d / "victim";
+  Spit(victim, "precious");
+  // The names a write of out.csv used to go through.
+  fs::create_symlink(victim, d / (".paynter-" + std::to_string(::getpid()) + "-out.csv.tmp"));
+  fs::create_symlink(victim, d / ".paynter-out.csv.tmp");
+  WriteFileAtomically((d / "out.csv").string(), "t,x\n0,1\n", "output file");
+  EXPECT_EQ(Slurp(victim), "precious");
+  EXPECT_EQ(Slurp(d / "out.csv"), "t,x\n0,1\n");
+  // A new file gets the usual mode (0666 less the umask), not mkstemp's 0600.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  EXPECT_EQ(fs::status(d / "out.csv").permissions(), static_cast<fs::perms>(0666 & ~mask));
+}
+
+TEST(Hostile, FifoOutputIsWrittenInPlace) {
+  Dir d;
+  const fs::path fifo = d / "out.csv";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  auto read_all = [&] {
+    std::string got;
+    char buf[256];
+    ssize_t n;
+    while ((n = ::read(reader, buf, sizeof buf)) > 0) got.append(buf, static_cast<size_t>(n));
+    return got;
+  };
+  WriteFileAtomically(fifo.string(), "t,x\n0,1\n", "output file");
+  EXPECT_EQ(read_all(), "t,x\n0,1\n");
+  // The plot and drawing path: a finished temporary file copied into the target.
+  const std::string tmp = TemporaryBeside(fifo.string());
+  Spit(tmp, "image");
+  MoveIntoPlace(tmp, fifo.string(), "plot");
+  EXPECT_EQ(read_all(), "image");
+  EXPECT_FALSE(fs::exists(tmp));
+  ::close(reader);
+  struct stat st;
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced";
+}
+
+TEST(Hostile, LinkedOutputIsWrittenThroughNotReplaced) {
+  Dir d;
+  // A link to a device (as /dev/stdout is) and a link to a regular file.
+  fs::create_symlink("/dev/null", d / "null.csv");
+  WriteFileAtomically((d / "null.csv").string(), "t\n0\n", "output file");
+  EXPECT_TRUE(fs::is_symlink(d / "null.csv"));
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  Spit(d / "real.svg", "old");
+  fs::create_symlink(d / "real.svg", d / "link.svg");
+  const CliResult r = Paynter({"draw", testing::SourcePath("examples/rlc.yaml"), "-o", (d / "link.svg").string()});
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(fs::is_symlink(d / "link.svg"));
+  EXPECT_NE(Slurp(d / "real.svg").find("<svg"), std::string::npos);
+  // Nothing is left behind.
+  for (const auto& e : fs::directory_iterator(d.path()))
+    EXPECT_EQ(e.path().filename().string().rfind(".paynter-", 0), std::string::npos) << e.path();
+}
+
+// ---------------------------------------------------------------------------
+// Item 2: the native-code cache is used only when nobody else can write it.
+
+const char* kSmallModel = R"yaml(
+parameters: {L: 0.5, C: 2}
+elements:
+  - {name: S, kind: Se, effort: "sin(t)"}
+  - {name: J, kind: "1"}
+  - {name: I1, kind: I, inertance: L}
+  - {name: C1, kind: C, capacitance: C}
+bonds:
+  - {from: S, to: J}
+  - {from: J, to: I1}
+  - {from: J, to: C1}
+)yaml";
+
+std::unique_ptr<CompiledModel> CompileWith(const CodegenOptions& cg) {
+  Model m = LoadModelFromString(kSmallModel, "small.yaml");
+  CausalGraph g = AssignCausality(m);
+  EquationSystem eqs = BuildEquations(m, g);
+  return std::make_unique<CompiledModel>(eqs, cg);
+}
+
+double Derivative(const CompiledModel& cm) {
+  std::vector<double> x = {0.3, -0.2}, dx(2);
+  cm.CalcDerivatives(0.7, x.data(), dx.data());
+  return dx[0] + 10 * dx[1];
+}
+
+std::vector<fs::path> Objects(const fs::path& dir) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".so") out.push_back(e.path());
+  return out;
+}
+
+TEST(Hostile, CacheDirectoryWritableByOthersIsNotUsed) {
+  Dir d;
+  const fs::path cache = d / "cache";
+  fs::create_directory(cache);
+  fs::permissions(cache, static_cast<fs::perms>(0777));
+  CodegenOptions cg;
+  cg.backend = Backend::kNative;
+  cg.cache_dir = cache.string();
+  const auto cm = CompileWith(cg);
+  EXPECT_EQ(cm->backend_name(), "native");
+  EXPECT_TRUE(Objects(cache).empty()) << "an object was written into a directory others may write";
+  EXPECT_NE(cm->codegen_note().find("not cached"), std::string::npos) << cm->codegen_note();
+  EXPECT_NE(cm->codegen_note().find("writable by group or others"), std::string::npos) << cm->codegen_note();
+  CodegenOptions tape;
+  tape.backend = Backend::kTape;
+  EXPECT_EQ(Derivative(*cm), Derivative(*CompileWith(tape)));
+}
+
+TEST(Hostile, NewCacheDirectoryIsPrivateAndUsed) {
+  Dir d;
+  CodegenOptions cg;
+  cg.backend = Backend::kNative;
+  cg.cache_dir = (d / "a" / "cache").string();
+  const auto cm = CompileWith(cg);
+  EXPECT_EQ(cm->codegen_note(), "");
+  EXPECT_EQ(fs::status(cg.cache_dir).permissions(), fs::perms::owner_all);
+  EXPECT_FALSE(Objects(cg.cache_dir).empty());
+}
+
+// Replaces each cached object by one whose constructor creates `marker`.
+void PlantObjects(const fs::path& cache, const fs::path& marker) {
+  const fs::path src = cache.parent_path() / "planted.c";
+  Spit(src, "#include <stdio.h>\n__attribute__((constructor)) static void planted(void) {\n  FILE* f = fopen(\"" +
+                marker.string() + "\", \"w\");\n  if (f) fclose(f);\n}\n");
+  for (const fs::path& so : Objects(cache)) {
+    std::string out;
+    ASSERT_EQ(RunTool({"cc", "-shared", "-fPIC", "-o", so.string(), src.string()}, &out), 0) << out;
+  }
+}
+
+TEST(Hostile, CachedObjectWritableByOthersIsNotLoaded) {
+  Dir d;
+  const fs::path cache = d / "cache", marker = d / "planted-code-ran";
+  CodegenOptions cg;
+  cg.backend = Backend::kAuto;
+  cg.cache_dir = cache.string();
+  const double expected = Derivative(*CompileWith(cg));
+  ASSERT_FALSE(Objects(cache).empty());
+  PlantObjects(cache, marker);
+  for (const fs::path& so : Objects(cache)) fs::permissions(so, static_cast<fs::perms>(0777));
+  const auto cm = CompileWith(cg);
+  EXPECT_FALSE(fs::exists(marker)) << "a planted object was loaded";
+  EXPECT_EQ(cm->backend_name(), "native");
+  EXPECT_NE(cm->codegen_note().find("not loaded"), std::string::npos) << cm->codegen_note();
+  EXPECT_NE(cm->codegen_note().find("writable by group or others"), std::string::npos) << cm->codegen_note();
+  EXPECT_EQ(Derivative(*cm), expected);
+  // Rebuilt in place, private: the next run loads it silently.
+  for (const fs::path& so : Objects(cache)) EXPECT_EQ(fs::status(so).permissions(), fs::perms::owner_all) << so;
+  EXPECT_EQ(CompileWith(cg)->codegen_note(), "");
+}
+
+TEST(Hostile, CachedObjectOfAnotherUserIsNotLoaded) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a file to another user";
+  Dir d;
+  const fs::path cache = d / "cache", marker = d / "planted-code-ran";
+  CodegenOptions cg;
+  cg.backend = Backend::kNative;
+  cg.cache_dir = cache.string();
+  CompileWith(cg);
+  PlantObjects(cache, marker);
+  for (const fs::path& so : Objects(cache)) {
+    fs::permissions(so, static_cast<fs::perms>(0755));
+    ASSERT_EQ(::chown(so.c_str(), 65534, 65534), 0);
+  }
+  const auto cm = CompileWith(cg);
+  EXPECT_FALSE(fs::exists(marker)) << "a planted object was loaded";
+  EXPECT_NE(cm->codegen_note().find("belongs to another user"), std::string::npos) << cm->codegen_note();
+}
+
+// Sets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    if (value) ::setenv(name, value, 1);
+    else ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (had_) ::setenv(name_.c_str(), old_.c_str(), 1);
+    else ::unsetenv(name_.c_str());
+  }
+
+ private:
+  std::string name_, old_;
+  bool had_ = false;
+};
+
+TEST(Hostile, NoCacheWithoutHomeAndNoSharedFallback) {
+  Dir d;
+  const fs::path tmp = d / "tmp";
+  fs::create_directory(tmp);
+  ScopedEnv home("HOME", nullptr), xdg("XDG_CACHE_HOME", nullptr), tmpdir("TMPDIR", tmp.c_str());
+  CodegenOptions cg;
+  cg.backend = Backend::kNative;
+  const auto cm = CompileWith(cg);
+  EXPECT_EQ(cm->backend_name(), "native");
+  EXPECT_NE(cm->codegen_note().find("not cached"), std::string::npos) << cm->codegen_note();
+  // Nothing stays in the temporary directory (the private build directory is gone).
+  EXPECT_TRUE(fs::is_empty(tmp)) << fs::directory_iterator(tmp)->path();
+}
+
+// ---------------------------------------------------------------------------
+// Items 4 and 5: expressions that crashed the parser or overflowed the stack
+// are located errors.
+
+// A model with `text` as the value of parameter k (line 4) and as the inertance
+// of element M (line 8) when `in_law`.
+std::string ModelWith(const std::string& text, bool in_law = false) {
+  return "parameters:\n  m: 1\n  g: 2\n  k: " + (in_law ? std::string("1") : text) + R"(
+elements:
+  - {name: S, kind: Se, effort: 1}
+  - {name: J, kind: "1"}
+  - {name: M, kind: I, inertance: )" + (in_law ? text : std::string("m")) + R"(}
+bonds:
+  - {from: S, to: J}
+  - {from: J, to: M}
+)";
+}
+
+Diagnostic ErrorOf(const std::string& yaml) {
+  try {
+    LoadModelFromString(yaml, "hostile.yaml");
+  } catch (const Error& e) {
+    return e.diagnostic();
+  }
+  ADD_FAILURE() << "no error for:\n" << yaml.substr(0, 300);
+  return {};
+}
+
+void ExpectLocated(const Diagnostic& d, int line, const std::string& element, const std::string& message) {
+  EXPECT_EQ(d.where.file, "hostile.yaml");
+  EXPECT_EQ(d.where.line, line) << d.ToString();
+  EXPECT_EQ(d.element, element) << d.ToString();
+  EXPECT_NE(d.message.find(message), std::string::npos) << d.ToString();
+  EXPECT_FALSE(d.expected.empty()) << d.ToString();
+  EXPECT_LT(d.ToString().size(), 1000u) << "the message repeats the whole input";
+}
+
+TEST(Hostile, FunctionWithoutArgumentIsALocatedError) {
+  for (const char* text : {"sin()", "cos( )", "pow()", "atan2()", "2*exp ()", "sqrt(sin())"}) {
+    SCOPED_TRACE(text);
+    const Diagnostic d = ErrorOf(ModelWith(text));
+    ExpectLocated(d, 4, "", "has no argument");
+    EXPECT_FALSE(d.hint.empty());
+    ExpectLocated(ErrorOf(ModelWith(text, true)), 8, "M", "has no argument");
+  }
+  ExpectLocated(ErrorOf(ModelWith("atan2(1)")), 4, "", "takes 2 arguments, not 1");
+  ExpectLocated(ErrorOf(ModelWith("sin(1, 2)")), 4, "", "takes 1 argument, not 2");
+}
+
+std::string Repeat(const std::string& s, size_t n) {
+  std::string out;
+  out.reserve(s.size() * n);
+  for (size_t i = 0; i < n; ++i) out += s;
+  return out;
+}
+
+TEST(Hostile, DeepNestingIsALocatedError) {
+  const std::string parens = Repeat("(", 10000) + "1" + Repeat(")", 10000);
+  const std::string sines = Repeat("sin(", 10000) + "1" + Repeat(")", 10000);
+  const std::string minus = Repeat("-", 50000) + "1";
+  const std::string minus_paren = Repeat("-(", 5000) + "1" + Repeat(")", 5000);
+  for (const std::string* text : {&parens, &sines, &minus, &minus_paren}) {
+    SCOPED_TRACE(text->substr(0, 10));
+    const Diagnostic d = ErrorOf(ModelWith(*text));
+    ExpectLocated(d, 4, "", "nested too deeply");
+    EXPECT_FALSE(d.hint.empty());
+    ExpectLocated(ErrorOf(ModelWith(*text, true)), 8, "M", "nested too deeply");
+  }
+  // At the limit, and with many signs that do not nest, all is well.
+  const std::string deepest = Repeat("(", kMaxNesting) + "1" + Repeat(")", kMaxNesting);
+  EXPECT_NO_THROW(LoadModelFromString(ModelWith(deepest), "hostile.yaml"));
+  EXPECT_NO_THROW(LoadModelFromString(ModelWith(Repeat("(-1)+", 5000) + "1"), "hostile.yaml"));
+  EXPECT_NO_THROW(LoadModelFromString(ModelWith(Repeat("sin(-1)*", 5000) + "1e-3"), "hostile.yaml"));
+}
+
+TEST(Hostile, LongTextIsALocatedError) {
+  ExpectLocated(ErrorOf(ModelWith(Repeat("-", 100000) + "1")), 4, "", "too long");
+  ExpectLocated(ErrorOf(ModelWith(Repeat("1+", 60000) + "1")), 4, "", "too long");
+  const std::string name(100000, 'a');
+  // As a symbol in an expression, as a parameter, element, bond and output name.
+  ExpectLocated(ErrorOf(ModelWith(name)), 4, "", "too long");
+  ExpectLocated(ErrorOf(ModelWith("m*" + name, true)), 8, "M", "too long");
+  // (YAML keys longer than 1024 characters are YAML errors of their own.)
+  const std::string key(1000, 'k');
+  ExpectLocated(ErrorOf("parameters:\n  " + key + ": 1\n" + ModelWith("1").substr(11)), 2, "", "too long");
+  std::string yaml = ModelWith("1");
+  ExpectLocated(ErrorOf(yaml.replace(yaml.find("name: M"), 7, "name: " + name)), 8, "", "too long");
+  yaml = ModelWith("1") + "  - {name: " + name + ", from: J, to: S}\n";
+  ExpectLocated(ErrorOf(yaml), 12, "", "too long");
+  yaml = ModelWith("1") + "outputs:\n  " + key + ": k\n";
+  ExpectLocated(ErrorOf(yaml), 13, "", "too long");
+  // A name at the limit is fine.
+  const std::string longest(kMaxNameLength, 'b');
+  EXPECT_NO_THROW(LoadModelFromString("parameters:\n  " + longest + ": 1\n" + ModelWith(longest).substr(11),
+                                      "hostile.yaml"));
+}
+
+TEST(Hostile, MultibodyAndVectorTextsAreCheckedToo) {
+  const std::string body = R"(
+multibody:
+  bodies:
+    - {name: B, mass: MASS, inertia: [1, 2, 3]}
+)";
+  auto with_mass = [&](const std::string& mass) {
+    std::string y = body;
+    return y.replace(y.find("MASS"), 4, mass);
+  };
+  ExpectLocated(ErrorOf(with_mass("sin()")), 4, "B", "has no argument");
+  ExpectLocated(ErrorOf(with_mass(Repeat("(", 10000) + "1" + Repeat(")", 10000))), 4, "B", "nested too deeply");
+  std::string named = body;
+  named.replace(named.find("name: B"), 7, "name: " + std::string(100000, 'B'));
+  ExpectLocated(ErrorOf(named), 4, "", "too long");
+  // A vector law nested 10,000 brackets deep.
+  const std::string vec = R"(
+elements:
+  - {name: w, kind: "1"}
+  - {name: J, kind: I, inertance: ")" + Repeat("[", 10000) + "1" + Repeat("]", 10000) + R"("}
+bonds:
+  - {name: bJ, from: w, to: J, dim: 3}
+)";
+  ExpectLocated(ErrorOf(vec), 4, "J", "nested too deeply");
+}
+
+}  // namespace
+}  // namespace paynter
