@@ -191,6 +191,11 @@ TEST(Hostile, LinkedOutputIsWrittenThroughNotReplaced) {
   WriteFileAtomically((d / "null.csv").string(), "t\n0\n", "output file");
   EXPECT_TRUE(fs::is_symlink(d / "null.csv"));
   EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  // A dangling link gets its file.
+  fs::create_symlink(d / "later.csv", d / "dangling.csv");
+  WriteFileAtomically((d / "dangling.csv").string(), "t\n0\n", "output file");
+  EXPECT_TRUE(fs::is_symlink(d / "dangling.csv"));
+  EXPECT_EQ(Slurp(d / "later.csv"), "t\n0\n");
   Spit(d / "real.svg", "old");
   fs::create_symlink(d / "real.svg", d / "link.svg");
   const CliResult r = Paynter({"draw", testing::SourcePath("examples/rlc.yaml"), "-o", (d / "link.svg").string()});
