@@ -191,6 +191,11 @@ TEST(Hostile, LinkedOutputIsWrittenThroughNotReplaced) {
   WriteFileAtomically((d / "null.csv").string(), "t\n0\n", "output file");
   EXPECT_TRUE(fs::is_symlink(d / "null.csv"));
   EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  // A dangling link gets its file.
+  fs::create_symlink(d / "later.csv", d / "dangling.csv");
+  WriteFileAtomically((d / "dangling.csv").string(), "t\n0\n", "output file");
+  EXPECT_TRUE(fs::is_symlink(d / "dangling.csv"));
+  EXPECT_EQ(Slurp(d / "later.csv"), "t\n0\n");
   Spit(d / "real.svg", "old");
   fs::create_symlink(d / "real.svg", d / "link.svg");
   const CliResult r = Paynter({"draw", testing::SourcePath("examples/rlc.yaml"), "-o", (d / "link.svg").string()});
@@ -472,6 +477,69 @@ bonds:
   - {name: bJ, from: w, to: J, dim: 3}
 )";
   ExpectLocated(ErrorOf(vec), 4, "J", "nested too deeply");
+}
+
+// ---------------------------------------------------------------------------
+// Item 10: a law that is zero as written, where the equations divide by it, and
+// a joint axis too large to normalize naively, are located errors, not GiNaC's
+// division by zero or NaN.
+
+Diagnostic EquationsErrorOf(const std::string& yaml) {
+  try {
+    Model m = LoadModelFromString(yaml, "hostile.yaml");
+    CausalGraph g = AssignCausality(m);
+    BuildEquations(m, g);
+  } catch (const Error& e) {
+    return e.diagnostic();
+  }
+  ADD_FAILURE() << "no error for:\n" << yaml;
+  return {};
+}
+
+TEST(Hostile, ZeroLawThatIsDividedByIsALocatedError) {
+  struct Case {
+    const char* source;  // drives the element
+    const char* element; // line 4: the element named X
+    const char* key;
+  };
+  const Case cases[] = {
+      {"Se, effort: 1", "I, inertance: 0", "inertance"},     // f = p/I
+      {"Se, effort: 1", "I, inertance: 0*t", "inertance"},
+      {"Sf, flow: 1", "C, capacitance: 0", "capacitance"},   // e = q/C
+      {"Se, effort: 1", "C, stiffness: 0", "stiffness"},     // q = e/k
+      {"Se, effort: 1", "R, resistance: 0", "resistance"},   // f = e/R
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.element);
+    const std::string junction = std::string(c.source).rfind("Sf", 0) == 0 ? "\"0\"" : "\"1\"";
+    const std::string yaml = std::string("elements:\n  - {name: S, kind: ") + c.source + "}\n  - {name: J, kind: " +
+                             junction + "}\n  - {name: X, kind: " + c.element +
+                             "}\nbonds:\n  - {from: S, to: J}\n  - {from: J, to: X}\n";
+    const Diagnostic d = EquationsErrorOf(yaml);
+    ExpectLocated(d, 4, "X", "is zero");
+    EXPECT_NE(d.got.find(c.key), std::string::npos) << d.ToString();
+    EXPECT_FALSE(d.hint.empty());
+  }
+  for (const char* kind : {"TF", "GY"}) {
+    const std::string yaml = std::string("elements:\n  - {name: S, kind: Se, effort: 1}\n  - {name: X, kind: ") + kind +
+                             ", ratio: 0}\n  - {name: R1, kind: R, resistance: 1}\nbonds:\n  - {from: S, to: X}\n"
+                             "  - {from: X, to: R1}\n";
+    ExpectLocated(EquationsErrorOf(yaml), 3, "X", "ratio is zero");
+  }
+}
+
+TEST(Hostile, MultibodyZeroMassInertiaAndHugeAxes) {
+  auto model = [](const std::string& body, const std::string& axis) {
+    return "multibody:\n  gravity: [0, 0, -9.81]\n  bodies:\n    - {name: B, " + body +
+           "}\n  joints:\n    - {name: J, type: revolute, body1: ground, body2: B, axis: " + axis + "}\n";
+  };
+  ExpectLocated(EquationsErrorOf(model("mass: 0, inertia: [1, 2, 3]", "[0, 1, 0]")), 4, "B", "mass of body 'B' is zero");
+  ExpectLocated(EquationsErrorOf(model("mass: 1, inertia: [1, 0, 3]", "[0, 1, 0]")), 4, "B", "inertia Iyy of body 'B' is zero");
+  ExpectLocated(EquationsErrorOf(model("mass: 1, inertia: [1, 2, 3]", "[1e400, 0, 0]")), 6, "J", "not a finite number");
+  // A huge axis is a direction like any other.
+  const auto huge = testing::SimulateYaml(model("mass: 1, inertia: [1, 2, 3]", "[0, 1e300, 1e300]"), 0.1);
+  const auto unit = testing::SimulateYaml(model("mass: 1, inertia: [1, 2, 3]", "[0, 1, 1]"), 0.1);
+  EXPECT_EQ(huge.solution.rows.back(), unit.solution.rows.back());
 }
 
 }  // namespace

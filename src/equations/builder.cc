@@ -134,7 +134,8 @@ class EquationBuilder {
       for (int b : m_.elements[e.attached_to].bonds) {
         const int o = m_.bonds[b].from == e.attached_to ? m_.bonds[b].to : m_.bonds[b].from;
         const Element& oe = m_.elements[o];
-        if (oe.kind == ElementKind::kI && oe.form == LawForm::kLinear && oe.initial) v0 = *oe.initial / oe.law;
+        if (oe.kind == ElementKind::kI && oe.form == LawForm::kLinear && oe.initial)
+          v0 = *oe.initial / Divisor(oe, oe.law, "the junction's initial velocity is p0/I");
       }
       AddState(v, name, "generalized velocity of 1-junction " + j, v0);
       sys_.generalized_velocities.push_back(name);
@@ -152,6 +153,18 @@ class EquationBuilder {
   symbol Deriv(const std::string& state) { return deriv_of_.at(state); }
 
   // ---- pass 1: causal equations --------------------------------------------
+  // An element's law, before an equation divides by it (`equation` shows the
+  // division): a law that is zero as written is the user's error, located at the
+  // element, instead of GiNaC's division by zero.
+  static const ex& Divisor(const Element& el, const ex& law, const std::string& equation) {
+    if (law.is_zero())
+      ThrowAt(el.where, el.name,
+              fmt::format("the {} is zero, and the element's causality divides by it", el.law_key),
+              fmt::format("a nonzero {}", el.law_key), fmt::format("{}: {}", el.law_key, el.law_text),
+              fmt::format("here {}; give it a nonzero value, or leave the element out", equation));
+    return law;
+  }
+
   void AddExplicit(const symbol& var, const ex& value, const std::string& origin) {
     CausalEquation eq;
     eq.var = var;
@@ -219,7 +232,7 @@ class EquationBuilder {
         case ElementKind::kI: {
           const symbol& p = m_.Symbol("p_" + el.name);
           if (into) {  // integral: f = Φ(p), dp/dt = e
-            AddExplicit(F(b), s * (el.form == LawForm::kLinear ? p / law : law), origin);
+            AddExplicit(F(b), s * (el.form == LawForm::kLinear ? p / Divisor(el, law, "f = p/I") : law), origin);
             AddExplicit(Deriv(p.get_name()), e, origin);
           } else {  // derivative: p = I f (or Φ(p) = f), e = dp/dt
             if (el.form == LawForm::kLinear) AddExplicit(p, law * s * f, origin);
@@ -231,12 +244,14 @@ class EquationBuilder {
         case ElementKind::kC: {
           const symbol& q = m_.Symbol("q_" + el.name);
           if (!into) {  // integral: e = Φ(q), dq/dt = f
-            ex v = el.form == LawForm::kLinear ? q / law : el.form == LawForm::kStiffness ? law * q : law;
+            ex v = el.form == LawForm::kLinear      ? q / Divisor(el, law, "e = q/C")
+                   : el.form == LawForm::kStiffness ? law * q
+                                                    : law;
             AddExplicit(E(b), v, origin);
             AddExplicit(Deriv(q.get_name()), s * f, origin);
           } else {  // derivative: q = C e (or Φ(q) = e), f = dq/dt
             if (el.form == LawForm::kLinear) AddExplicit(q, law * e, origin);
-            else if (el.form == LawForm::kStiffness) AddExplicit(q, e / law, origin);
+            else if (el.form == LawForm::kStiffness) AddExplicit(q, e / Divisor(el, law, "q = e/k"), origin);
             else AddImplicit(q, law - e, origin);
             derivative_effort_.push_back({F(b), q, origin, s});
           }
@@ -244,7 +259,7 @@ class EquationBuilder {
         }
         case ElementKind::kR: {
           if (into) {  // R receives the effort, gives the flow
-            if (el.form == LawForm::kLinear) AddExplicit(F(b), s * e / law, origin);
+            if (el.form == LawForm::kLinear) AddExplicit(F(b), s * e / Divisor(el, law, "f = e/R"), origin);
             else if (el.form == LawForm::kFlow) AddExplicit(F(b), s * law, origin);
             else AddImplicit(F(b), law - e, origin);  // e = Φ(f) inverted numerically
           } else {     // R receives the flow, gives the effort
@@ -273,6 +288,7 @@ class EquationBuilder {
       if (el.kind == ElementKind::kTF || el.kind == ElementKind::kMTF) {
         // e_a = r e_c, f_c = r f_a (port 1 = a, the bond pointing at the TF).
         if (g_.EffortInto(i, a)) {
+          Divisor(el, r, "e2 = e1/r and f1 = f2/r");
           AddExplicit(E(c), E(a) / r, origin);
           AddExplicit(F(a), F(c) / r, origin);
         } else {
@@ -285,6 +301,7 @@ class EquationBuilder {
           AddExplicit(E(a), r * F(c), origin);
           AddExplicit(E(c), r * F(a), origin);
         } else {
+          Divisor(el, r, "f2 = e1/r and f1 = e2/r");
           AddExplicit(F(c), E(a) / r, origin);
           AddExplicit(F(a), E(c) / r, origin);
         }

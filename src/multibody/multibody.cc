@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <ginac/ginac.h>
 
+#include <algorithm>
 #include <array>
 #include <functional>
 #include <cmath>
@@ -175,10 +176,15 @@ class Expander {
         ThrowAt(f->where, who, fmt::format("'{}' must be a constant vector", key), "[numbers]", Text(v[i]),
              "joint axes are fixed in the first body's frame");
       a[i] = GiNaC::ex_to<GiNaC::numeric>(n).to_double();
+      if (!std::isfinite(a[i]))
+        ThrowAt(f->where, who, fmt::format("'{}' has a component that is not a finite number", key),
+                "a direction of finite components", f->values[i]);
     }
-    const double n = std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+    // The norm of the components scaled by the largest, so that it does not overflow.
+    const double big = std::max({std::abs(a[0]), std::abs(a[1]), std::abs(a[2])});
+    const double n = big == 0 ? 0 : big * std::hypot(a[0] / big, a[1] / big, a[2] / big);
     if (n < 1e-12) ThrowAt(f->where, who, fmt::format("'{}' is the zero vector", key), "a direction", "[0, 0, 0]");
-    for (double& x : a) x /= n;
+    for (double& x : a) x = x / big / (n / big);
     return a;
   }
 
@@ -305,6 +311,9 @@ class Expander {
     const Vec v0 = VectorOr(e, "velocity", n, {0, 0, 0});
     const Vec w0 = VectorOr(e, "angular_velocity", n, {0, 0, 0});
     const ex m = Parse(mass, e.where, n);
+    if (m.is_zero())
+      ThrowAt(Get(e, "mass")->where, n, fmt::format("the mass of body '{}' is zero", n), "a nonzero mass",
+              fmt::format("mass: {}", mass), "a body's velocity is its momentum divided by its mass");
     // Translation of G, world frame.
     for (int i = 0; i < 3; ++i) {
       const std::string j = fmt::format("{}_v{}", n, kAxes[i]);
@@ -327,6 +336,11 @@ class Expander {
         const std::string j = fmt::format("{}_w{}", n, kAxes[i]);
         Element(j, "1");
         const ex I = Parse(inertia->values[i], inertia->where, n);
+        if (I.is_zero())
+          ThrowAt(inertia->where, n, fmt::format("the principal inertia I{}{} of body '{}' is zero", kAxes[i], kAxes[i], n),
+                  "nonzero principal inertias", fmt::format("inertia: [{}, {}, {}]", inertia->values[0],
+                                                            inertia->values[1], inertia->values[2]),
+                  "a body's angular velocity is its angular momentum divided by its inertia");
         Element(fmt::format("{}_J{}", n, kAxes[i]), "I", "inertance", inertia->values[i], Text(I * w0[i]));
         BondTo(j, fmt::format("{}_J{}", n, kAxes[i]));
         b.w[i] = Sym("f_" + j);

@@ -79,9 +79,10 @@ bool WriteAll(int fd, const char* data, size_t size) {
   return true;
 }
 
-// Opens an existing special output for writing in place; throws on failure.
+// Opens a special output for writing in place (a dangling link gets its file);
+// throws on failure.
 int OpenInPlace(const std::string& target, const std::string& what) {
-  const int fd = ::open(target.c_str(), O_WRONLY | O_TRUNC | O_NOCTTY | O_CLOEXEC);
+  const int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY | O_CLOEXEC, 0666);
   if (fd < 0)
     throw Error(fmt::format("{}: error: cannot write the {}: {}", target, what, std::strerror(errno)));
   return fd;
@@ -168,6 +169,12 @@ void WriteFileAtomically(const std::string& path, const std::string& text, const
 
 int RunTool(const std::vector<std::string>& argv, std::string* output) {
   if (argv.empty()) return -1;
+  // Everything the child needs is prepared before fork: between fork and exec it
+  // only calls functions that are safe there (no allocation).
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const std::string exec_failed = fmt::format("cannot run {}\n", argv[0]);
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return -1;
   const pid_t pid = ::fork();
@@ -181,12 +188,8 @@ int RunTool(const std::vector<std::string>& argv, std::string* output) {
     if (null_fd >= 0) ::dup2(null_fd, 0);
     ::dup2(pipe_fds[1], 1);
     ::dup2(pipe_fds[1], 2);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
     ::execvp(args[0], args.data());
-    const std::string msg = fmt::format("cannot run {}: {}\n", argv[0], std::strerror(errno));
-    (void)!::write(2, msg.data(), msg.size());
+    (void)!::write(2, exec_failed.data(), exec_failed.size());
     ::_exit(127);
   }
   ::close(pipe_fds[1]);
