@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <memory>
 #include <cstdio>
 #include <iostream>
 
@@ -109,17 +110,26 @@ struct SimulateArgs {
   std::vector<std::string> params;
 };
 
+// A model loaded for a constraint method, and its compiled form.
+struct Compiled {
+  Model model;
+  CodegenOptions codegen;
+  std::unique_ptr<CompiledModel> cm;
+};
+
 // Loads, assigns causality, builds and compiles a model for a constraint method.
-CompiledModel CompileFor(const SimulateArgs& args, ConstraintMethod method) {
+Compiled CompileFor(const SimulateArgs& args, ConstraintMethod method) {
   ParasiticOptions po;
   po.stiffness = args.parasitic_stiffness;
   po.damping = args.parasitic_damping;
-  Model model = LoadModelFor(args.file, method, po);
-  CausalGraph graph = AssignCausality(model, OptionsFor(ParseFormulation(args.form), model));
-  EquationSystem eqs = BuildEquations(model, graph);
-  CodegenOptions cg;
-  cg.backend = args.backend == "tape" ? Backend::kTape : args.backend == "native" ? Backend::kNative : Backend::kAuto;
-  return CompiledModel(eqs, cg);
+  Compiled c;
+  c.model = LoadModelFor(args.file, method, po);
+  CausalGraph graph = AssignCausality(c.model, OptionsFor(ParseFormulation(args.form), c.model));
+  EquationSystem eqs = BuildEquations(c.model, graph);
+  c.codegen.backend =
+      args.backend == "tape" ? Backend::kTape : args.backend == "native" ? Backend::kNative : Backend::kAuto;
+  c.cm = std::make_unique<CompiledModel>(eqs, c.codegen);
+  return c;
 }
 
 void SetParameters(CompiledModel& cm, const SimulateArgs& args) {
@@ -158,11 +168,14 @@ SolverOptions SolverFor(const SimulateArgs& args, ConstraintMethod method) {
 
 int Simulate(const SimulateArgs& args) {
   const ConstraintMethod method = ParseConstraintMethod(args.constraints);
-  CompiledModel cm = CompileFor(args, method);
+  Compiled compiled = CompileFor(args, method);
+  CompiledModel& cm = *compiled.cm;
   SetParameters(cm, args);
   const SolverOptions so = SolverFor(args, method);
   ConstrainedOptions co;
   co.method = method;
+  co.source = &compiled.model;
+  co.codegen = compiled.codegen;
   co.assemble = args.assemble;
   co.stabilize = !args.no_stabilize;
   ConstrainedReport report;
@@ -176,7 +189,7 @@ int Simulate(const SimulateArgs& args) {
     std::cerr << fmt::format(
         "method {} ({} backend): {} steps, {} rejected, {} rhs evaluations, {} Jacobians{}\n"
         "compile {:.3f} s, integrate {:.6f} s, {} output rows -> {}\n",
-        MethodName(so.method), sol.backend, sol.stats.steps, sol.stats.rejected, sol.stats.rhs_evals,
+        report.method == ConstraintMethod::kZcp ? std::string("ida") : MethodName(so.method), sol.backend, sol.stats.steps, sol.stats.rejected, sol.stats.rhs_evals,
         sol.stats.jac_evals, sol.stats.projections ? fmt::format(", {} projections", sol.stats.projections) : "",
         sol.compile_seconds, sol.stats.integrate_seconds, sol.rows.size(), args.out);
     if (cm.num_constraints() > 0 || method != ConstraintMethod::kAuto) std::cerr << report.ToText();
@@ -201,12 +214,15 @@ int Compare(SimulateArgs args, const std::string& prefix) {
     Run r;
     r.method = ConstraintMethodName(m);
     try {
-      CompiledModel cm = CompileFor(args, m);
+      Compiled compiled = CompileFor(args, m);
+      CompiledModel& cm = *compiled.cm;
       SetParameters(cm, args);
       SolverOptions so = SolverFor(args, m);
       so.progress = false;
       ConstrainedOptions co;
       co.method = m;
+      co.source = &compiled.model;
+      co.codegen = compiled.codegen;
       co.assemble = args.assemble;
       r.sol = SimulateConstrained(cm, so, co, &r.report);
       r.report.method = m;

@@ -39,6 +39,8 @@ MethodRun RunFile(const std::string& rel, ConstraintMethod method, double t_end,
   ConstrainedOptions co;
   co.method = method;
   co.stabilize = stabilize;
+  const Model source = LoadModelFor(testing::SourcePath(rel), method);  // zcp derives its DAE from it
+  co.source = &source;
   MethodRun r;
   r.solution = SimulateConstrained(cm, so, co, &r.report);
   return r;
@@ -147,6 +149,22 @@ TEST(MinimalCoordinates, IsostaticSliderCrankMatchesTheReference) {
   EXPECT_LT(d.forces, 1e-5);
 }
 
+TEST(Zcp, SliderCrankBothJointSetsMatchTheReference) {
+  // IDA on the DAE of the rigid joints (joint efforts as algebraic variables).
+  for (const char* file : {kIso, kHyper}) {
+    const MethodRun r = RunFile(file, ConstraintMethod::kZcp, 10, 1e-10, 1e-12);
+    const B2Diff d = CompareB2(r.solution, true);
+    std::printf("%s, zcp (IDA): motion %.2e, v_piston %.2e, forces %.2e N, drift %.2e / %.2e%s\n", file, d.motion,
+                d.v_piston, d.forces, r.report.max_position_drift, r.report.max_velocity_drift,
+                r.report.zcp_note.empty() ? "" : " (velocity level)");
+    EXPECT_LT(d.motion, 1e-6);
+    EXPECT_LT(d.v_piston, 1e-6);
+    EXPECT_LT(d.forces, 1e-4);
+    EXPECT_LT(r.report.max_position_drift, 1e-7);
+    EXPECT_GT(r.report.algebraic, 0);
+  }
+}
+
 TEST(Parasitic, SliderCrankWithinThePapersAccuracy) {
   // Boudon et al. reach 4e-3 m/s on the piston velocity with 1e7 N/m, 200 N s/m.
   for (const char* file : {kHyper, kIso}) {
@@ -185,7 +203,7 @@ std::vector<std::pair<double, double>> PendulumReference(const std::vector<doubl
 
 TEST(AllMethods, PendulumAgreesWithItsEquation) {
   for (ConstraintMethod m : {ConstraintMethod::kLagrangeMultipliers, ConstraintMethod::kMinimalCoordinates,
-                             ConstraintMethod::kParasitic}) {
+                             ConstraintMethod::kZcp, ConstraintMethod::kParasitic}) {
     const bool rigid = m != ConstraintMethod::kParasitic;
     const MethodRun r = RunFile(kB1, m, 10, 1e-10, 1e-12, rigid ? Method::kDopri5 : Method::kBDF);
     const auto t = r.solution.Column("t"), g = r.solution.Column("gamma"), gd = r.solution.Column("gammadot");

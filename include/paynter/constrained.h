@@ -17,8 +17,11 @@
 //                        chosen again when they become ill-conditioned; the
 //                        dependent ones are solved from the constraints at every
 //                        evaluation (src/constrained/minimal_coordinates.cc)
-//   zcp                  joints rigid, the DAE of the zero-order causal paths
-//                        integrated as such (not yet available: see docs/constraints.md)
+//   zcp                  joints rigid; the zero-order causal paths through the
+//                        joints opened by break variables (the joint efforts),
+//                        which become algebraic variables of an index-2 DAE with
+//                        the velocity and position constraints (stabilized,
+//                        Gear-Gupta-Leimkuhler), integrated by IDA (src/constrained/zcp.cc)
 //
 // Shared by all (src/constrained/analysis.cc, projection.cc): the constraint
 // rows compiled as a program of their own, their numerical Jacobians, a
@@ -128,7 +131,12 @@ struct ConstrainedOptions {
   bool assemble = false;          // correct an inconsistent start whatever its size
   double assembly_tolerance = 1e-6;  // a larger correction is an error unless `assemble`
   bool stabilize = true;          // lagrange-multipliers: project after every step
-  double condition_limit = 1e8;   // minimal-coordinates: repartition beyond this
+  double condition_limit = 1e4;   // minimal-coordinates: repartition beyond this
+  // zcp: the model the compiled one was built from (paynter derives from it
+  // the model whose joint efforts are the DAE's algebraic variables), and how
+  // to compile that one.
+  const Model* source = nullptr;
+  CodegenOptions codegen;
 };
 
 struct ConstrainedReport {
@@ -139,6 +147,9 @@ struct ConstrainedReport {
   double max_position_drift = 0;  // largest |position constraint| seen at the output times
   double max_velocity_drift = 0;
   int partitions = 0;             // minimal-coordinates: partitions used
+  int algebraic = 0;              // zcp: algebraic variables of the DAE (joint efforts, GGL multipliers)
+  std::vector<std::string> zcp_dropped, zcp_dropped_positions;  // zcp: redundant rows left out (sources)
+  std::string zcp_note;           // zcp: why position stabilization was dropped, if it was
   std::vector<std::string> independent;  // minimal-coordinates: the last independent states
   std::string ToText() const;
 };

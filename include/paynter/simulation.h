@@ -51,6 +51,10 @@ class CompiledModel {
   const std::vector<std::string>& state_origins() const { return state_origin_; }
   // The current value of a parameter (after SetParameter); throws if unknown.
   double GetParameter(const std::string& name) const;
+  // Index of a parameter for SetParameterAt (-1 if unknown): for callers that
+  // set parameters at every evaluation.
+  int ParameterIndex(const std::string& name) const;
+  void SetParameterAt(int index, double value) { slots_[first_parameter_ + index] = value; }
   // The outputs at (t, x).
   void CalcOutputs(double t, const double* x, double* out) const;
 

@@ -58,6 +58,27 @@ struct SolverStats {
 // Called at t0, at every output time, and at t_end (exactly once each, in order).
 using Observer = std::function<void(double t, const double* x)>;
 
+// A differential-algebraic system F(t, y, y') = 0, integrated by SUNDIALS IDA
+// (BDF, variable order). differential[i] says whether y_i's derivative
+// appears; algebraic variables are left out of the error test, so index-2
+// systems in Hessenberg form (constraint forces) integrate too.
+struct DaeProblem {
+  int n = 0;
+  std::function<void(double t, const double* y, const double* yp, double* r)> residual;
+  std::vector<char> differential;
+  std::vector<std::string> names;  // for error messages; may be empty
+  // Absolute tolerance per variable (empty: options.atol for all). Algebraic
+  // variables are out of the error test, but their weights still scale the
+  // Newton iteration's convergence test.
+  std::vector<double> atol;
+};
+
+// Integrates from a consistent (y0, yp0), reporting y at t0, every output time
+// and t_end (options: t0, t_end, rtol, atol, dt_out, max_step, max_steps).
+// Throws paynter::Error on failure (time, state, reason).
+SolverStats IntegrateDae(const DaeProblem& problem, const std::vector<double>& y0, const std::vector<double>& yp0,
+                         const SolverOptions& options, const Observer& observer);
+
 // Integrates from x0. Throws paynter::Error on failure: the message gives the
 // time, the state (named, if names are given) and the reason.
 SolverStats Integrate(const OdeProblem& problem, const std::vector<double>& x0,

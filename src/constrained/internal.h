@@ -21,4 +21,8 @@ void Run(const CompiledModel& model, const OdeProblem& problem, const std::vecto
 Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double>& x0, const SolverOptions& solver,
                             const ConstrainedOptions& options, ConstrainedReport* report);
 
+// The zcp method (zcp.cc), from an assembled start.
+Solution Zcp(const CompiledModel& model, const std::vector<double>& x0, const SolverOptions& solver,
+             const ConstrainedOptions& options, ConstrainedReport* report);
+
 }  // namespace paynter::constrained

@@ -94,14 +94,6 @@ Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& so
   rep.method = method;
   std::vector<double> x0 = model.initial_state();
 
-  if (method == ConstraintMethod::kZcp) {
-    Diagnostic d;
-    d.message = "--constraints zcp is not available yet";
-    d.expected = "parasitic, lagrange-multipliers or minimal-coordinates";
-    d.got = "zcp";
-    d.hint = "docs/constraints.md says what each method does; lagrange-multipliers is the closest (rigid joints)";
-    throw Error(std::move(d));
-  }
   if (model.num_constraints() == 0 && method != ConstraintMethod::kAuto && method != ConstraintMethod::kParasitic) {
     Diagnostic d;
     d.message = fmt::format("--constraints {}: the model has no constraint source", ConstraintMethodName(method));
@@ -159,6 +151,7 @@ Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& so
   rep.analysis = AnalyzeConstraints(model, solver.t0, x0);
 
   if (method == ConstraintMethod::kMinimalCoordinates) return constrained::MinimalCoordinates(model, x0, solver, options, &rep);
+  if (method == ConstraintMethod::kZcp) return constrained::Zcp(model, x0, solver, options, &rep);
 
   // Lagrange multipliers: the compiled rhs solves the constraint forces with
   // the accelerations; stabilization projects after every accepted step.
@@ -204,6 +197,13 @@ std::string ConstrainedReport::ToText() const {
                      assembly.velocity_correction);
   if (method == ConstraintMethod::kMinimalCoordinates)
     out += fmt::format("coordinate partitions: {}; independent states: {}\n", partitions, fmt::join(independent, ", "));
+  if (method == ConstraintMethod::kZcp)
+    out += fmt::format("DAE (IDA): {} algebraic variables (joint efforts of the independent constraints and their "
+                       "position multipliers)\n", algebraic);
+  if (method == ConstraintMethod::kZcp && !zcp_dropped.empty())
+    out += fmt::format("redundant rows left out of the DAE: {} (velocity){}\n", fmt::join(zcp_dropped, ", "),
+                       zcp_note.empty() ? fmt::format(", {} (position)", fmt::join(zcp_dropped_positions, ", ")) : "");
+  if (method == ConstraintMethod::kZcp && !zcp_note.empty()) out += "note: " + zcp_note + "\n";
   out += fmt::format("constraint drift at the output times: position {:.3g}, velocity {:.3g}\n", max_position_drift,
                      max_velocity_drift);
   return out;

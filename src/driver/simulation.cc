@@ -66,6 +66,12 @@ void CompiledModel::SetParameter(const std::string& name, double value) {
   throw Error(d);
 }
 
+int CompiledModel::ParameterIndex(const std::string& name) const {
+  for (size_t i = 0; i < parameter_names_.size(); ++i)
+    if (parameter_names_[i] == name) return static_cast<int>(i);
+  return -1;
+}
+
 double CompiledModel::GetParameter(const std::string& name) const {
   for (size_t i = 0; i < parameter_names_.size(); ++i)
     if (parameter_names_[i] == name) return slots_[first_parameter_ + i];

@@ -1,0 +1,277 @@
+// The zcp method: rigid joints, the DAE integrated as a DAE.
+//
+// With rigid joints the bond graph of a mechanism has zero-order causal paths
+// through the joints (Boudon et al. 2019: class 4 in closed chains, index 2
+// or more). The joints of paynter's multibody library cannot be flow sources
+// (the cross-product transformers' fixed causality, constraint C2, conflicts
+// with them), so the paths are opened where the paper says they are opened:
+// by break variables, the joints' efforts, as modulated effort sources. Those
+// efforts become algebraic variables of the DAE
+//
+//   x' = f(x, lambda) + Q(x)^T mu     (mu only on the position states)
+//   0  = c_i(x)                       the independent flow constraints (index
+//   2) 0  = g_i(x)                       their position constraints (GGL
+//   stabilization)
+//
+// integrated by IDA with the algebraic variables out of the error test. The
+// index is reduced by the Gear-Gupta-Leimkuhler formulation rather than by
+// Pantelides' algorithm: the position constraints are kept, not differentiated
+// twice, so that nothing drifts. Redundant constraint rows (found by the
+// analysis at the start) carry no effort here; the independent rows carry
+// it all.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "internal.h"
+
+namespace paynter::constrained {
+namespace {
+
+// The model with every constraint source `S` an effort source whose effort
+// is the parameter `zcp_S` (set by the DAE at each evaluation).
+Model BreakVariableModel(const Model &source, std::vector<std::string> *params) {
+  Model m = source;
+  for (auto &e : m.elements) {
+    if (e.form != LawForm::kConstraint) continue;
+    const std::string name = "zcp_" + e.name;
+    if (m.symbols.count(name)) {
+      Diagnostic d;
+      d.element = e.name;
+      d.message = fmt::format("--constraints zcp needs the name '{}' for the joint effort of '{}'", name, e.name);
+      d.hint = "rename the model's variable of that name";
+      throw Error(std::move(d));
+    }
+    Parameter p;
+    p.name = name;
+    p.value = 0;
+    p.text = "0";
+    p.where = e.where;
+    m.parameters.push_back(p);
+    const GiNaC::symbol s(name);
+    m.symbols.emplace(name, s);
+    e.form = LawForm::kEffort;
+    e.law = s;
+    e.law_key = "effort";
+    e.law_text = name;
+    e.position.reset();
+    params->push_back(name);
+  }
+  return m;
+}
+
+bool IsPositionOrigin(const std::string &origin) {
+  return origin.rfind("displacement (", 0) == 0 || origin == "integral of its rate";
+}
+
+}  // namespace
+
+Solution Zcp(const CompiledModel &model, const std::vector<double> &x0, const SolverOptions &solver,
+             const ConstrainedOptions &options, ConstrainedReport *report) {
+  if (!options.source) {
+    Diagnostic d;
+    d.message =
+        "--constraints zcp: the model the compiled one came from is "
+        "needed (ConstrainedOptions::source)";
+    d.hint = "pass the Model to SimulateConstrained's options";
+    throw Error(std::move(d));
+  }
+  std::vector<std::string> params;
+  const Model broken = BreakVariableModel(*options.source, &params);
+  CompiledModel fm(BuildEquations(broken, AssignCausality(broken)), options.codegen);
+  if (fm.state_names() != model.state_names() || static_cast<int>(params.size()) != model.num_constraints()) {
+    Diagnostic d;
+    d.message =
+        "--constraints zcp: the model with break variables has other "
+        "states than the model";
+    d.hint = "this is a bug in paynter: please report it";
+    throw Error(std::move(d));
+  }
+  std::vector<int> param_index;
+  for (const auto &p : params) param_index.push_back(fm.ParameterIndex(p));
+
+  const int nx = model.num_states(), nc = model.num_constraints();
+  // Independent rows (the analysis at the assembled start), and among them
+  // those with a position constraint.
+  // The independent rows are those a QR factorization with column pivoting
+  // of the (velocity) constraint Jacobian's transpose picks first: the best
+  // conditioned set, not the first in model order.
+  std::vector<int> rows, rows_pos;
+  {
+    std::vector<int> mom;
+    for (int i = 0; i < nx; ++i)
+      if (model.state_inertia()[i] > 0) mom.push_back(i);
+    std::vector<double> xs(x0), c0(nc), c1(nc);
+    model.CalcConstraints(solver.t0, xs.data(), nullptr, c0.data(), nullptr);
+    Eigen::MatrixXd Gt(mom.size(), nc);
+    for (size_t j = 0; j < mom.size(); ++j) {
+      const double save = xs[mom[j]];
+      xs[mom[j]] = save + 1;
+      model.CalcConstraints(solver.t0, xs.data(), nullptr, c1.data(), nullptr);
+      xs[mom[j]] = save;
+      for (int k = 0; k < nc; ++k) Gt(j, k) = (c1[k] - c0[k]) * model.state_inertia()[mom[j]];
+    }
+    for (int k = 0; k < nc; ++k)
+      if (Gt.col(k).norm() > 0) Gt.col(k) /= Gt.col(k).norm();
+    Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(Gt);
+    qr.setThreshold(1e-9);
+    for (int r = 0; r < qr.rank(); ++r) rows.push_back(qr.colsPermutation().indices()[r]);
+    std::sort(rows.begin(), rows.end());
+  }
+  std::vector<int> pos;
+  for (int i = 0; i < nx; ++i)
+    if (IsPositionOrigin(model.state_origins()[i])) pos.push_back(i);
+  {
+    // The position constraints kept (GGL): chosen the same way, on their own
+    // Jacobian, among all rows that have one.
+    std::vector<int> cand;
+    for (int k = 0; k < nc; ++k)
+      if (model.constraint_rows()[k].position_slot >= 0) cand.push_back(k);
+    std::vector<double> xs(x0), g0(nc), g1(nc);
+    model.CalcConstraints(solver.t0, xs.data(), nullptr, nullptr, g0.data());
+    Eigen::MatrixXd Qt(pos.size(), cand.size());
+    for (size_t j = 0; j < pos.size(); ++j) {
+      const double save = xs[pos[j]], h = 1e-7 * (1 + std::fabs(save));
+      xs[pos[j]] = save + h;
+      model.CalcConstraints(solver.t0, xs.data(), nullptr, nullptr, g1.data());
+      xs[pos[j]] = save;
+      for (size_t k = 0; k < cand.size(); ++k) Qt(j, k) = (g1[cand[k]] - g0[cand[k]]) / h;
+    }
+    for (int k = 0; k < Qt.cols(); ++k)
+      if (Qt.col(k).norm() > 0) Qt.col(k) /= Qt.col(k).norm();
+    Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(Qt);
+    qr.setThreshold(1e-7);
+    for (int r = 0; r < qr.rank(); ++r) rows_pos.push_back(cand[qr.colsPermutation().indices()[r]]);
+    std::sort(rows_pos.begin(), rows_pos.end());
+  }
+  for (int pass = 0;; ++pass) {
+    if (pass == 1) rows_pos.clear();
+    report->zcp_dropped.clear();
+    report->zcp_dropped_positions.clear();
+    const int nl = static_cast<int>(rows.size()), nm = static_cast<int>(rows_pos.size());
+    for (int k = 0; k < nc; ++k) {
+      if (std::find(rows.begin(), rows.end(), k) == rows.end())
+        report->zcp_dropped.push_back(model.constraint_rows()[k].source);
+      if (model.constraint_rows()[k].position_slot >= 0 &&
+          std::find(rows_pos.begin(), rows_pos.end(), k) == rows_pos.end())
+        report->zcp_dropped_positions.push_back(model.constraint_rows()[k].source);
+    }
+    const int n = nx + nl + nm;
+    report->algebraic = nl + nm;
+
+    std::vector<double> c(nc), g(nc), f(nx), f0(nx), x(x0);
+    auto set_efforts = [&](const double *lambda) {
+      for (int k = 0; k < nc; ++k) fm.SetParameterAt(param_index[k], 0.0);
+      for (int j = 0; j < nl; ++j) fm.SetParameterAt(param_index[rows[j]], lambda[j]);
+    };
+    // Q = dg/dq over the position states, kept between output times (mu is zero
+    // on the exact solution; Q only has to span the constraint directions).
+    Eigen::MatrixXd Q(nm, pos.size());
+    auto refresh_q = [&](double t, std::vector<double> &xs) {
+      model.CalcConstraints(t, xs.data(), nullptr, nullptr, g.data());
+      const std::vector<double> g0 = g;
+      for (size_t j = 0; j < pos.size(); ++j) {
+        const double save = xs[pos[j]], h = 1e-7 * (1 + std::fabs(save));
+        xs[pos[j]] = save + h;
+        model.CalcConstraints(t, xs.data(), nullptr, nullptr, g.data());
+        for (int r = 0; r < nm; ++r) Q(r, j) = (g[rows_pos[r]] - g0[rows_pos[r]]) / h;
+        xs[pos[j]] = save;
+      }
+    };
+    refresh_q(solver.t0, x);
+
+    // Consistent start: the accelerations of the rigid model, and the efforts
+    // of the independent rows that give them (f is affine in the efforts).
+    std::vector<double> xdot(nx);
+    model.CalcDerivatives(solver.t0, x0.data(), xdot.data());
+    std::vector<double> zero(nl, 0.0), unit(nl, 0.0);
+    set_efforts(zero.data());
+    fm.CalcDerivatives(solver.t0, x0.data(), f0.data());
+    Eigen::MatrixXd B(nx, nl);
+    for (int j = 0; j < nl; ++j) {
+      unit.assign(nl, 0.0);
+      unit[j] = 1;
+      set_efforts(unit.data());
+      fm.CalcDerivatives(solver.t0, x0.data(), f.data());
+      for (int i = 0; i < nx; ++i) B(i, j) = f[i] - f0[i];
+    }
+    Eigen::VectorXd rhs(nx);
+    for (int i = 0; i < nx; ++i) rhs[i] = xdot[i] - f0[i];
+    Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(B);
+    const Eigen::VectorXd lambda0 = cod.solve(rhs);
+    std::vector<double> y0(n, 0.0), yp0(n, 0.0);
+    for (int i = 0; i < nx; ++i) y0[i] = x0[i], yp0[i] = xdot[i];
+    for (int j = 0; j < nl; ++j) y0[nx + j] = lambda0[j];
+
+    DaeProblem dae;
+    dae.n = n;
+    dae.differential.assign(n, 0);
+    for (int i = 0; i < nx; ++i) dae.differential[i] = 1;
+    // Joint efforts and position multipliers: out of the error test; their
+    // weight in the Newton test is that of a force of 1e-6 (not of atol, which
+    // the finite-difference Jacobian cannot resolve on a large mechanism).
+    dae.atol.assign(n, solver.atol);
+    for (int i = nx; i < n; ++i) dae.atol[i] = std::max(solver.atol, 1e-6);
+    dae.names = model.state_names();
+    for (int k : rows) dae.names.push_back("effort of " + model.constraint_rows()[k].source);
+    for (int k : rows_pos) dae.names.push_back("position multiplier of " + model.constraint_rows()[k].source);
+    dae.residual = [&](double t, const double *y, const double *yp, double *r) {
+      set_efforts(y + nx);
+      fm.CalcDerivatives(t, y, f.data());
+      for (int i = 0; i < nx; ++i) r[i] = yp[i] - f[i];
+      const double *mu = y + nx + nl;
+      for (size_t j = 0; j < pos.size(); ++j) {
+        double s = 0;
+        for (int k = 0; k < nm; ++k) s += Q(k, j) * mu[k];
+        r[pos[j]] -= s;
+      }
+      model.CalcConstraints(t, y, nullptr, c.data(), g.data());
+      for (int j = 0; j < nl; ++j) r[nx + j] = c[rows[j]];
+      for (int k = 0; k < nm; ++k) r[nx + nl + k] = g[rows_pos[k]];
+    };
+
+    Solution sol;
+    sol.columns.push_back("t");
+    for (const auto &o : model.output_names()) sol.columns.push_back(o);
+    sol.compile_seconds = model.compile_seconds() + fm.compile_seconds();
+    sol.backend = model.backend_name();
+    ConstraintProjector watcher(model);
+    std::vector<double> out(model.num_outputs()), xs(nx);
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      sol.stats = IntegrateDae(dae, y0, yp0, solver, [&](double t, const double *y) {
+        std::copy(y, y + nx, xs.begin());
+        double gp = 0, gv = 0;
+        watcher.Errors(t, xs.data(), &gp, &gv);
+        report->max_position_drift = std::max(report->max_position_drift, gp);
+        report->max_velocity_drift = std::max(report->max_velocity_drift, gv);
+        model.CalcOutputs(t, xs.data(), out.data());
+        std::vector<double> row{t};
+        row.insert(row.end(), out.begin(), out.end());
+        sol.rows.push_back(std::move(row));
+        refresh_q(t, xs);
+      });
+    } catch (const Error &) {
+      // Position stabilization can keep IDA's Newton iteration from converging
+      // at the start (seen on a hyperstatic mechanism, depending on which
+      // redundant rows are left out); the velocity-level DAE (index 2) then
+      // runs instead, and the report says so.
+      if (pass == 0 && sol.rows.size() <= 1 && !rows_pos.empty()) {
+        report->zcp_note =
+            "position stabilization (GGL) made IDA fail at the "
+            "start: integrated at velocity level, "
+            "positions drift within the tolerances";
+        continue;
+      }
+      throw;
+    }
+    sol.stats.integrate_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return sol;
+  }
+}
+
+}  // namespace paynter::constrained
