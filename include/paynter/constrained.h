@@ -110,6 +110,9 @@ class ConstraintProjector {
   bool Project(double t, double* x, AssemblyReport* report = nullptr);
   // Largest |position constraint| and |velocity constraint| at (t, x).
   void Errors(double t, const double* x, double* position, double* velocity, int* worst = nullptr);
+  // Assembly: the model's held states (bodies placed by joint initial
+  // values) are not moved, and joint coordinates are set from the poses.
+  bool assembly = false;
   double position_tolerance = 1e-12;  // |g| below which positions are left alone (scaled by 1 + size)
   double velocity_tolerance = 1e-12;
   int max_iterations = 20;

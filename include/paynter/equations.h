@@ -103,6 +103,14 @@ struct EquationSystem {
   int first_derivative_slot = 0;
   std::vector<int> output_slots;
   std::vector<ConstraintRow> constraint_rows;  // constraint sources, in model order
+  // Displacements with a position form: (state index, slot of the form in
+  // constraint_program, period).
+  struct CoordinateRow {
+    int state = -1, slot = -1;
+    double period = 0;
+  };
+  std::vector<CoordinateRow> coordinate_rows;
+  std::vector<int> held_states;  // Model::assembly_held, as state indices
 
   // Closed forms dx/dt = f(x, t) when the right-hand side is explicit (no block);
   // otherwise the block residuals are given with the equations feeding them.

@@ -105,6 +105,11 @@ struct Displacement {
   GiNaC::ex rate;     // what is integrated: f_<of>, or any expression given as `rate:`
   GiNaC::ex initial;  // default 0
   SourceLocation where;
+  // Optional: the displacement as a function of other states (a joint's
+  // coordinate from the bodies' poses), used to make it consistent after an
+  // assembly; `period` (2 pi for angles, 0 otherwise) keeps its turns.
+  std::optional<GiNaC::ex> position;
+  double period = 0;
 };
 
 struct Output {
@@ -140,6 +145,7 @@ struct Model {
   // Empty = paynter proposes them.
   std::vector<int> generalized;
   std::vector<int> independent;
+  std::vector<std::string> assembly_held;  // state names (see ModelSpec)
 
   // Every symbol an expression may use, by name (see the header comment).
   std::map<std::string, GiNaC::symbol> symbols;
@@ -185,6 +191,8 @@ struct ModelSpec {
   struct DisplacementSpec {
     std::string name, of, rate, initial;  // `of` or `rate`, not both
     SourceLocation where;
+    std::string position;  // multibody library only: the coordinate from the poses
+    double period = 0;
   };
   // The `multibody:` section as written (see docs/multibody.md): settings and
   // lists of bodies, joints and loads, each a set of fields whose values are
@@ -218,6 +226,9 @@ struct ModelSpec {
   std::vector<Item> definitions;
   std::vector<Item> generalized;   // 1-junction names (text unused)
   std::vector<Item> independent;   // a subset of `generalized`
+  // States an assembly of the start must not move (the multibody library:
+  // the bodies placed by joints with initial coordinates).
+  std::vector<std::string> assembly_held;
 };
 
 // Parses the expressions of a spec, registers every symbol and validates.

@@ -46,6 +46,11 @@ class CompiledModel {
   // accelerations), flow constraint and position constraint (0 where the model
   // gives none). Any pointer may be null.
   void CalcConstraints(double t, const double* x, double* multiplier, double* velocity, double* position) const;
+  // Sets the displacements that have a position form (joint coordinates) from
+  // the other states at (t, x), keeping their turns: after an assembly.
+  void MakeCoordinatesConsistent(double t, double* x) const;
+  // States an assembly must not move (bodies placed by joint initial values).
+  const std::vector<int>& held_states() const { return held_states_; }
   // Per state: the inertance of a momentum state, 0 for other states.
   const std::vector<double>& state_inertia() const { return state_inertia_; }
   const std::vector<std::string>& state_origins() const { return state_origin_; }
@@ -61,6 +66,8 @@ class CompiledModel {
  private:
   std::unique_ptr<CompiledProgram> rhs_, outputs_, constraints_;
   std::vector<ConstraintRow> constraint_rows_;
+  std::vector<EquationSystem::CoordinateRow> coordinate_rows_;
+  std::vector<int> held_states_;
   std::vector<double> state_inertia_;
   std::vector<std::string> state_origin_;
   mutable std::vector<double> slots_;

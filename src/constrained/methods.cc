@@ -129,7 +129,9 @@ Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& so
   projector.position_tolerance = 1e-12;
   projector.velocity_tolerance = 1e-12;
   AssemblyReport assembly;
+  projector.assembly = true;
   projector.Project(solver.t0, x0.data(), &assembly);
+  projector.assembly = false;
   rep.assembly = assembly;
   if (!options.assemble && (assembly.position_correction > options.assembly_tolerance ||
                             assembly.velocity_correction > options.assembly_tolerance)) {

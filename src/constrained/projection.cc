@@ -92,7 +92,19 @@ void ConstraintProjector::Errors(double t, const double* x, double* position, do
 
 bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
   Cache& cache = *cache_;
-  const int np = static_cast<int>(pos_.size()), nm = static_cast<int>(mom_.size());
+  // In an assembly the held states stay: their columns are left out of the
+  // position step and their inertances are zero in the velocity step.
+  std::vector<int> pos = pos_;
+  Eigen::VectorXd w = cache.w;
+  if (assembly && !m_.held_states().empty()) {
+    const auto& held = m_.held_states();
+    auto is_held = [&](int i) { return std::find(held.begin(), held.end(), i) != held.end(); };
+    pos.erase(std::remove_if(pos.begin(), pos.end(), is_held), pos.end());
+    for (size_t j = 0; j < mom_.size(); ++j)
+      if (is_held(mom_[j])) w[j] = 0;
+    cache.q_valid = cache.a_valid = false;
+  }
+  const int np = static_cast<int>(pos.size()), nm = static_cast<int>(mom_.size());
   const int nr = static_cast<int>(rows_with_position_.size()), nc = m_.num_constraints();
   bool moved = false;
   std::vector<double> xs(x, x + m_.num_states());
@@ -136,7 +148,7 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
       Eigen::MatrixXd q(nr, np);
       std::vector<double> g0(g_);
       for (int j = 0; j < np; ++j) {
-        const int i = pos_[j];
+        const int i = pos[j];
         const double save = x[i], h = 1e-7 * (1 + std::fabs(save));
         x[i] = save + h;
         Evaluate(t, x);
@@ -153,7 +165,7 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
     Eigen::VectorXd g(nr);
     for (int r = 0; r < nr; ++r) g[r] = g_[rows_with_position_[r]];
     const Eigen::VectorXd dq = cache.q_cod.solve(g);
-    for (int j = 0; j < np; ++j) x[pos_[j]] -= dq[j];
+    for (int j = 0; j < np; ++j) x[pos[j]] -= dq[j];
     moved = true;
     Evaluate(t, x);
     const double next = gnorm();
@@ -161,6 +173,10 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
     err = next;
   }
   if (report) report->iterations = it;
+  if (assembly && it > 0) {
+    m_.MakeCoordinatesConsistent(t, x);
+    Evaluate(t, x);
+  }
 
   // ---- momenta: the mass-weighted projection ---------------------------------
   double verr = 0;
@@ -179,7 +195,7 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
         x[i] = save;
       }
       c_ = c0;
-      Eigen::MatrixXd awa = a * cache.w.asDiagonal() * a.transpose();
+      Eigen::MatrixXd awa = a * w.asDiagonal() * a.transpose();
       cache.awa_cod.setThreshold(1e-10);
       cache.awa_cod.compute(awa);
       cache.a = std::move(a);
@@ -189,7 +205,7 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
     ++cache.a_uses;
     const Eigen::VectorXd c = Eigen::Map<const Eigen::VectorXd>(c_.data(), nc);
     const Eigen::VectorXd mu = cache.awa_cod.solve(c);
-    const Eigen::VectorXd dp = cache.w.asDiagonal() * (cache.a.transpose() * mu);
+    const Eigen::VectorXd dp = w.asDiagonal() * (cache.a.transpose() * mu);
     for (int j = 0; j < nm; ++j) x[mom_[j]] -= dp[j];
     moved = true;
     Evaluate(t, x);

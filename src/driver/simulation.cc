@@ -16,6 +16,8 @@ CompiledModel::CompiledModel(const EquationSystem& sys, const CodegenOptions& op
   rhs_ = Compile(sys.rhs, options);
   outputs_ = Compile(sys.outputs, options);
   if (!sys.constraint_rows.empty()) constraints_ = Compile(sys.constraint_program, options);
+  coordinate_rows_ = sys.coordinate_rows;
+  held_states_ = sys.held_states;
   constraint_rows_ = sys.constraint_rows;
   state_inertia_ = sys.state_inertia;
   state_inertia_.resize(sys.initial_state.size(), 0.0);
@@ -95,6 +97,20 @@ void CompiledModel::CalcConstraints(double t, const double* x, double* multiplie
     if (multiplier) multiplier[k] = s[r.multiplier_slot];
     if (velocity) velocity[k] = s[r.velocity_slot];
     if (position) position[k] = r.position_slot >= 0 ? s[r.position_slot] : 0.0;
+  }
+}
+
+void CompiledModel::MakeCoordinatesConsistent(double t, double* x) const {
+  if (!constraints_ || coordinate_rows_.empty()) return;
+  double* s = slots_.data();
+  s[0] = t;
+  for (int i = 0; i < num_states(); ++i) s[first_state_ + i] = x[i];
+  constraints_->Run(s);
+  for (const auto& r : coordinate_rows_) {
+    if (r.state < 0) continue;
+    double v = s[r.slot];
+    if (r.period > 0) v += r.period * std::round((x[r.state] - v) / r.period);  // keep the turns
+    x[r.state] = v;
   }
 }
 

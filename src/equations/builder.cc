@@ -511,6 +511,16 @@ void EquationBuilder::Sort() {
   // constraint: what the methods for constrained mechanisms work with.
   std::vector<char> need_con(n, 0);
   std::vector<ex> constraint_values;
+  std::vector<ex> coordinate_values;
+  for (const auto& d : m_.displacements) {
+    if (!d.position) continue;
+    ex v = SubsSymbols(*d.position, aliases_);
+    coordinate_values.push_back(v);
+    SymSet syms;
+    CollectSymbols(v, &syms);
+    for (const ex& s : syms)
+      if (def.count(s)) mark(def.at(s), need_con);
+  }
   for (const auto& src : sources_) {
     const Element& el = m_.elements[src.element];
     // The multiplier is read from the rhs's slots; the flow and position
@@ -608,10 +618,35 @@ void EquationBuilder::Sort() {
       }
     st.linear = info.linear = linear;
     info.derivative_causality = has_deriv;
-    std::string names;
-    for (const auto& o : origins) names += (names.empty() ? "" : ", ") + o;
-    info.label = fmt::format("{} among {} (solve for {})", has_deriv ? "derivative causality" : "algebraic loop",
-                             names, fmt::join(info.unknowns, ", "));
+    // The label names what the user wrote: for the constraint forces of a
+    // mechanism, its joints; otherwise the elements (at most 40).
+    std::vector<std::string> joints;
+    bool all_joint_forces = !unknowns.empty();
+    for (const symbol& u : unknowns) {
+      const Element* src = nullptr;
+      for (const auto& cs : sources_)
+        if (ex(cs.lambda).is_equal(u)) src = &m_.elements[cs.element];
+      if (!src) {
+        all_joint_forces = false;
+        break;
+      }
+      if (std::find(joints.begin(), joints.end(), src->joint) == joints.end()) joints.push_back(src->joint);
+    }
+    if (all_joint_forces) {
+      info.label = fmt::format("constraint forces of joint{} {} ({} unknowns, solved with the accelerations)",
+                               joints.size() > 1 ? "s" : "", fmt::join(joints, ", "), unknowns.size());
+    } else {
+      std::string names;
+      int shown = 0;
+      for (const auto& o : origins)
+        if (shown++ < 40) names += (names.empty() ? "" : ", ") + o;
+      if (origins.size() > 40) names += fmt::format(" and {} more", origins.size() - 40);
+      std::string solve;
+      for (size_t k = 0; k < info.unknowns.size() && k < 12; ++k) solve += (k ? ", " : "") + info.unknowns[k];
+      if (info.unknowns.size() > 12) solve += fmt::format(" and {} more", info.unknowns.size() - 12);
+      info.label = fmt::format("{} among {} (solve for {})", has_deriv ? "derivative causality" : "algebraic loop",
+                               names, solve);
+    }
     st.label = info.label;
     for (Program* prog : progs) {
       prog->steps.push_back(st);
@@ -657,6 +692,28 @@ void EquationBuilder::Sort() {
       sys_.constraint_program.steps.push_back(a);
     }
     sys_.constraint_rows.push_back(row);
+  }
+  {
+    size_t k = 0;
+    for (const auto& d : m_.displacements) {
+      if (!d.position) continue;
+      symbol o("coord_" + d.name);
+      layout.Add(o, o.get_name());
+      ProgramStep a;
+      a.kind = ProgramStep::Kind::kAssign;
+      a.target = layout.Slot(o);
+      a.value = coordinate_values[k++];
+      sys_.constraint_program.steps.push_back(a);
+      EquationSystem::CoordinateRow row;
+      for (size_t i = 0; i < sys_.state_names.size(); ++i)
+        if (sys_.state_names[i] == d.name) row.state = static_cast<int>(i);
+      row.slot = layout.Slot(o);
+      row.period = d.period;
+      sys_.coordinate_rows.push_back(row);
+    }
+    for (const auto& name : m_.assembly_held)
+      for (size_t i = 0; i < sys_.state_names.size(); ++i)
+        if (sys_.state_names[i] == name) sys_.held_states.push_back(static_cast<int>(i));
   }
   sys_.num_slots = layout.size();
   sys_.rhs.symbols = sys_.outputs.symbols = sys_.constraint_program.symbols = layout.symbols;

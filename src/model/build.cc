@@ -343,7 +343,13 @@ class Builder {
       if (!ds.initial.empty())
         m_.displacements[i].initial =
             ParseConstant(ds.initial, ds.where, "", fmt::format("the initial value of displacement '{}'", ds.name));
+      if (!ds.position.empty()) {
+        m_.displacements[i].position =
+            Parse(ds.position, ds.where, "", fmt::format("the position form of displacement '{}'", ds.name));
+        m_.displacements[i].period = ds.period;
+      }
     }
+    m_.assembly_held = spec_.assembly_held;
   }
 
   GiNaC::ex ParseConstant(const std::string& text, const SourceLocation& where, const std::string& element,
