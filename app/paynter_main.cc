@@ -201,7 +201,7 @@ int Simulate(const SimulateArgs& args) {
 
 // Every applicable method on one model: time, steps, the largest difference
 // to minimal coordinates on each output, constraint drift.
-int Compare(SimulateArgs args, const std::string& prefix) {
+int Compare(SimulateArgs args, const std::string& prefix, const std::string& plot_column) {
   struct Run {
     std::string method;
     Solution sol;
@@ -284,6 +284,39 @@ int Compare(SimulateArgs args, const std::string& prefix) {
     WriteFileAtomically(prefix + ".md", md, "comparison table");
     WriteFileAtomically(prefix + ".csv", csv, "comparison table");
   }
+  if (!plot_column.empty()) {
+    // The difference of each method to minimal coordinates on one output, in
+    // time (as the paper's figures 21 and 31): PREFIX_<column>.csv and .png.
+    size_t c = 0;
+    while (c < cols.size() && cols[c] != plot_column) ++c;
+    if (c == 0 || c == cols.size()) {
+      Diagnostic d;
+      d.message = fmt::format("compare --plot: no output '{}'", plot_column);
+      d.expected = "one of the model's outputs";
+      d.got = plot_column;
+      throw Error(std::move(d));
+    }
+    std::string text = "t";
+    std::vector<std::string> series;
+    for (size_t k = 1; k < runs.size(); ++k)
+      if (runs[k].failure.empty()) {
+        text += "," + runs[k].method;
+        series.push_back(runs[k].method);
+      }
+    text += "\n";
+    for (size_t i = 0; i < ref.sol.rows.size(); ++i) {
+      text += fmt::format("{:.10g}", ref.sol.rows[i][0]);
+      for (size_t k = 1; k < runs.size(); ++k) {
+        if (!runs[k].failure.empty()) continue;
+        const double v = i < runs[k].sol.rows.size() ? runs[k].sol.rows[i][c] - ref.sol.rows[i][c] : 0.0;
+        text += fmt::format(",{:.6e}", v);
+      }
+      text += "\n";
+    }
+    const std::string base = (prefix.empty() ? std::string("compare") : prefix) + "_" + plot_column;
+    WriteFileAtomically(base + ".csv", text, "difference table");
+    PlotCsv(base + ".csv", base + ".png", series, "", "difference to minimal coordinates: " + plot_column);
+  }
   return 0;
 }
 
@@ -348,6 +381,9 @@ int main(int argc, char** argv) {
   cmp->add_option("--parasitic-stiffness", ca.parasitic_stiffness, "parasitic: stiffness of every joint direction");
   cmp->add_option("--parasitic-damping", ca.parasitic_damping, "parasitic: damping of every joint direction");
   cmp->add_option("-o,--output", compare_out, "write PREFIX.md and PREFIX.csv");
+  std::string compare_plot;
+  cmp->add_option("--plot", compare_plot, "plot each method's difference to minimal coordinates on this output "
+                                          "(PREFIX_<output>.csv and .png)");
 
   auto* expand = app.add_subcommand("expand", "write the scalar model: vector bonds and the multibody section expanded");
   expand->add_option("FILE", file, "model file (YAML)")->required();
@@ -378,7 +414,7 @@ int main(int argc, char** argv) {
     }
     if (cmp->parsed()) {
       ca.method_given = cmp->get_option("--method")->count() > 0;
-      return Compare(ca, compare_out);
+      return Compare(ca, compare_out, compare_plot);
     }
     if (expand->parsed()) return Expand(file, out);
     if (plot->parsed()) {

@@ -202,3 +202,42 @@ TEST(Cli, ExpandWritesAScalarModelThatSimulatesAlike) {
 
 }  // namespace
 }  // namespace paynter
+
+namespace paynter {
+namespace {
+
+// Mechanisms: check's redundancy report, every --constraints method, compare.
+TEST(CliMechanisms, CheckSimulateAndCompareTheHyperstaticSliderCrank) {
+  const fs::path dir = TempDir();
+  const std::string model = testing::SourcePath("examples/B2_slider_crank_hyperstatic.yaml");
+  auto r = RunCli("check " + model);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("18 coordinates (velocities of the bodies), 20 constraint equations, rank 17"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("joint P: 5 constraint(s), 3 redundant"), std::string::npos) << r.out;
+  for (const char* m : {"lagrange-multipliers", "minimal-coordinates", "zcp", "parasitic"}) {
+    SCOPED_TRACE(m);
+    const fs::path csv = dir / (std::string("b2_") + m + ".csv");
+    r = RunCli("simulate " + model + " --t-end 0.5 --stats --constraints " + m + " -o " + csv.string());
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_TRUE(fs::exists(csv));
+    EXPECT_NE(r.out.find(std::string("constraints: ") + m), std::string::npos) << r.out;
+  }
+  r = RunCli("simulate " + model + " --t-end 0.1 -o " + (dir / "auto.csv").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("constraints: lagrange-multipliers (choose with --constraints)"), std::string::npos) << r.out;
+  r = RunCli("simulate " + model + " --t-end 0.1 --constraints lagrange -o " + (dir / "x.csv").string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("unknown constraint method 'lagrange'"), std::string::npos) << r.out;
+  const std::string prefix = (dir / "cmp").string();
+  r = RunCli("compare " + model + " --t-end 0.5 -o " + prefix + " --plot v_piston");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* f : {"cmp.md", "cmp.csv", "cmp_v_piston.csv", "cmp_v_piston.png"})
+    EXPECT_TRUE(fs::exists(dir / f)) << f;
+  for (const char* m : {"| minimal-coordinates |", "| lagrange-multipliers |", "| parasitic |", "| zcp |"})
+    EXPECT_NE(r.out.find(m), std::string::npos) << m << "\n" << r.out;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace paynter
