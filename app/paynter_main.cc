@@ -18,10 +18,30 @@ struct Analysis {
   CausalGraph graph;
 };
 
+// Lagrange's equations of a mechanism with joints need its generalized
+// coordinates, which paynter does not form from joints yet: say so, instead
+// of the causal conflicts of the artificial sources on the bodies' junctions.
+void RequireLagrangeApplies(const Model& model, const CausalGraph& graph, const std::string& form) {
+  if (graph.conflicts.empty() || (form != "lagrange1" && form != "lagrange2")) return;
+  for (const auto& e : model.elements)
+    if (e.form == LawForm::kConstraint) {
+      Diagnostic d;
+      d.where.file = model.file;
+      d.message = fmt::format("--form {} is not available for a mechanism with joints (its generalized coordinates "
+                              "would be the joints' coordinates, which paynter does not form from the joints yet)",
+                              form);
+      d.expected = "--form state or hamilton on a mechanism";
+      d.got = fmt::format("--form {} ({} causal conflicts of the artificial sources)", form, graph.conflicts.size());
+      d.hint = "for the equations in independent coordinates, simulate with --constraints minimal-coordinates";
+      throw Error(std::move(d));
+    }
+}
+
 // Loads a model and assigns the causality that `form` asks for.
 Analysis Analyze(const std::string& path, const std::string& form = "state") {
   Analysis a{LoadModel(path), {}};
   a.graph = AssignCausality(a.model, OptionsFor(ParseFormulation(form), a.model));
+  RequireLagrangeApplies(a.model, a.graph, form);
   return a;
 }
 
@@ -125,6 +145,7 @@ Compiled CompileFor(const SimulateArgs& args, ConstraintMethod method) {
   Compiled c;
   c.model = LoadModelFor(args.file, method, po);
   CausalGraph graph = AssignCausality(c.model, OptionsFor(ParseFormulation(args.form), c.model));
+  RequireLagrangeApplies(c.model, graph, args.form);
   EquationSystem eqs = BuildEquations(c.model, graph);
   c.codegen.backend =
       args.backend == "tape" ? Backend::kTape : args.backend == "native" ? Backend::kNative : Backend::kAuto;

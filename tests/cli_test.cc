@@ -229,6 +229,10 @@ TEST(CliMechanisms, CheckSimulateAndCompareTheHyperstaticSliderCrank) {
   r = RunCli("simulate " + model + " --t-end 0.1 --constraints lagrange -o " + (dir / "x.csv").string());
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("unknown constraint method 'lagrange'"), std::string::npos) << r.out;
+  r = RunCli("simulate " + model + " --t-end 0.1 --form lagrange2 -o " + (dir / "l.csv").string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("--form lagrange2 is not available for a mechanism with joints"), std::string::npos) << r.out;
+  EXPECT_LT(r.out.size(), 800u) << r.out;  // no list of internal elements
   const std::string prefix = (dir / "cmp").string();
   r = RunCli("compare " + model + " --t-end 0.5 -o " + prefix + " --plot v_piston");
   ASSERT_EQ(r.code, 0) << r.out;
