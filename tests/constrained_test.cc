@@ -386,6 +386,69 @@ TEST(JointInitialValues, ErrorsAreLocated) {
   }
 }
 
+TEST(AllMethods, HandWrittenBondGraphWithAConstraintSource) {
+  // Two masses made one by a constraint source on the 0-junction of their
+  // relative velocity, pushed by F against a spring: (m1 + m2) x'' = F - k x,
+  // x = F/k (1 - cos t) with k = m1 + m2; the force between them is
+  // F - m1 x'' = F - (F/k) m1 cos t.
+  const std::string yaml = R"(
+name: two_masses_joined
+parameters: {m1: 1, m2: 2, k: 3, F: 1}
+elements:
+  - {name: push, kind: Se, effort: F}
+  - {name: v1, kind: '1'}
+  - {name: m1i, kind: I, inertance: m1}
+  - {name: v2, kind: '1'}
+  - {name: m2i, kind: I, inertance: m2}
+  - {name: spring, kind: C, stiffness: k}
+  - {name: rigid, kind: '0'}
+  - {name: lam, kind: Se, constraint: 0, position: x1 - x2}
+bonds:
+  - [push, v1]
+  - [v1, m1i]
+  - [v2, m2i]
+  - [v2, spring]
+  - [v1, rigid]
+  - [rigid, v2]
+  - [rigid, lam]
+displacements:
+  - {name: x1, of: v1}
+  - {name: x2, of: v2}
+outputs:
+  x1: x1
+  x2: x2
+  force: e_lam
+)";
+  for (ConstraintMethod m : {ConstraintMethod::kLagrangeMultipliers, ConstraintMethod::kMinimalCoordinates,
+                             ConstraintMethod::kZcp, ConstraintMethod::kParasitic}) {
+    ModelSpec spec = ReadModelSpec(yaml, "two_masses.yaml");
+    if (m == ConstraintMethod::kParasitic) ApplyParasitic(&spec, {});
+    Model model = BuildModel(spec);
+    CompiledModel cm(BuildEquations(model, AssignCausality(model)));
+    SolverOptions so;
+    so.t_end = 10;
+    so.rtol = 1e-10;
+    so.atol = 1e-12;
+    if (m == ConstraintMethod::kParasitic) so.method = Method::kBDF;
+    ConstrainedOptions co;
+    co.method = m;
+    co.source = &model;
+    const Solution sol = SimulateConstrained(cm, so, co);
+    const auto t = sol.Column("t"), x1 = sol.Column("x1"), x2 = sol.Column("x2"), f = sol.Column("force");
+    double dx = 0, df = 0;
+    for (size_t i = 0; i < t.size(); ++i) {
+      const double x = (1 - std::cos(t[i])) / 3;
+      dx = std::max({dx, std::fabs(x1[i] - x), std::fabs(x2[i] - x)});
+      if (t[i] > 1) df = std::max(df, std::fabs(std::fabs(f[i]) - std::fabs(1 - std::cos(t[i]) / 3)));
+    }
+    std::printf("two masses joined, %s: |d x| %.2e, |d force| (t > 1) %.2e\n", ConstraintMethodName(m).c_str(), dx,
+                df);
+    const bool rigid = m != ConstraintMethod::kParasitic;
+    EXPECT_LT(dx, rigid ? 1e-8 : 1e-5);
+    EXPECT_LT(df, rigid ? 1e-7 : 1e-2);
+  }
+}
+
 TEST(Methods, NamesAndErrors) {
   for (const char* n : {"auto", "zcp", "parasitic", "lagrange-multipliers", "minimal-coordinates"})
     EXPECT_EQ(ConstraintMethodName(ParseConstraintMethod(n)), n);
