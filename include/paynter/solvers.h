@@ -71,6 +71,10 @@ struct DaeProblem {
   // variables are out of the error test, but their weights still scale the
   // Newton iteration's convergence test.
   std::vector<double> atol;
+  // The iteration matrix dF/dy + c dF/dy' by central differences of the
+  // residual (2n evaluations) instead of IDA's one-sided ones (n): for
+  // index-2 systems whose Newton iteration needs the more accurate matrix.
+  bool central_differences = false;
 };
 
 // Integrates from a consistent (y0, yp0), reporting y at t0, every output time

@@ -217,6 +217,7 @@ Solution Zcp(const CompiledModel &model, const std::vector<double> &x0, const So
     dae.atol.assign(n, solver.atol);
     for (int i = nx; i < n; ++i) dae.atol[i] = std::max(solver.atol, 1e-6);
     dae.names = model.state_names();
+    dae.central_differences = true;
     for (int k : rows) dae.names.push_back("effort of " + model.constraint_rows()[k].source);
     for (int k : rows_pos) dae.names.push_back("position multiplier of " + model.constraint_rows()[k].source);
     dae.residual = [&](double t, const double *y, const double *yp, double *r) {
