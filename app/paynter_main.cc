@@ -138,12 +138,12 @@ struct Compiled {
 };
 
 // Loads, assigns causality, builds and compiles a model for a constraint method.
-Compiled CompileFor(const SimulateArgs& args, ConstraintMethod method) {
+Compiled CompileFor(const SimulateArgs& args, ConstraintMethod method, bool energy = false) {
   ParasiticOptions po;
   po.stiffness = args.parasitic_stiffness;
   po.damping = args.parasitic_damping;
   Compiled c;
-  c.model = LoadModelFor(args.file, method, po);
+  c.model = LoadModelFor(args.file, method, po, energy);
   CausalGraph graph = AssignCausality(c.model, OptionsFor(ParseFormulation(args.form), c.model));
   RequireLagrangeApplies(c.model, graph, args.form);
   EquationSystem eqs = BuildEquations(c.model, graph);
@@ -235,7 +235,7 @@ int Compare(SimulateArgs args, const std::string& prefix, const std::string& plo
     Run r;
     r.method = ConstraintMethodName(m);
     try {
-      Compiled compiled = CompileFor(args, m);
+      Compiled compiled = CompileFor(args, m, true);
       CompiledModel& cm = *compiled.cm;
       SetParameters(cm, args);
       SolverOptions so = SolverFor(args, m);
@@ -261,14 +261,32 @@ int Compare(SimulateArgs args, const std::string& prefix, const std::string& plo
     d.hint = "simulate the model with --constraints lagrange-multipliers to see why";
     throw Error(std::move(d));
   }
-  const auto& cols = ref.sol.columns;
+  const auto& all_cols = ref.sol.columns;
+  // The model's outputs (the energy accounting's columns go into one figure).
+  std::vector<std::string> cols;
+  for (const auto& c : all_cols)
+    if (c.rfind("energy_", 0) != 0) cols.push_back(c);
+  const bool energy = cols.size() < all_cols.size();
+  // The energy balance: max |stored - stored(0) - delivered + dissipated|
+  // relative to the largest of the three.
+  auto balance = [](const Solution& s) {
+    const auto st = s.Column("energy_stored"), in = s.Column("energy_delivered"), out = s.Column("energy_dissipated");
+    double err = 0, scale = 0;
+    for (size_t i = 0; i < st.size(); ++i) {
+      err = std::max(err, std::fabs(st[i] - st[0] - in[i] + out[i]));
+      scale = std::max({scale, std::fabs(st[i]), std::fabs(in[i]), std::fabs(out[i])});
+    }
+    return scale > 0 ? err / scale : err;
+  };
   std::string md = "| method | time (s) | steps | rhs evaluations | position drift | velocity drift |";
   std::string csv = "method,time_s,steps,rhs_evals,position_drift,velocity_drift";
+  if (energy) md += " energy balance |", csv += ",energy_balance";
   for (size_t c = 1; c < cols.size(); ++c) {
     md += fmt::format(" max diff {} |", cols[c]);
     csv += ",diff_" + cols[c];
   }
   md += "\n|---|---:|---:|---:|---:|---:|";
+  if (energy) md += "---:|";
   for (size_t c = 1; c < cols.size(); ++c) md += "---:|";
   md += "\n";
   csv += "\n";
@@ -287,6 +305,11 @@ int Compare(SimulateArgs args, const std::string& prefix, const std::string& plo
     csv += fmt::format("{},{:.6g},{},{},{:.3e},{:.3e}", r.method, r.sol.stats.integrate_seconds, r.sol.stats.steps,
                        r.sol.stats.rhs_evals, r.report.max_position_drift,
                        parasitic ? 0.0 : r.report.max_velocity_drift);
+    if (energy) {
+      const double b = balance(r.sol);
+      md += fmt::format(" {:.2e} |", b);
+      csv += fmt::format(",{:.3e}", b);
+    }
     for (size_t c = 1; c < cols.size(); ++c) {
       double diff = 0;
       size_t rc = 0;

@@ -449,6 +449,35 @@ outputs:
   }
 }
 
+TEST(EnergyBalance, ClosedChainByEveryRigidMethod) {
+  // Stored energy - its start = work of the sources (torque, gravity,
+  // constraint forces) - energy dissipated, on the hyperstatic slider crank.
+  for (ConstraintMethod m : {ConstraintMethod::kLagrangeMultipliers, ConstraintMethod::kMinimalCoordinates,
+                             ConstraintMethod::kZcp}) {
+    Model model = LoadModelFor(testing::SourcePath(kHyper), m, {}, true);
+    CompiledModel cm(BuildEquations(model, AssignCausality(model)));
+    SolverOptions so;
+    so.t_end = 10;
+    so.rtol = 1e-10;
+    so.atol = 1e-12;
+    ConstrainedOptions co;
+    co.method = m;
+    co.source = &model;
+    const Solution sol = SimulateConstrained(cm, so, co);
+    const auto st = sol.Column("energy_stored"), in = sol.Column("energy_delivered"),
+               out = sol.Column("energy_dissipated");
+    double err = 0, scale = 0;
+    for (size_t i = 0; i < st.size(); ++i) {
+      err = std::max(err, std::fabs(st[i] - st[0] - in[i] + out[i]));
+      scale = std::max(scale, std::fabs(out[i]));
+    }
+    std::printf("B2 hyperstatic energy balance, %s: %.2e J of %.1f J dissipated\n", ConstraintMethodName(m).c_str(),
+                err, scale);
+    EXPECT_GT(scale, 100);  // the torque's work, mostly dissipated (reference: 435 J at 10 s)
+    EXPECT_LT(err / scale, 1e-8);
+  }
+}
+
 TEST(Methods, NamesAndErrors) {
   for (const char* n : {"auto", "zcp", "parasitic", "lagrange-multipliers", "minimal-coordinates"})
     EXPECT_EQ(ConstraintMethodName(ParseConstraintMethod(n)), n);

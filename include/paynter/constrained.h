@@ -60,8 +60,17 @@ inline constexpr double kDefaultParasiticDamping = 200;
 int ApplyParasitic(ModelSpec* spec, const ParasiticOptions& options);
 
 // Reads a model file for a method: the multibody section and vector bonds
-// expanded, then (parasitic) the constraint sources rewritten, then built.
-Model LoadModelFor(const std::string& path, ConstraintMethod method, const ParasiticOptions& parasitic = {});
+// expanded, then (parasitic) the constraint sources rewritten, then built;
+// with energy_accounting, AddEnergyAccounting is applied (when it can be).
+Model LoadModelFor(const std::string& path, ConstraintMethod method, const ParasiticOptions& parasitic = {},
+                   bool energy_accounting = false);
+
+// The energy balance as outputs: `energy_stored` (the storage elements'
+// energy), `energy_delivered` and `energy_dissipated` (integrals of the
+// sources' and resistors' power, as displacements of the same names). For an
+// expanded scalar spec whose storage laws are linear moduli; returns false
+// (and changes nothing) otherwise.
+bool AddEnergyAccounting(ModelSpec* spec);
 
 // ---- analysis ----------------------------------------------------------------
 struct ConstraintAnalysis {

@@ -68,7 +68,8 @@ int ApplyParasitic(ModelSpec* spec, const ParasiticOptions& options) {
   return replaced;
 }
 
-Model LoadModelFor(const std::string& path, ConstraintMethod method, const ParasiticOptions& parasitic) {
+Model LoadModelFor(const std::string& path, ConstraintMethod method, const ParasiticOptions& parasitic,
+                   bool energy_accounting) {
   ModelSpec spec = ReadModelSpecFile(path);
   if (spec.multibody.present) ExpandMultibody(&spec);
   ExpandVectorBonds(&spec);
@@ -83,6 +84,7 @@ Model LoadModelFor(const std::string& path, ConstraintMethod method, const Paras
       throw Error(std::move(d));
     }
   }
+  if (energy_accounting) AddEnergyAccounting(&spec);
   return BuildModel(spec);
 }
 
