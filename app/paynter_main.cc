@@ -197,7 +197,7 @@ int Simulate(const SimulateArgs& args) {
   co.method = method;
   co.source = &compiled.model;
   co.codegen = compiled.codegen;
-  co.assemble = args.assemble;
+  co.assemble = args.assemble || compiled.model.assemble;
   co.stabilize = !args.no_stabilize;
   ConstrainedReport report;
   Solution sol = SimulateConstrained(cm, so, co, &report);
@@ -244,7 +244,7 @@ int Compare(SimulateArgs args, const std::string& prefix, const std::string& plo
       co.method = m;
       co.source = &compiled.model;
       co.codegen = compiled.codegen;
-      co.assemble = args.assemble;
+      co.assemble = args.assemble || compiled.model.assemble;
       r.sol = SimulateConstrained(cm, so, co, &r.report);
       r.report.method = m;
     } catch (const Error& e) {

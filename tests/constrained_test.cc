@@ -362,6 +362,10 @@ TEST(JointInitialValues, SliderCrankAssembledFromTheCrankAngle) {
     EXPECT_NEAR(x0.gammadot, 3.0, 1e-9);
     EXPECT_LT(err, 1e-7);
   }
+  // The same from the model file: `assemble: true` under multibody.
+  std::string with_setting = yaml;
+  with_setting.replace(with_setting.find("multibody:\n"), 11, "multibody:\n  assemble: true\n");
+  EXPECT_NO_THROW(RunText(with_setting, ConstraintMethod::kLagrangeMultipliers, 0.1, false, &rep));
 }
 
 TEST(JointInitialValues, ErrorsAreLocated) {

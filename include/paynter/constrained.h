@@ -134,6 +134,7 @@ class ConstraintProjector {
   const CompiledModel& m_;
   std::unique_ptr<Cache> cache_;
   std::vector<int> pos_, mom_, rows_with_position_;
+  std::vector<int> quaternions_;  // first state of each body's quaternion <B>_q0..<B>_q3 (multibody library)
   std::vector<double> g_, c_, work_;
 };
 

@@ -146,6 +146,7 @@ struct Model {
   std::vector<int> generalized;
   std::vector<int> independent;
   std::vector<std::string> assembly_held;  // state names (see ModelSpec)
+  bool assemble = false;                   // ModelSpec::assemble
 
   // Every symbol an expression may use, by name (see the header comment).
   std::map<std::string, GiNaC::symbol> symbols;
@@ -229,6 +230,7 @@ struct ModelSpec {
   // States an assembly of the start must not move (the multibody library:
   // the bodies placed by joints with initial coordinates).
   std::vector<std::string> assembly_held;
+  bool assemble = false;  // `assemble: true` under multibody: the start may be far from the joints
 };
 
 // Parses the expressions of a spec, registers every symbol and validates.

@@ -133,7 +133,8 @@ Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& so
   projector.Project(solver.t0, x0.data(), &assembly);
   projector.assembly = false;
   rep.assembly = assembly;
-  if (!options.assemble && (assembly.position_correction > options.assembly_tolerance ||
+  const bool assemble = options.assemble || (options.source && options.source->assemble);
+  if (!assemble && (assembly.position_correction > options.assembly_tolerance ||
                             assembly.velocity_correction > options.assembly_tolerance)) {
     Diagnostic d;
     d.element = assembly.worst_joint;

@@ -50,6 +50,18 @@ ConstraintProjector::ConstraintProjector(const CompiledModel& model) : m_(model)
     if (model.constraint_rows()[k].position_slot >= 0) rows_with_position_.push_back(k);
   for (int i = 0; i < n; ++i)
     if (model.state_inertia()[i] > 0) mom_.push_back(i);
+  // The bodies' orientation quaternions (<B>_q0 .. <B>_q3, consecutive
+  // states): the orientation does not depend on their norm, which a
+  // minimum-norm position step changes; they are normalized after it.
+  for (int i = 0; i + 3 < n; ++i) {
+    const std::string& s = model.state_names()[i];
+    if (s.size() > 3 && s.compare(s.size() - 3, 3, "_q0") == 0) {
+      const std::string base = s.substr(0, s.size() - 1);
+      bool group = true;
+      for (int k = 1; k < 4; ++k) group = group && model.state_names()[i + k] == base + std::to_string(k);
+      if (group) quaternions_.push_back(i);
+    }
+  }
   cache_->w.resize(mom_.size());
   for (size_t j = 0; j < mom_.size(); ++j) cache_->w[j] = model.state_inertia()[mom_[j]];
   // The position states are the displacements the position constraints
@@ -173,6 +185,12 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
     err = next;
   }
   if (report) report->iterations = it;
+  if (it > 0)
+    for (int q : quaternions_) {
+      const double norm = std::sqrt(x[q] * x[q] + x[q + 1] * x[q + 1] + x[q + 2] * x[q + 2] + x[q + 3] * x[q + 3]);
+      if (norm > 0)
+        for (int k = 0; k < 4; ++k) x[q + k] /= norm;
+    }
   if (assembly && it > 0) {
     m_.MakeCoordinatesConsistent(t, x);
     Evaluate(t, x);

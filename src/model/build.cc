@@ -350,6 +350,7 @@ class Builder {
       }
     }
     m_.assembly_held = spec_.assembly_held;
+    m_.assemble = spec_.assemble;
   }
 
   GiNaC::ex ParseConstant(const std::string& text, const SourceLocation& where, const std::string& element,

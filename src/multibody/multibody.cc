@@ -92,9 +92,17 @@ class Expander {
   void Run() {
     const auto& st = mb_.settings;
     for (const auto& [k, f] : st)
-      if (k != "gravity" && k != "orientation" && k != "parasitic_stiffness" && k != "parasitic_damping")
+      if (k != "gravity" && k != "orientation" && k != "parasitic_stiffness" && k != "parasitic_damping" &&
+          k != "assemble")
         ThrowAt(f.where, "", fmt::format("unknown multibody setting '{}'", k),
-                "gravity, orientation, parasitic_stiffness, parasitic_damping, bodies, joints, loads", k);
+                "gravity, orientation, assemble, parasitic_stiffness, parasitic_damping, bodies, joints, loads", k);
+    if (st.count("assemble")) {
+      const auto& f = st.at("assemble");
+      if (f.is_list || (f.values[0] != "true" && f.values[0] != "false"))
+        ThrowAt(f.where, "", "'assemble' is true or false", "assemble: true", f.is_list ? "a list" : f.values[0],
+                "true lets paynter move an inconsistent start onto the joints however far off it is");
+      s_.assemble = f.values[0] == "true";
+    }
     for (const char* k : {"parasitic_stiffness", "parasitic_damping"})
       if (st.count(k)) {
         if (st.at(k).is_list) ThrowAt(st.at(k).where, "", fmt::format("'{}' is a single value", k), "a number", "a list");
