@@ -55,6 +55,16 @@ CompiledModel CompileText(const std::string& text, const std::string& label) {
   return CompiledModel(BuildEquations(m, AssignCausality(m)));
 }
 
+// A model text compiled for a method: parasitic rewrites the joints, which
+// LoadModelFor does from a file.
+CompiledModel CompileFor(const std::string& text, const std::string& label, ConstraintMethod method) {
+  if (method != ConstraintMethod::kParasitic) return CompileText(text, label);
+  const std::string path = ::testing::TempDir() + label;
+  std::ofstream(path) << text;
+  Model m = LoadModelFor(path, method);
+  return CompiledModel(BuildEquations(m, AssignCausality(m)));
+}
+
 struct MethodRun {
   Solution solution;
   ConstrainedReport report;
@@ -65,6 +75,7 @@ struct MethodRun {
 MethodRun RunMethod(const CompiledModel& cm, ConstraintMethod method, double t_end, double rtol, double atol,
               double dt_out = 0) {
   SolverOptions so;
+  so.method = method == ConstraintMethod::kParasitic ? Method::kBDF : Method::kDopri5;
   so.t_end = t_end;
   so.rtol = rtol;
   so.atol = atol;
@@ -83,7 +94,11 @@ MethodRun RunMethod(const CompiledModel& cm, ConstraintMethod method, double t_e
 }
 
 const ConstraintMethod kRigid[] = {ConstraintMethod::kLagrangeMultipliers, ConstraintMethod::kMinimalCoordinates};
-const char* Name(ConstraintMethod m) { return m == ConstraintMethod::kMinimalCoordinates ? "minimal" : "lagrange"; }
+const ConstraintMethod kAll[] = {ConstraintMethod::kLagrangeMultipliers, ConstraintMethod::kMinimalCoordinates,
+                                 ConstraintMethod::kParasitic};
+const char* Name(ConstraintMethod m) {
+  return m == ConstraintMethod::kMinimalCoordinates ? "minimal" : m == ConstraintMethod::kParasitic ? "parasitic" : "lagrange";
+}
 
 // An error message for the log: its start and its end (the hint).
 std::string Brief(const std::string& msg) {
@@ -232,18 +247,24 @@ const std::map<std::string, std::string> kParallelogram = {
     {"a", "0.2"}, {"b", "0.5"}, {"c", "0.2"}, {"d", "0.5"}, {"w0", "12"}};
 
 TEST(Parallelogram, StaysOnItsBranchThroughTheSingularConfiguration) {
-  CompiledModel cm = CompileText(WithParameters(ReadText(kFourBar), kParallelogram), "parallelogram.yaml");
+  // Every method either keeps the parallelogram (rigid methods to 1e-6 rad;
+  // parasitic to 1e-3 rad, its joints stretch) or stops with an error; at
+  // least one keeps it through every crossing.
+  const std::string text = WithParameters(ReadText(kFourBar), kParallelogram);
   {
+    CompiledModel cm = CompileText(text, "parallelogram.yaml");
     const ConstraintAnalysis a = AnalyzeConstraints(cm, 0, cm.initial_state());
     EXPECT_EQ(a.rank, 17);
     EXPECT_EQ(a.mobility, 1);
   }
   const testing::FourBar f{0.2, 0.5, 0.2, 0.5};
   int on_branch = 0;
-  for (ConstraintMethod m : kRigid) {
-    const MethodRun r = RunMethod(cm, m, 5, 1e-10, 1e-12, 1e-3);
+  for (ConstraintMethod m : kAll) {
+    const bool rigid = m != ConstraintMethod::kParasitic;
+    CompiledModel cm = CompileFor(text, "parallelogram.yaml", m);
+    const MethodRun r = RunMethod(cm, m, 5, rigid ? 1e-10 : 1e-8, rigid ? 1e-12 : 1e-10, 1e-3);
     if (!r.error.empty()) {
-      std::printf("parallelogram, %s: stopped: %s\n", Name(m), Brief(r.error).c_str());
+      std::printf("parallelogram, %s: stopped after %.2f s: %s\n", Name(m), r.seconds, Brief(r.error).c_str());
       continue;
     }
     const auto t = r.solution.Column("t"), th2 = r.solution.Column("crank_angle"),
@@ -253,7 +274,7 @@ TEST(Parallelogram, StaysOnItsBranchThroughTheSingularConfiguration) {
     double first_off = -1;
     for (size_t i = 0; i < t.size(); ++i) {
       const double e = std::max(std::fabs(Wrap(th3[i])), std::fabs(Wrap(th4[i] - th2[i])));
-      if (e > 1e-6 && first_off < 0) first_off = t[i];
+      if (e > 1e-2 && first_off < 0) first_off = t[i];
       err = std::max(err, e);
       if (i > 0 && std::floor(th2[i] / kPi) != std::floor(th2[i - 1] / kPi)) ++crossings;
       // Away from the singular configurations, the closed form on the branch
@@ -267,11 +288,12 @@ TEST(Parallelogram, StaysOnItsBranchThroughTheSingularConfiguration) {
       }
     }
     std::printf("parallelogram, %s: crank %.3f -> %.3f rad, %d singular crossings, |coupler|, |rocker - crank| <= "
-                "%.2e rad (first beyond 1e-6 at t = %.3f s), closed form %.2e, partitions %d, %.2f s\n",
-                Name(m), th2.front(), th2.back(), crossings, err, first_off, closed_form, r.report.partitions,
-                r.seconds);
+                "%.2e rad (first beyond 1e-2 at t = %.3f s), closed form %.2e, %.2f s\n",
+                Name(m), th2.front(), th2.back(), crossings, err, first_off, closed_form, r.seconds);
     EXPECT_GE(crossings, 4);
-    if (err < 1e-6) ++on_branch;
+    EXPECT_LT(err, rigid ? 1e-6 : 1e-3) << Name(m) << " left the parallelogram without an error";
+    EXPECT_LT(closed_form, rigid ? 1e-6 : 1e-3);
+    if (err < (rigid ? 1e-6 : 1e-3)) ++on_branch;
   }
   EXPECT_GE(on_branch, 1) << "no method kept the parallelogram through its singular configuration";
 }
@@ -314,36 +336,53 @@ std::string NFourBarText(int n) {
 }
 
 TEST(NFourBar, CountsAndTheMotionOfOnePendulum) {
-  const int n = 4;
-  CompiledModel cm = CompileText(NFourBarText(n), "nfourbar_4.yaml");
-  const ConstraintAnalysis a = AnalyzeConstraints(cm, 0, cm.initial_state());
-  EXPECT_EQ(a.coordinates, 6 * (2 * n + 1));
-  EXPECT_EQ(a.constraints, 5 * (3 * n + 1));
-  EXPECT_EQ(a.rank, 6 * (2 * n + 1) - 1);
-  EXPECT_EQ(a.mobility, 1);
-  EXPECT_EQ(a.constraints - a.rank, 3 * n);
+  // N = 2 over 4 s: five passes through the singular configuration. Each
+  // method either follows the pendulum (rigid methods: the first crank's angle
+  // to 1e-6 rad of the reference, all vertical links parallel and the
+  // horizontal ones horizontal to 1e-6 rad) or stops with an error; the
+  // parasitic method keeps the shape to 1e-2 rad (its dampers dissipate: its
+  // angle lags); at least one method follows the true motion.
+  const int n = 2;
+  const std::string text = NFourBarText(n);
+  {
+    CompiledModel cm = CompileText(text, "nfourbar_2.yaml");
+    const ConstraintAnalysis a = AnalyzeConstraints(cm, 0, cm.initial_state());
+    EXPECT_EQ(a.coordinates, 6 * (2 * n + 1));
+    EXPECT_EQ(a.constraints, 5 * (3 * n + 1));
+    EXPECT_EQ(a.rank, 6 * (2 * n + 1) - 1);
+    EXPECT_EQ(a.mobility, 1);
+    EXPECT_EQ(a.constraints - a.rank, 3 * n);
+  }
   int on_motion = 0;
-  for (ConstraintMethod m : kRigid) {
-    const MethodRun r = RunMethod(cm, m, 10, 1e-10, 1e-12, 0.01);
+  for (ConstraintMethod m : kAll) {
+    const bool rigid = m != ConstraintMethod::kParasitic;
+    CompiledModel cm = CompileFor(text, "nfourbar_2.yaml", m);
+    const MethodRun r = RunMethod(cm, m, 4, rigid ? 1e-10 : 1e-8, rigid ? 1e-12 : 1e-10, 0.01);
     if (!r.error.empty()) {
-      std::printf("N four-bar (N = %d), %s: stopped: %s\n", n, Name(m), Brief(r.error).c_str());
+      std::printf("N four-bar (N = %d), %s: stopped after %.2f s: %s\n", n, Name(m), r.seconds, Brief(r.error).c_str());
       continue;
     }
     const auto t = r.solution.Column("t"), phi = r.solution.Column("phi"), phil = r.solution.Column("phi_last"),
                hf = r.solution.Column("h_first"), hl = r.solution.Column("h_last"), E = r.solution.Column("energy");
     const auto ref = NFourBarReference(n, t);
     double dphi = 0, dshape = 0, dE = 0, t_off = -1;
+    int crossings = 0;
     for (size_t i = 0; i < t.size(); ++i) {
       dphi = std::max(dphi, std::fabs(phi[i] - ref[i].first));
       const double shape = std::max({std::fabs(Wrap(phil[i] - phi[i])), std::fabs(Wrap(hf[i])), std::fabs(Wrap(hl[i]))});
       if (shape > 1e-6 && t_off < 0) t_off = t[i];
       dshape = std::max(dshape, shape);
       dE = std::max(dE, std::fabs(E[i] - E[0]));
+      if (i > 0 && std::floor(phi[i] / kPi) != std::floor(phi[i - 1] / kPi)) ++crossings;
     }
-    std::printf("N four-bar (N = %d), %s, 10 s: |phi - reference| %.2e rad, shape %.2e rad (first beyond 1e-6 at t = "
-                "%.3f s), |dE| %.2e J, partitions %d, %.2f s\n",
-                n, Name(m), dphi, dshape, t_off, dE, r.report.partitions, r.seconds);
-    if (dphi < 1e-6 && dshape < 1e-6) ++on_motion;
+    std::printf("N four-bar (N = %d), %s, 4 s: %d singular crossings, |phi - reference| %.2e rad, shape %.2e rad "
+                "(first beyond 1e-6 at t = %.3f s), |dE| %.2e J, %.2f s\n",
+                n, Name(m), crossings, dphi, dshape, t_off, dE, r.seconds);
+    EXPECT_LT(dshape, rigid ? 1e-6 : 1e-2) << Name(m) << " left the parallelogram shape without an error";
+    if (rigid) {
+      EXPECT_LT(dphi, 1e-6) << Name(m);
+    }
+    if (rigid && dphi < 1e-6 && dshape < 1e-6) ++on_motion;
   }
   EXPECT_GE(on_motion, 1) << "no method followed the N four-bar through its singular configurations";
 }
@@ -465,26 +504,32 @@ TEST(Bricard, CheckFindsMobilityOneWhereGrueblerCountsZero) {
 }
 
 TEST(Bricard, SimulatedMotionKeepsTheLoopClosedAndItsEnergy) {
+  // From rest under gravity, 2.5 s (about one swing and back). The joint angles (the start's plus the
+  // integrated J<i>_angle) must satisfy the Denavit-Hartenberg closure and
+  // the line symmetry; the bodies' energy is conserved.
   CompiledModel cm = CompileText(ReadText(kBricard), kBricard);
   const Dh g;
   for (ConstraintMethod m : kRigid) {
-    const MethodRun r = RunMethod(cm, m, 5, 1e-10, 1e-12, 0.01);
+    const MethodRun r = RunMethod(cm, m, 2.5, 1e-10, 1e-12, 0.01);
     if (!r.error.empty()) {
-      ADD_FAILURE() << "Bricard, " << Name(m) << ": " << Brief(r.error);
+      ADD_FAILURE() << "Bricard, " << Name(m) << ", stopped after " << r.seconds << " s: " << Brief(r.error);
       continue;
     }
     const Solution& s = r.solution;
     std::vector<std::vector<double>> th(6);
     for (int j = 0; j < 6; ++j) th[j] = s.Column("theta" + std::to_string(j + 1));
-    double closure = 0, symmetry = 0, range = 0, dE = 0;
-    std::vector<double> E(s.rows.size(), 0.0);
+    double closure = 0, symmetry = 0, range = 0, dE = 0, Tmax = 0;
+    std::vector<double> E(s.rows.size(), 0.0), T(s.rows.size(), 0.0);
     for (int b = 1; b <= 5; ++b) {
       const std::string n = "L" + std::to_string(b);
       const auto vx = s.Column(n + "_vx"), vy = s.Column(n + "_vy"), vz = s.Column(n + "_vz"),
                  wx = s.Column(n + "_wx"), wy = s.Column(n + "_wy"), wz = s.Column(n + "_wz"), z = s.Column(n + "_z");
-      for (size_t i = 0; i < E.size(); ++i)
-        E[i] += 0.5 * (vx[i] * vx[i] + vy[i] * vy[i] + vz[i] * vz[i]) +
-                0.5 * 0.05 * (wx[i] * wx[i] + wy[i] * wy[i] + wz[i] * wz[i]) + 9.81 * z[i];
+      for (size_t i = 0; i < E.size(); ++i) {
+        const double k = 0.5 * (vx[i] * vx[i] + vy[i] * vy[i] + vz[i] * vz[i]) +
+                         0.5 * 0.05 * (wx[i] * wx[i] + wy[i] * wy[i] + wz[i] * wz[i]);
+        T[i] += k;
+        E[i] += k + 9.81 * z[i];
+      }
     }
     for (size_t i = 0; i < E.size(); ++i) {
       std::array<double, 6> q;
@@ -493,14 +538,17 @@ TEST(Bricard, SimulatedMotionKeepsTheLoopClosedAndItsEnergy) {
       for (int j = 0; j < 3; ++j) symmetry = std::max(symmetry, std::fabs(Wrap(q[j + 3] - q[j])));
       range = std::max(range, std::fabs(q[0] - kBricardStart[0]));
       dE = std::max(dE, std::fabs(E[i] - E[0]));
+      Tmax = std::max(Tmax, T[i]);
     }
-    std::printf("Bricard, %s, 5 s: theta1 moves up to %.3f rad; DH closure of the joint angles %.2e, "
-                "|theta(i+3) - theta(i)| %.2e, |dE| %.2e J, drift %.2e, %.2f s\n",
-                Name(m), range, closure, symmetry, dE, r.report.max_position_drift, r.seconds);
+    std::printf("Bricard, %s, 2.5 s: theta1 moves up to %.3f rad; DH closure of the joint angles %.2e, "
+                "|theta(i+3) - theta(i)| %.2e, |dE| %.2e J (largest kinetic energy %.3f J), drift %.2e, %.2f s\n",
+                Name(m), range, closure, symmetry, dE, Tmax, r.report.max_position_drift, r.seconds);
     EXPECT_GT(range, 0.1);  // it does move
-    EXPECT_LT(closure, 1e-8);
+    EXPECT_LT(r.report.max_position_drift, 1e-10);
+    // The joint angles are integrated rates, not projected with the bodies: 1e-6.
+    EXPECT_LT(closure, 1e-6);
     EXPECT_LT(symmetry, 1e-8);
-    EXPECT_LT(dE, 1e-7);
+    EXPECT_LT(dE, 1e-8 * Tmax);
   }
 }
 
