@@ -254,13 +254,17 @@ int Compare(SimulateArgs args, const std::string& prefix, const std::string& plo
     }
     runs.push_back(std::move(r));
   }
-  const Run& ref = runs[0];
-  if (!ref.failure.empty()) {
+  // The reference: minimal coordinates, else the first method that ran.
+  size_t ref_index = 0;
+  while (ref_index < runs.size() && !runs[ref_index].failure.empty()) ++ref_index;
+  if (ref_index == runs.size()) {
     Diagnostic d;
-    d.message = "compare: the reference method (minimal-coordinates) failed: " + ref.failure;
-    d.hint = "simulate the model with --constraints lagrange-multipliers to see why";
+    d.message = "compare: no method could simulate the model; minimal-coordinates: " + runs[0].failure;
+    d.hint = "simulate the model with --constraints lagrange-multipliers --stats to see why";
     throw Error(std::move(d));
   }
+  const Run& ref = runs[ref_index];
+  if (ref_index > 0) std::cout << fmt::format("differences are to {} (minimal-coordinates did not run)\n\n", ref.method);
   const auto& all_cols = ref.sol.columns;
   // The model's outputs (the energy accounting's columns go into one figure).
   std::vector<std::string> cols;

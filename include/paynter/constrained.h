@@ -122,7 +122,9 @@ class ConstraintProjector {
   // Assembly: the model's held states (bodies placed by joint initial
   // values) are not moved, and joint coordinates are set from the poses.
   bool assembly = false;
-  double position_tolerance = 1e-12;  // |g| below which positions are left alone (scaled by 1 + size)
+  // |g| and |c| below which nothing is moved; raised to 1e-14 (1 + the largest
+  // position or momentum) where rounding allows no better.
+  double position_tolerance = 1e-12;
   double velocity_tolerance = 1e-12;
   int max_iterations = 20;
   const std::vector<int>& position_states() const { return pos_; }

@@ -191,12 +191,18 @@ NewtonSolver::NewtonSolver(const Plan& plan, int block, const CodegenOptions& op
     if (plan.slot_names[b_->unknowns[j]].rfind("lambda_", 0) == 0) multiplier_[j] = has_multipliers_ = true;
 }
 
-bool NewtonSolver::FactorRedundant() {
+bool NewtonSolver::FactorRedundant(double threshold) {
   if (!has_multipliers_ || !std::isfinite(InfNorm(J_.data(), n_ * n_))) return false;
   // The kernel of J: redundant constraints leave only multipliers undetermined.
   Eigen::FullPivLU<Eigen::MatrixXd> full(J_);
-  full.setThreshold(1e-10);
-  if (full.rank() == n_) return false;
+  full.setThreshold(threshold);
+  if (full.rank() == n_) {
+    // Full rank by this (relative) threshold, though partial pivoting found a
+    // small pivot: the full-pivoting factorization solves it.
+    du_ = full.solve(r_);
+    rank_deficient_ = false;
+    return std::isfinite(InfNorm(du_.data(), n_));
+  }
   const Eigen::MatrixXd kernel = full.kernel();
   for (int c = 0; c < kernel.cols(); ++c) {
     const double mag = kernel.col(c).cwiseAbs().maxCoeff();
@@ -204,7 +210,7 @@ bool NewtonSolver::FactorRedundant() {
       if (!multiplier_[j] && std::fabs(kernel(j, c)) > 1e-8 * mag) return false;
   }
   Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(J_);
-  cod.setThreshold(1e-10);
+  cod.setThreshold(threshold);
   du_ = cod.solve(r_);
   rank_deficient_ = true;
   return std::isfinite(InfNorm(du_.data(), n_));
@@ -312,11 +318,37 @@ void NewtonSolver::Solve(double* s, BlockFns& fns) {
     StoreU(s);
     if (!std::isfinite(InfNorm(u_.data(), n_)) && checks_) checks_->CheckThrough(s, b_->written_before + n_);
     fns.Residual(s, r_.data());
-    const double r1 = InfNorm(r_.data(), n_);
+    double r1 = InfNorm(r_.data(), n_);
     if (!std::isfinite(r1)) ThrowNonFiniteResidual(s, false);
     const double scale = 1 + jnorm_ * (u0 + InfNorm(u_.data(), n_)) + rnorm;
     // Redundant constraints whose accelerations disagree slightly (the
     // velocities have drifted off the constraints) leave a least-squares residual.
+    if (r1 > (rank_deficient_ ? 1e-6 : 1e-8) * scale && has_multipliers_) {
+      // A mechanism near a singular configuration (links aligned): its
+      // constraints are nearly dependent and the forces ill-determined (they
+      // grow as the drift over the square of the smallest singular value).
+      u_.setZero();
+      StoreU(s);
+      fns.Residual(s, r_.data());
+      rnorm = InfNorm(r_.data(), n_);
+      // Damped least squares: (J^T J + eps^2 I) du = J^T r, eps = 1e-10 |J|.
+      // The forces stay bounded; the accelerations miss the constraints in
+      // the nearly dependent directions by O(eps), which the projection after
+      // the step takes back.
+      const double eps = 1e-10 * jnorm_;
+      Eigen::MatrixXd A = J_.transpose() * J_;
+      A.diagonal().array() += eps * eps;
+      du_ = A.ldlt().solve(J_.transpose() * r_);
+      u_ -= du_;
+      StoreU(s);
+      fns.Residual(s, r_.data());
+      r1 = InfNorm(r_.data(), n_);
+      if (std::isfinite(r1) && std::isfinite(InfNorm(u_.data(), n_))) {
+        ++damped_solves_;
+        return;
+      }
+      ThrowSingularConfiguration(s);
+    }
     if (r1 > (rank_deficient_ ? 1e-6 : 1e-8) * scale) ThrowNotConverged(s, 1, InfNorm(du_.data(), n_), "linear");
     return;
   }
@@ -405,6 +437,20 @@ void NewtonSolver::ThrowSingular(const double* s) {
   d.hint = "a singular algebraic loop usually means the model leaves some variables undetermined "
            "(e.g. a zero parameter, or storage elements forced into dependent causality); check "
            "the parameters and the elements around the loop";
+  throw Error(std::move(d));
+}
+
+void NewtonSolver::ThrowSingularConfiguration(const double* s) {
+  if (checks_) checks_->CheckBlockInputs(s, block_);
+  Diagnostic d;
+  d.message = fmt::format("{}: the constraint forces cannot be solved here: the joints' constraints have become "
+                          "dependent, beyond the redundancy the mechanism has elsewhere (a singular configuration, "
+                          "such as links aligned)",
+                          b_->label);
+  d.expected = "a configuration where the joints' constraints keep their rank";
+  d.got = fmt::format("an ill-conditioned {}x{} block of constraint forces", n_, n_);
+  d.hint = "a rigid model cannot pass this configuration by these equations; --constraints parasitic (compliant "
+           "joints) can, or change the joints so that the mechanism does not lock there";
   throw Error(std::move(d));
 }
 

@@ -63,7 +63,8 @@ class NewtonSolver {
   // Redundant constraints: when J_ is singular only in the directions of
   // constraint multipliers (unknowns lambda_*), du_ = the minimum-norm
   // least-squares solution. False when any other unknown is undetermined.
-  bool FactorRedundant();
+  bool FactorRedundant(double threshold = 1e-10);
+  [[noreturn]] void ThrowSingularConfiguration(const double* s);
   void LoadU(const double* s);
   void StoreU(double* s) const;
   [[noreturn]] void ThrowSingular(const double* s);
@@ -87,6 +88,7 @@ class NewtonSolver {
   std::vector<char> multiplier_;             // per unknown: a constraint multiplier
   bool has_multipliers_ = false;
   bool rank_deficient_ = false;              // the last factorization was FactorRedundant's
+  long damped_solves_ = 0;                   // near-singular configurations passed by damped least squares
 };
 
 }  // namespace paynter::codegen

@@ -129,6 +129,12 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
     return m;
   };
   double err = gnorm();
+  // Tolerances below what rounding allows at the states' size are raised to it.
+  double xmax = 0, pmax = 0;
+  for (int i : pos_) xmax = std::max(xmax, std::fabs(x[i]));
+  for (int i : mom_) pmax = std::max(pmax, std::fabs(x[i]));
+  const double ptol = std::max(position_tolerance, 1e-14 * (1 + xmax));
+  const double vtol = std::max(velocity_tolerance, 1e-14 * (1 + pmax));
   if (report) {
     report->position_error_before = err;
     int worst = -1;
@@ -138,7 +144,7 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
     if (worst >= 0) report->worst_joint = m_.constraint_rows()[worst].joint;
   }
   int it = 0;
-  while (np > 0 && err > position_tolerance) {
+  while (np > 0 && err > ptol) {
     if (++it > max_iterations) {
       int worst = 0;
       for (int k : rows_with_position_)
@@ -191,7 +197,8 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
       if (norm > 0)
         for (int k = 0; k < 4; ++k) x[q + k] /= norm;
     }
-  if (assembly && it > 0) {
+  if (it > 0) {
+    // The joints' coordinates follow the corrected poses (keeping their turns).
     m_.MakeCoordinatesConsistent(t, x);
     Evaluate(t, x);
   }
@@ -200,7 +207,7 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
   double verr = 0;
   for (double v : c_) verr = std::max(verr, std::fabs(v));
   if (report) report->velocity_error_before = verr;
-  for (int vit = 0; nm > 0 && verr > velocity_tolerance && vit < 4; ++vit) {
+  for (int vit = 0; nm > 0 && verr > vtol && vit < 4; ++vit) {
     if (!cache.a_valid || cache.a_uses > 20 || moved) {
       Eigen::MatrixXd a(nc, nm);
       std::vector<double> c0(c_);
