@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -540,6 +542,190 @@ TEST(Hostile, MultibodyZeroMassInertiaAndHugeAxes) {
   const auto huge = testing::SimulateYaml(model("mass: 1, inertia: [1, 2, 3]", "[0, 1e300, 1e300]"), 0.1);
   const auto unit = testing::SimulateYaml(model("mass: 1, inertia: [1, 2, 3]", "[0, 1, 1]"), 0.1);
   EXPECT_EQ(huge.solution.rows.back(), unit.solution.rows.back());
+}
+
+}  // namespace
+}  // namespace paynter
+
+namespace paynter {
+namespace {
+
+// ---------------------------------------------------------------------------
+// A sign after another operator binds to the operand that follows it, as in
+// mathematics (2*-3+10 is 4, not 2*(-3+10)), wherever an expression is read.
+
+struct Valued {
+  const char* text;
+  double value;
+};
+
+const Valued kSignedExpressions[] = {
+    {"2*-3+10", 4},
+    {"1 - -2 + 3", 6},
+    {"2^-1*4", 2},
+    {"-2^2", -4},
+    {"2^-1", 0.5},
+    {"a*-b^2", -12},
+    {"-a^2", -9},
+    {"(-a)^2", 9},
+    {"2^3^2", 512},
+    {"2^-3^2", 1.0 / 512},
+    {"-2^-2", -0.25},
+    {"2^+2", 4},
+    {"a/-b*3", -4.5},
+    {"10/-2/-5", 1},
+    {"a - -b*2", 7},
+    {"+a*+b", 6},
+    {"a*--b", 6},
+    {"-a*-b", 6},
+    {" - 3", -3},
+    {"1 - 2 - 3", -4},
+    {"2/4/8", 0.0625},
+    {"-(a+b)*-(a-b)", 5},
+    {"2*(-3+10)", 14},
+    {"((1 - -2) * -(3 - 5))^2", 36},
+    {"-(-(-(1)))*-(2)", 2},
+    {"sin(-pi/2)*-2", 2},
+    {"exp(-1)*-e1 + 1", 1 - 4 / std::exp(1.0)},
+    {"atan2(-1, -1)*-4/pi", 3},
+    {"pow(-2, 2) - -pow(2, -1)", 4.5},
+    {"sqrt(4)*-sqrt(9)^2", -18},
+    {"abs(-a*-b - 10)", 4},
+    {"cos(0)-(-(-1))", 0},
+    {"1e-3*-2", -0.002},
+    {"2.5E+2 - -1e2", 350},
+    {"-1e-3^2", -1e-6},
+    {"2*-3e-1+1", 0.4},
+    {"1.5e1/-3E0", -5},
+    {"e1*-k_e2", -2},
+    {"E^-1*-e1", -0.4},
+    {"k_e2*-(e1-1)^2/-3", 1.5},
+    {"-e1^k_e2*-2", 4},
+    {"exp(e1-e1)*-E^2^-1", -std::sqrt(10.0)},
+};
+
+// A model whose parameter k, source effort, initial momentum, definition and
+// output are all `text`.
+std::string SignedModel(const std::string& text) {
+  return "parameters:\n  a: 3\n  b: 2\n  e1: 4\n  k_e2: 0.5\n  E: 10\n  k: \"" + text + R"("
+elements:
+  - {name: S, kind: Se, effort: ")" + text + R"("}
+  - {name: J, kind: "1"}
+  - {name: M, kind: I, inertance: 1, initial: ")" + text + R"("}
+bonds:
+  - {from: S, to: J}
+  - {from: J, to: M}
+definitions:
+  d: ")" + text + R"("
+outputs:
+  o: ")" + text + R"("
+)";
+}
+
+double Evaluate(const GiNaC::ex& e, const Model& m) {
+  const GiNaC::ex v = GiNaC::evalf(e.subs(m.ParameterValues()));
+  if (!GiNaC::is_a<GiNaC::numeric>(v)) {
+    ADD_FAILURE() << "not a number: " << v;
+    return NAN;
+  }
+  return GiNaC::ex_to<GiNaC::numeric>(v).to_double();
+}
+
+TEST(Hostile, SignAfterAnOperatorBindsToItsOperand) {
+  for (const Valued& c : kSignedExpressions) {
+    SCOPED_TRACE(c.text);
+    const Model m = LoadModelFromString(SignedModel(c.text), "signs.yaml");
+    const double tol = 1e-12 * (1 + std::fabs(c.value));
+    ASSERT_EQ(m.parameters.back().name, "k");
+    EXPECT_NEAR(m.parameters.back().value, c.value, tol) << "parameter";
+    EXPECT_NEAR(Evaluate(m.elements[m.FindElement("S")].law, m), c.value, tol) << "law";
+    EXPECT_NEAR(Evaluate(*m.elements[m.FindElement("M")].initial, m), c.value, tol) << "initial value";
+    EXPECT_NEAR(Evaluate(m.definitions.at(0).value, m), c.value, tol) << "definition";
+    EXPECT_NEAR(Evaluate(m.outputs.at(0).value, m), c.value, tol) << "output";
+  }
+}
+
+TEST(Hostile, MultibodyAndVectorFieldsReadSignsAlike) {
+  // A free body: mass 2 (2^-1*4), position x 4 (2*-3+10), velocity x 6
+  // (1 - -2 + 3): x = 4 + 6 t, momentum 12.
+  const std::string yaml = R"(
+multibody:
+  bodies:
+    - {name: B, mass: "2^-1*4", inertia: [1, 1, "2*-1+3"], position: ["2*-3+10", 0, 0], velocity: ["1 - -2 + 3", 0, 0]}
+outputs:
+  x: B_x
+  px: p_B_mx
+)";
+  const auto r = testing::SimulateYaml(yaml, 1.0);
+  ASSERT_EQ(r.solution.columns.at(1), "x");
+  EXPECT_NEAR(r.solution.rows.front()[1], 4, 1e-12);
+  EXPECT_NEAR(r.solution.rows.back()[1], 10, 1e-9);
+  EXPECT_NEAR(r.solution.rows.back()[2], 12, 1e-9);
+  // A vector law, one component each.
+  const Model v = LoadModelFromString(R"(
+elements:
+  - {name: S, kind: Se, effort: [1, "2*-1+3", "2^-1*2"]}
+  - {name: w, kind: "1"}
+  - {name: J, kind: I, inertance: ["2*-3+10", "1 - -2 + 3", "2^-1*4"], initial: ["-2^2", "2^-1", "3*-2^2"]}
+bonds:
+  - {name: bS, from: S, to: w, dim: 3}
+  - {name: bJ, from: w, to: J, dim: 3}
+)",
+                                      "vector.yaml");
+  const double inertance[] = {4, 6, 2}, initial[] = {-4, 0.5, -12};
+  for (int i = 0; i < 3; ++i) {
+    const Element& e = v.elements[v.FindElement(std::string("J_") + "xyz"[i])];
+    EXPECT_NEAR(Evaluate(e.law, v), inertance[i], 1e-12) << e.name;
+    EXPECT_NEAR(Evaluate(*e.initial, v), initial[i], 1e-12) << e.name;
+    EXPECT_NEAR(Evaluate(v.elements[v.FindElement(std::string("S_") + "xyz"[i])].law, v), 1, 1e-12);
+  }
+}
+
+TEST(Hostile, SimulateReadsSignsAsMathematicsDoes) {
+  // m = 4, effort 6, inertance 2, p(0) = 2: p = 2 + 6 t, f = p/2.
+  Dir d;
+  Spit(d / "signs.yaml", R"(
+parameters:
+  m: "2*-3+10"
+elements:
+  - {name: S, kind: Se, effort: "1 - -2 + 3"}
+  - {name: J, kind: "1"}
+  - {name: M, kind: I, inertance: "2^-1*m", initial: "2^-1*4"}
+bonds:
+  - {from: S, to: J}
+  - {from: J, to: M}
+definitions:
+  v: "f_M*-2+10"
+outputs:
+  p: p_M
+  y: "p_M*-1+10"
+  z: "v^-1*-m"
+)");
+  const CliResult r = Paynter({"simulate", (d / "signs.yaml").string(), "--t-end", "1", "-o", (d / "o.csv").string()});
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::istringstream csv(Slurp(d / "o.csv"));
+  std::string header, line, last;
+  std::getline(csv, header);
+  EXPECT_EQ(header, "t,p,y,z");
+  while (std::getline(csv, line))
+    if (!line.empty()) last = line;
+  double t, p, y, z;
+  ASSERT_EQ(std::sscanf(last.c_str(), "%lf,%lf,%lf,%lf", &t, &p, &y, &z), 4) << last;
+  EXPECT_NEAR(t, 1, 1e-12);
+  EXPECT_NEAR(p, 8, 1e-9);
+  EXPECT_NEAR(y, 2, 1e-9);
+  EXPECT_NEAR(z, -4.0 / (-8 + 10), 1e-9);  // f = 4, v = 2
+}
+
+TEST(Hostile, SyntaxErrorsNameTheCharacter) {
+  for (const char* text : {"2*", "1 +* 2", "(1", "1)", "2x", "1e", "1.2.3", "sin", "m(2)", "2 $ 3", "m g", "**2"}) {
+    SCOPED_TRACE(text);
+    const Diagnostic d = ErrorOf(ModelWith(std::string("\"") + text + "\""));
+    ExpectLocated(d, 4, "", "cannot parse");
+    EXPECT_NE(d.got.find(text), std::string::npos) << d.ToString();
+  }
+  const Diagnostic d = ErrorOf(ModelWith("\"(1 + 2\""));
+  EXPECT_NE(d.got.find("character 1"), std::string::npos) << d.ToString();
 }
 
 }  // namespace

@@ -109,15 +109,10 @@ class Expander {
   // Parses a text with every name a symbol (checked later by BuildModel).
   ex Parse(const std::string& text, const SourceLocation& where, const std::string& who) {
     CheckExpressionText(text, where, who, "the expression");
-    GiNaC::parser reader;
-    reader.strict = false;
     try {
-      ex e = reader(text);
-      // Re-bind the parser's symbols to ours, by name.
-      GiNaC::exmap m;
-      for (const auto& [name, sym] : reader.get_syms())
-        if (GiNaC::is_a<GiNaC::symbol>(sym)) m[sym] = name == "pi" || name == "Pi" ? ex(GiNaC::Pi) : ex(Sym(name));
-      return e.subs(m);
+      return ParseExpressionText(text, [&](const std::string& name) -> ex {
+        return name == "pi" || name == "Pi" ? ex(GiNaC::Pi) : ex(Sym(name));
+      });
     } catch (const std::exception&) {
       ThrowAt(where, who, fmt::format("cannot parse '{}'", text), "a number or an expression of parameters");
     }
