@@ -105,6 +105,8 @@ struct SimulateArgs {
   std::string file, out, method = "dopri5", backend = "auto", form = "state", constraints = "auto";
   double t_end = 0, rtol = 1e-6, atol = 1e-9, dt_out = 0, step = 1e-3, t0 = 0;
   double parasitic_stiffness = 0, parasitic_damping = 0;
+  long max_steps = 0;
+  bool max_steps_given = false;  // else the solvers' defaults
   bool stats = false, assemble = false, method_given = false, no_stabilize = false;
   std::vector<std::string> params;
 };
@@ -152,6 +154,11 @@ SolverOptions SolverFor(const SimulateArgs& args, ConstraintMethod method) {
   so.atol = args.atol;
   so.dt_out = args.dt_out;
   so.step = args.step;
+  if (args.max_steps_given) {
+    // The budget asked for holds also for a stiff run under dopri5.
+    so.max_steps = args.max_steps;
+    so.stiff_steps = args.max_steps;
+  }
   so.progress = true;
   return so;
 }
@@ -179,6 +186,9 @@ int Simulate(const SimulateArgs& args) {
         MethodName(so.method), sol.backend, sol.stats.steps, sol.stats.rejected, sol.stats.rhs_evals,
         sol.stats.jac_evals, sol.stats.projections ? fmt::format(", {} projections", sol.stats.projections) : "",
         sol.compile_seconds, sol.stats.integrate_seconds, sol.rows.size(), args.out);
+    if (sol.stats.stiff)
+      std::cerr << fmt::format("dopri5 found the problem stiff from t = {:.6g}: --method bdf may be faster\n",
+                               sol.stats.stiff_t);
     if (cm.num_constraints() > 0 || method != ConstraintMethod::kAuto) std::cerr << report.ToText();
     const std::string note = cm.codegen_note();
     if (!note.empty()) std::cerr << "note: " << note << "\n";
@@ -305,6 +315,8 @@ int main(int argc, char** argv) {
   sim->add_option("--atol", sa.atol, "absolute tolerance")->default_val(1e-9);
   sim->add_option("--dt-out", sa.dt_out, "output interval (default (t_end - t0)/1000)")->default_val(0.0);
   sim->add_option("--step", sa.step, "fixed step for rk4")->default_val(1e-3);
+  sim->add_option("--max-steps", sa.max_steps,
+                  "step budget (default 50000000; dopri5 stops a stiff run that needs more than 100000)");
   sim->add_option("--backend", sa.backend, "auto | native | tape")->default_val("auto")
       ->check(CLI::IsMember({"auto", "native", "tape"}));
   sim->add_option("--param", sa.params, "override a parameter: NAME=VALUE (repeatable)");
@@ -327,6 +339,7 @@ int main(int argc, char** argv) {
   cmp->add_option("--atol", ca.atol, "absolute tolerance")->default_val(1e-9);
   cmp->add_option("--dt-out", ca.dt_out, "output interval (default t_end/1000)")->default_val(0.0);
   cmp->add_option("--method", ca.method, "integrator for the rigid methods: rk4 | dopri5 | bdf")->default_val("dopri5");
+  cmp->add_option("--max-steps", ca.max_steps, "step budget of each run (as for simulate)");
   cmp->add_option("--param", ca.params, "override a parameter: NAME=VALUE (repeatable)");
   cmp->add_flag("--assemble", ca.assemble, "make an inconsistent start consistent");
   cmp->add_option("--parasitic-stiffness", ca.parasitic_stiffness, "parasitic: stiffness of every joint direction");
@@ -358,10 +371,12 @@ int main(int argc, char** argv) {
     if (eqs->parsed()) return Equations(file, latex, form, explain);
     if (sim->parsed()) {
       sa.method_given = sim->get_option("--method")->count() > 0;
+      sa.max_steps_given = sim->get_option("--max-steps")->count() > 0;
       return Simulate(sa);
     }
     if (cmp->parsed()) {
       ca.method_given = cmp->get_option("--method")->count() > 0;
+      ca.max_steps_given = cmp->get_option("--max-steps")->count() > 0;
       return Compare(ca, compare_out);
     }
     if (expand->parsed()) return Expand(file, out);

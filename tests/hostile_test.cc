@@ -5,8 +5,10 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -51,8 +53,9 @@ std::string Slurp(const fs::path& p) {
 void Spit(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
 struct CliResult {
-  int status;
+  int status;  // the wait status
   std::string out;
+  int exit_code() const { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
 };
 
 // Runs the paynter program with these arguments, no shell in between.
@@ -726,6 +729,63 @@ TEST(Hostile, SyntaxErrorsNameTheCharacter) {
   }
   const Diagnostic d = ErrorOf(ModelWith("\"(1 + 2\""));
   EXPECT_NE(d.got.find("character 1"), std::string::npos) << d.ToString();
+}
+
+}  // namespace
+}  // namespace paynter
+
+namespace paynter {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Item 7: a stiff model under dopri5 is found stiff early and said so, with
+// the hint to use bdf; --max-steps sets the step budget.
+
+// x' = (cos t - x)/(R C), R C = 1e-6: dopri5 needs about 3 million steps for 10 s.
+const char* kStiffCircuit = R"yaml(
+elements:
+  - {name: S, kind: Se, effort: "cos(t)"}
+  - {name: J, kind: "1"}
+  - {name: R1, kind: R, resistance: 1}
+  - {name: C1, kind: C, capacitance: 1e-6}
+bonds:
+  - {from: S, to: J}
+  - {from: J, to: R1}
+  - {from: J, to: C1}
+)yaml";
+
+TEST(Hostile, StiffModelUnderDopri5IsReportedEarly) {
+  Dir d;
+  Spit(d / "stiff.yaml", kStiffCircuit);
+  const std::string model = (d / "stiff.yaml").string(), out = (d / "o.csv").string();
+  const auto start = std::chrono::steady_clock::now();
+  const CliResult r = Paynter({"simulate", model, "--t-end", "10", "--backend", "tape", "-o", out});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code(), 1) << r.out;
+  EXPECT_NE(r.out.find("the problem is stiff"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--method bdf"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--max-steps"), std::string::npos) << r.out;
+  EXPECT_LT(seconds, 2.0) << r.out;
+  EXPECT_FALSE(fs::exists(out));
+  // bdf solves it: x follows cos t.
+  const CliResult b = Paynter({"simulate", model, "--t-end", "10", "--method", "bdf", "-o", out});
+  ASSERT_EQ(b.status, 0) << b.out;
+  // A short run is allowed to finish, and --stats says it is stiff.
+  const CliResult s = Paynter({"simulate", model, "--t-end", "0.02", "--stats", "-o", out});
+  ASSERT_EQ(s.status, 0) << s.out;
+  EXPECT_NE(s.out.find("found the problem stiff"), std::string::npos) << s.out;
+  // --max-steps: a budget too small for the run, and a budget that is no budget.
+  const CliResult m = Paynter({"simulate", model, "--t-end", "0.02", "--max-steps", "500", "-o", out});
+  EXPECT_EQ(m.exit_code(), 1) << m.out;
+  EXPECT_NE(m.out.find("max_steps = 500 is exhausted"), std::string::npos) << m.out;
+  const CliResult z = Paynter({"simulate", model, "--t-end", "0.02", "--max-steps", "0", "-o", out});
+  EXPECT_EQ(z.exit_code(), 1) << z.out;
+  EXPECT_NE(z.out.find("max_steps"), std::string::npos) << z.out;
+  // A large enough budget lets dopri5 go on through a stiff stretch.
+  const CliResult g = Paynter({"simulate", model, "--t-end", "0.5", "--max-steps", "200000", "-o", out});
+  EXPECT_EQ(g.status, 0) << g.out;
+  const CliResult n = Paynter({"simulate", model, "--t-end", "0.5", "-o", out});
+  EXPECT_EQ(n.exit_code(), 1) << n.out;
 }
 
 }  // namespace
