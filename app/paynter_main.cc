@@ -111,20 +111,9 @@ struct SimulateArgs {
   std::vector<std::string> params;
 };
 
-// Loads, assigns causality, builds and compiles a model for a constraint method.
-CompiledModel CompileFor(const SimulateArgs& args, ConstraintMethod method) {
-  ParasiticOptions po;
-  po.stiffness = args.parasitic_stiffness;
-  po.damping = args.parasitic_damping;
-  Model model = LoadModelFor(args.file, method, po);
-  CausalGraph graph = AssignCausality(model, OptionsFor(ParseFormulation(args.form), model));
-  EquationSystem eqs = BuildEquations(model, graph);
-  CodegenOptions cg;
-  cg.backend = args.backend == "tape" ? Backend::kTape : args.backend == "native" ? Backend::kNative : Backend::kAuto;
-  return CompiledModel(eqs, cg);
-}
-
-void SetParameters(CompiledModel& cm, const SimulateArgs& args) {
+// The --param overrides, NAME=NUMBER each, in the order given.
+std::vector<std::pair<std::string, double>> Overrides(const SimulateArgs& args) {
+  std::vector<std::pair<std::string, double>> out;
   for (const auto& kv : args.params) {
     const auto eq = kv.find('=');
     double v = 0;
@@ -140,8 +129,38 @@ void SetParameters(CompiledModel& cm, const SimulateArgs& args) {
       d.got = kv;
       throw Error(d);
     }
-    cm.SetParameter(kv.substr(0, eq), v);
+    if (!std::isfinite(v)) {
+      Diagnostic d;
+      d.where.file = args.file;
+      d.message = fmt::format("--param {}: the value is not a finite number", kv);
+      d.expected = "NAME=NUMBER, a finite number";
+      d.got = kv;
+      throw Error(d);
+    }
+    out.emplace_back(kv.substr(0, eq), v);
   }
+  return out;
+}
+
+// Loads, assigns causality, builds and compiles a model for a constraint method.
+CompiledModel CompileFor(const SimulateArgs& args, ConstraintMethod method) {
+  ParasiticOptions po;
+  po.stiffness = args.parasitic_stiffness;
+  po.damping = args.parasitic_damping;
+  Model model = LoadModelFor(args.file, method, po);
+  // Masses, inertias and capacitances stay positive under the overrides.
+  std::map<std::string, double> overrides;
+  for (const auto& [name, value] : Overrides(args)) overrides[name] = value;
+  CheckPhysicalParameters(model, overrides);
+  CausalGraph graph = AssignCausality(model, OptionsFor(ParseFormulation(args.form), model));
+  EquationSystem eqs = BuildEquations(model, graph);
+  CodegenOptions cg;
+  cg.backend = args.backend == "tape" ? Backend::kTape : args.backend == "native" ? Backend::kNative : Backend::kAuto;
+  return CompiledModel(eqs, cg);
+}
+
+void SetParameters(CompiledModel& cm, const SimulateArgs& args) {
+  for (const auto& [name, value] : Overrides(args)) cm.SetParameter(name, value);
 }
 
 SolverOptions SolverFor(const SimulateArgs& args, ConstraintMethod method) {

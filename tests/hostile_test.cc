@@ -790,3 +790,85 @@ TEST(Hostile, StiffModelUnderDopri5IsReportedEarly) {
 
 }  // namespace
 }  // namespace paynter
+
+namespace paynter {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Item 9: masses, inertias and capacitances are positive, where they are given:
+// in the model's parameters, in a law, in a body, and on the command line.
+
+// Parameters m (line 2) and c (line 3), an inertance (line 7) and a
+// capacitance (line 8).
+std::string PhysicalModel(const std::string& m, const std::string& c, const std::string& inertance = "m",
+                          const std::string& capacitance = "c") {
+  return "parameters:\n  m: " + m + "\n  c: \"" + c + "\"\nelements:\n  - {name: S, kind: Se, effort: 1}\n"
+         "  - {name: J, kind: \"1\"}\n  - {name: M, kind: I, inertance: \"" + inertance +
+         "\"}\n  - {name: K, kind: C, capacitance: \"" + capacitance + "\"}\nbonds:\n  - {from: S, to: J}\n"
+         "  - {from: J, to: M}\n  - {from: J, to: K}\n";
+}
+
+TEST(Hostile, NonPositiveMassesAndCapacitancesAreLocatedErrors) {
+  EXPECT_NO_THROW(LoadModelFromString(PhysicalModel("2", "0.5"), "hostile.yaml"));
+  // As parameters: the error is at the parameter.
+  Diagnostic d = ErrorOf(PhysicalModel("-1", "0.5"));
+  ExpectLocated(d, 2, "", "parameter 'm' is negative, but it is the inertance of element 'M'");
+  EXPECT_FALSE(d.hint.empty());
+  ExpectLocated(ErrorOf(PhysicalModel("0", "0.5")), 2, "", "parameter 'm' is zero");
+  ExpectLocated(ErrorOf(PhysicalModel("2", "1 - m")), 3, "", "parameter 'c' is negative, but it is the capacitance");
+  ExpectLocated(ErrorOf(PhysicalModel("2", "0*m")), 3, "", "parameter 'c' is zero");
+  // As literals and expressions: at the element.
+  ExpectLocated(ErrorOf(PhysicalModel("2", "0.5", "-3")), 7, "M", "the inertance of I 'M' is negative");
+  ExpectLocated(ErrorOf(PhysicalModel("2", "0.5", "m - 5")), 7, "M", "the inertance of I 'M' is negative");
+  ExpectLocated(ErrorOf(PhysicalModel("2", "0.5", "m", "c*(1 - m)")), 8, "K", "the capacitance of C 'K' is negative");
+  // A body's mass and inertia, as numbers and as parameters.
+  auto body = [](const std::string& mass, const std::string& inertia) {
+    return "parameters:\n  mb: -4\nmultibody:\n  bodies:\n    - {name: B, mass: " + mass + ", inertia: " + inertia +
+           "}\n";
+  };
+  ExpectLocated(ErrorOf(body("-2", "[1, 2, 3]")), 5, "B", "the mass of body 'B' is negative");
+  ExpectLocated(ErrorOf(body("1", "[1, -2, 3]")), 5, "B", "the principal inertia Iyy of body 'B' is negative");
+  ExpectLocated(ErrorOf(body("mb", "[1, 2, 3]")), 2, "", "parameter 'mb' is negative, but it is the inertance");
+  ExpectLocated(ErrorOf(body("1", "[1, 2, mb]")), 2, "", "parameter 'mb' is negative, but it is the inertance");
+}
+
+TEST(Hostile, ParamOverridesOfMassesAreChecked) {
+  Dir d;
+  Spit(d / "m.yaml", PhysicalModel("2", "0.5", "m", "3*c"));
+  const std::string model = (d / "m.yaml").string(), out = (d / "o.csv").string();
+  auto run = [&](std::vector<std::string> params) {
+    std::vector<std::string> args = {"simulate", model, "--t-end", "1", "--backend", "tape", "-o", out};
+    for (const auto& p : params) {
+      args.push_back("--param");
+      args.push_back(p);
+    }
+    return Paynter(args);
+  };
+  EXPECT_EQ(run({"m=3", "c=0.1"}).exit_code(), 0);
+  fs::remove(out);
+  struct Case {
+    const char* param;
+    const char* message;
+  };
+  for (const Case& c : {Case{"m=-1", "--param m=-1: parameter 'm' is negative, but it is the inertance of element 'M'"},
+                        Case{"m=0", "--param m=0: parameter 'm' is zero"},
+                        Case{"c=-0.5", "the capacitance of C 'K' is negative with --param c=-0.5"},
+                        Case{"m=nan", "--param m=nan: the value is not a finite number"},
+                        Case{"m=-inf", "not a finite number"},
+                        Case{"c=1e999", "bad --param"}}) {
+    SCOPED_TRACE(c.param);
+    const CliResult r = run({c.param});
+    EXPECT_EQ(r.exit_code(), 1) << r.out;
+    EXPECT_NE(r.out.find(c.message), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(out));
+  }
+  // The library refuses a value that is not finite, too.
+  Model m = LoadModelFromString(PhysicalModel("2", "0.5"), "m.yaml");
+  CompiledModel cm(BuildEquations(m, AssignCausality(m)), CodegenOptions{Backend::kTape});
+  EXPECT_THROW(cm.SetParameter("m", NAN), Error);
+  EXPECT_THROW(cm.SetParameter("c", INFINITY), Error);
+  EXPECT_NO_THROW(cm.SetParameter("c", 2));
+}
+
+}  // namespace
+}  // namespace paynter

@@ -276,6 +276,13 @@ Model LoadModelFromString(const std::string& yaml_text, const std::string& file_
 // Called by LoadModel; call it after building a Model in code.
 void ValidateModel(const Model& model);
 
+// Throws a located Error when an inertance or a capacitance (a mass, an inertia,
+// a compliance) that depends on parameters only is zero, negative or not
+// finite: at the parameter when the law is that parameter, else at the
+// element. `overrides` replaces parameter values (paynter simulate --param);
+// an error that comes from one names it. BuildModel calls it without.
+void CheckPhysicalParameters(const Model& model, const std::map<std::string, double>& overrides = {});
+
 // One-paragraph summary: counts of elements by kind, bonds, states.
 std::string DescribeModel(const Model& model);
 

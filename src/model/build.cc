@@ -37,6 +37,7 @@ class Builder {
     BuildDefinitions();
     ParseDisplacementValues();
     ParseLaws();
+    CheckPhysicalParameters(m_);
     BuildOutputs();
     BuildCoordinates();
     return std::move(m_);
