@@ -383,7 +383,13 @@ int main(int argc, char** argv) {
   draw->add_option("--highlight-path", highlight, "highlight zero-order causal path N (numbered as in 'paynter causality')")
       ->check(CLI::PositiveNumber);
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 prints the message (or the help) and has codes of its own for
+    // usage errors (106, 109, ...): paynter exits 0 for --help, 1 for the rest.
+    return app.exit(e) == 0 ? 0 : 1;
+  }
   try {
     if (check->parsed()) return Check(file);
     if (caus->parsed()) return Causality(file, procedure);

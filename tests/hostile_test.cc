@@ -872,3 +872,82 @@ TEST(Hostile, ParamOverridesOfMassesAreChecked) {
 
 }  // namespace
 }  // namespace paynter
+
+namespace paynter {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Item 11 (part): a directory as the model, duplicate keys, usage errors.
+
+TEST(Hostile, DirectoryAsTheModelSaysSo) {
+  Dir d;
+  try {
+    LoadModel(d.path().string());
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.diagnostic().where.file, d.path().string());
+    EXPECT_NE(e.diagnostic().message.find("is a directory"), std::string::npos) << e.what();
+  }
+  const CliResult r = Paynter({"check", d.path().string()});
+  EXPECT_EQ(r.exit_code(), 1) << r.out;
+  EXPECT_NE(r.out.find("is a directory"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("empty"), std::string::npos) << r.out;
+}
+
+TEST(Hostile, DuplicateKeysAreLocatedErrors) {
+  // In a block element (line 7 repeats line 6's key), in a flow element, in a
+  // bond, at the top level and under parameters.
+  const std::string block = R"(
+elements:
+  - {name: S, kind: Se, effort: 1}
+  - {name: J, kind: "1"}
+  - name: M
+    inertance: 1
+    inertance: 2
+    kind: I
+bonds:
+  - {from: S, to: J}
+  - {from: J, to: M}
+)";
+  Diagnostic d = ErrorOf(block);
+  ExpectLocated(d, 7, "M", "duplicate key 'inertance'");
+  EXPECT_NE(d.got.find("6:5"), std::string::npos) << d.ToString();
+  std::string flow = ModelWith("1");
+  flow.replace(flow.find("effort: 1}"), 10, "effort: 1, effort: -1}");
+  ExpectLocated(ErrorOf(flow), 6, "S", "duplicate key 'effort'");
+  std::string bond = ModelWith("1");
+  bond.replace(bond.find("to: M}"), 6, "to: M, to: S}");
+  ExpectLocated(ErrorOf(bond), 11, "", "duplicate key 'to'");
+  ExpectLocated(ErrorOf(ModelWith("1") + "bonds: []\n"), 12, "", "duplicate key 'bonds'");
+  ExpectLocated(ErrorOf("parameters:\n  m: 1\n  m: 2\n" + ModelWith("1").substr(11)), 3, "", "duplicate key 'm'");
+  // The same key in different mappings is fine.
+  EXPECT_NO_THROW(LoadModelFromString(ModelWith("1"), "hostile.yaml"));
+}
+
+TEST(Hostile, UsageErrorsExitOne) {
+  const std::string model = testing::SourcePath("examples/rlc.yaml");
+  const std::vector<std::vector<std::string>> usage = {
+      {},
+      {"frobnicate"},
+      {"simulate"},
+      {"simulate", model},
+      {"simulate", model, "--t-end", "abc", "-o", "x.csv"},
+      {"simulate", model, "--t-end", "1", "-o", "x.csv", "--no-such-option"},
+      {"simulate", model, "--t-end", "1", "-o", "x.csv", "--backend", "gpu"},
+      {"draw", model, "-o", "x.svg", "--highlight-path", "-3"},
+      {"check", model, "extra"},
+  };
+  for (const auto& args : usage) {
+    const CliResult r = Paynter(args);
+    EXPECT_EQ(r.exit_code(), 1) << (args.empty() ? "" : args[0]) << ": " << r.out;
+    EXPECT_FALSE(r.out.empty());
+  }
+  for (const std::vector<std::string>& help : {std::vector<std::string>{"--help"}, {"simulate", "--help"}}) {
+    const CliResult r = Paynter(help);
+    EXPECT_EQ(r.exit_code(), 0) << r.out;
+    EXPECT_NE(r.out.find("simulate"), std::string::npos) << r.out;
+  }
+}
+
+}  // namespace
+}  // namespace paynter
