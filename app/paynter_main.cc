@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <map>
 #include <memory>
 #include <cstdio>
 #include <iostream>
@@ -126,34 +127,15 @@ struct SimulateArgs {
   std::string file, out, method = "dopri5", backend = "auto", form = "state", constraints = "auto";
   double t_end = 0, rtol = 1e-6, atol = 1e-9, dt_out = 0, step = 1e-3, t0 = 0;
   double parasitic_stiffness = 0, parasitic_damping = 0;
-  bool stats = false, assemble = false, method_given = false, no_stabilize = false;
+  long max_steps = 0;
+  bool max_steps_given = false;  // else the solvers' defaults
+  bool stats = false, assemble = false, method_given = false, no_stabilize = false, energy = false;
   std::vector<std::string> params;
 };
 
-// A model loaded for a constraint method, and its compiled form.
-struct Compiled {
-  Model model;
-  CodegenOptions codegen;
-  std::unique_ptr<CompiledModel> cm;
-};
-
-// Loads, assigns causality, builds and compiles a model for a constraint method.
-Compiled CompileFor(const SimulateArgs& args, ConstraintMethod method, bool energy = false) {
-  ParasiticOptions po;
-  po.stiffness = args.parasitic_stiffness;
-  po.damping = args.parasitic_damping;
-  Compiled c;
-  c.model = LoadModelFor(args.file, method, po, energy);
-  CausalGraph graph = AssignCausality(c.model, OptionsFor(ParseFormulation(args.form), c.model));
-  RequireLagrangeApplies(c.model, graph, args.form);
-  EquationSystem eqs = BuildEquations(c.model, graph);
-  c.codegen.backend =
-      args.backend == "tape" ? Backend::kTape : args.backend == "native" ? Backend::kNative : Backend::kAuto;
-  c.cm = std::make_unique<CompiledModel>(eqs, c.codegen);
-  return c;
-}
-
-void SetParameters(CompiledModel& cm, const SimulateArgs& args) {
+// The --param overrides, NAME=NUMBER each, in the order given.
+std::vector<std::pair<std::string, double>> Overrides(const SimulateArgs& args) {
+  std::vector<std::pair<std::string, double>> out;
   for (const auto& kv : args.params) {
     const auto eq = kv.find('=');
     double v = 0;
@@ -169,8 +151,48 @@ void SetParameters(CompiledModel& cm, const SimulateArgs& args) {
       d.got = kv;
       throw Error(d);
     }
-    cm.SetParameter(kv.substr(0, eq), v);
+    if (!std::isfinite(v)) {
+      Diagnostic d;
+      d.where.file = args.file;
+      d.message = fmt::format("--param {}: the value is not a finite number", kv);
+      d.expected = "NAME=NUMBER, a finite number";
+      d.got = kv;
+      throw Error(d);
+    }
+    out.emplace_back(kv.substr(0, eq), v);
   }
+  return out;
+}
+
+// A model loaded for a constraint method, and its compiled form.
+struct Compiled {
+  Model model;
+  CodegenOptions codegen;
+  std::unique_ptr<CompiledModel> cm;
+};
+
+// Loads, assigns causality, builds and compiles a model for a constraint method.
+Compiled CompileFor(const SimulateArgs& args, ConstraintMethod method, bool energy = false) {
+  ParasiticOptions po;
+  po.stiffness = args.parasitic_stiffness;
+  po.damping = args.parasitic_damping;
+  Compiled c;
+  c.model = LoadModelFor(args.file, method, po, energy);
+  // Masses, inertias and capacitances stay positive under the overrides.
+  std::map<std::string, double> overrides;
+  for (const auto& [name, value] : Overrides(args)) overrides[name] = value;
+  CheckPhysicalParameters(c.model, overrides);
+  CausalGraph graph = AssignCausality(c.model, OptionsFor(ParseFormulation(args.form), c.model));
+  RequireLagrangeApplies(c.model, graph, args.form);
+  EquationSystem eqs = BuildEquations(c.model, graph);
+  c.codegen.backend =
+      args.backend == "tape" ? Backend::kTape : args.backend == "native" ? Backend::kNative : Backend::kAuto;
+  c.cm = std::make_unique<CompiledModel>(eqs, c.codegen);
+  return c;
+}
+
+void SetParameters(CompiledModel& cm, const SimulateArgs& args) {
+  for (const auto& [name, value] : Overrides(args)) cm.SetParameter(name, value);
 }
 
 SolverOptions SolverFor(const SimulateArgs& args, ConstraintMethod method) {
@@ -183,13 +205,18 @@ SolverOptions SolverFor(const SimulateArgs& args, ConstraintMethod method) {
   so.atol = args.atol;
   so.dt_out = args.dt_out;
   so.step = args.step;
+  if (args.max_steps_given) {
+    // The budget asked for holds also for a stiff run under dopri5.
+    so.max_steps = args.max_steps;
+    so.stiff_steps = args.max_steps;
+  }
   so.progress = true;
   return so;
 }
 
 int Simulate(const SimulateArgs& args) {
   const ConstraintMethod method = ParseConstraintMethod(args.constraints);
-  Compiled compiled = CompileFor(args, method);
+  Compiled compiled = CompileFor(args, method, args.energy);
   CompiledModel& cm = *compiled.cm;
   SetParameters(cm, args);
   const SolverOptions so = SolverFor(args, method);
@@ -213,6 +240,9 @@ int Simulate(const SimulateArgs& args) {
         report.method == ConstraintMethod::kZcp ? std::string("ida") : MethodName(so.method), sol.backend, sol.stats.steps, sol.stats.rejected, sol.stats.rhs_evals,
         sol.stats.jac_evals, sol.stats.projections ? fmt::format(", {} projections", sol.stats.projections) : "",
         sol.compile_seconds, sol.stats.integrate_seconds, sol.rows.size(), args.out);
+    if (sol.stats.stiff)
+      std::cerr << fmt::format("dopri5 found the problem stiff from t = {:.6g}: --method bdf may be faster\n",
+                               sol.stats.stiff_t);
     if (cm.num_constraints() > 0 || method != ConstraintMethod::kAuto) std::cerr << report.ToText();
     const std::string note = cm.codegen_note();
     if (!note.empty()) std::cerr << "note: " << note << "\n";
@@ -402,6 +432,8 @@ int main(int argc, char** argv) {
   sim->add_option("--atol", sa.atol, "absolute tolerance")->default_val(1e-9);
   sim->add_option("--dt-out", sa.dt_out, "output interval (default (t_end - t0)/1000)")->default_val(0.0);
   sim->add_option("--step", sa.step, "fixed step for rk4")->default_val(1e-3);
+  sim->add_option("--max-steps", sa.max_steps,
+                  "step budget (default 50000000; dopri5 stops a stiff run that needs more than 100000)");
   sim->add_option("--backend", sa.backend, "auto | native | tape")->default_val("auto")
       ->check(CLI::IsMember({"auto", "native", "tape"}));
   sim->add_option("--param", sa.params, "override a parameter: NAME=VALUE (repeatable)");
@@ -411,6 +443,8 @@ int main(int argc, char** argv) {
       ->default_val("auto");
   sim->add_flag("--assemble", sa.assemble, "make an inconsistent start consistent, however far off");
   sim->add_flag("--no-stabilize", sa.no_stabilize, "lagrange-multipliers: no projection after steps (to see the drift)");
+  sim->add_flag("--energy", sa.energy,
+                "add the columns energy_stored, energy_delivered, energy_dissipated (linear storage laws)");
   sim->add_option("--parasitic-stiffness", sa.parasitic_stiffness, "parasitic: stiffness of every joint direction");
   sim->add_option("--parasitic-damping", sa.parasitic_damping, "parasitic: damping of every joint direction");
   sim->add_option("-o,--output", sa.out, "CSV file to write")->required();
@@ -424,6 +458,7 @@ int main(int argc, char** argv) {
   cmp->add_option("--atol", ca.atol, "absolute tolerance")->default_val(1e-9);
   cmp->add_option("--dt-out", ca.dt_out, "output interval (default t_end/1000)")->default_val(0.0);
   cmp->add_option("--method", ca.method, "integrator for the rigid methods: rk4 | dopri5 | bdf")->default_val("dopri5");
+  cmp->add_option("--max-steps", ca.max_steps, "step budget of each run (as for simulate)");
   cmp->add_option("--param", ca.params, "override a parameter: NAME=VALUE (repeatable)");
   cmp->add_flag("--assemble", ca.assemble, "make an inconsistent start consistent");
   cmp->add_option("--parasitic-stiffness", ca.parasitic_stiffness, "parasitic: stiffness of every joint direction");
@@ -451,17 +486,25 @@ int main(int argc, char** argv) {
   draw->add_option("--highlight-path", highlight, "highlight zero-order causal path N (numbered as in 'paynter causality')")
       ->check(CLI::PositiveNumber);
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 prints the message (or the help) and has codes of its own for
+    // usage errors (106, 109, ...): paynter exits 0 for --help, 1 for the rest.
+    return app.exit(e) == 0 ? 0 : 1;
+  }
   try {
     if (check->parsed()) return Check(file);
     if (caus->parsed()) return Causality(file, procedure);
     if (eqs->parsed()) return Equations(file, latex, form, explain);
     if (sim->parsed()) {
       sa.method_given = sim->get_option("--method")->count() > 0;
+      sa.max_steps_given = sim->get_option("--max-steps")->count() > 0;
       return Simulate(sa);
     }
     if (cmp->parsed()) {
       ca.method_given = cmp->get_option("--method")->count() > 0;
+      ca.max_steps_given = cmp->get_option("--max-steps")->count() > 0;
       return Compare(ca, compare_out, compare_plot);
     }
     if (expand->parsed()) return Expand(file, out);

@@ -5,8 +5,12 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -49,8 +53,9 @@ std::string Slurp(const fs::path& p) {
 void Spit(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
 struct CliResult {
-  int status;
+  int status;  // the wait status
   std::string out;
+  int exit_code() const { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
 };
 
 // Runs the paynter program with these arguments, no shell in between.
@@ -540,6 +545,408 @@ TEST(Hostile, MultibodyZeroMassInertiaAndHugeAxes) {
   const auto huge = testing::SimulateYaml(model("mass: 1, inertia: [1, 2, 3]", "[0, 1e300, 1e300]"), 0.1);
   const auto unit = testing::SimulateYaml(model("mass: 1, inertia: [1, 2, 3]", "[0, 1, 1]"), 0.1);
   EXPECT_EQ(huge.solution.rows.back(), unit.solution.rows.back());
+}
+
+}  // namespace
+}  // namespace paynter
+
+namespace paynter {
+namespace {
+
+// ---------------------------------------------------------------------------
+// A sign after another operator binds to the operand that follows it, as in
+// mathematics (2*-3+10 is 4, not 2*(-3+10)), wherever an expression is read.
+
+struct Valued {
+  const char* text;
+  double value;
+};
+
+const Valued kSignedExpressions[] = {
+    {"2*-3+10", 4},
+    {"1 - -2 + 3", 6},
+    {"2^-1*4", 2},
+    {"-2^2", -4},
+    {"2^-1", 0.5},
+    {"a*-b^2", -12},
+    {"-a^2", -9},
+    {"(-a)^2", 9},
+    {"2^3^2", 512},
+    {"2^-3^2", 1.0 / 512},
+    {"-2^-2", -0.25},
+    {"2^+2", 4},
+    {"a/-b*3", -4.5},
+    {"10/-2/-5", 1},
+    {"a - -b*2", 7},
+    {"+a*+b", 6},
+    {"a*--b", 6},
+    {"-a*-b", 6},
+    {" - 3", -3},
+    {"1 - 2 - 3", -4},
+    {"2/4/8", 0.0625},
+    {"-(a+b)*-(a-b)", 5},
+    {"2*(-3+10)", 14},
+    {"((1 - -2) * -(3 - 5))^2", 36},
+    {"-(-(-(1)))*-(2)", 2},
+    {"sin(-pi/2)*-2", 2},
+    {"exp(-1)*-e1 + 1", 1 - 4 / std::exp(1.0)},
+    {"atan2(-1, -1)*-4/pi", 3},
+    {"pow(-2, 2) - -pow(2, -1)", 4.5},
+    {"sqrt(4)*-sqrt(9)^2", -18},
+    {"abs(-a*-b - 10)", 4},
+    {"cos(0)-(-(-1))", 0},
+    {"1e-3*-2", -0.002},
+    {"2.5E+2 - -1e2", 350},
+    {"-1e-3^2", -1e-6},
+    {"2*-3e-1+1", 0.4},
+    {"1.5e1/-3E0", -5},
+    {"e1*-k_e2", -2},
+    {"E^-1*-e1", -0.4},
+    {"k_e2*-(e1-1)^2/-3", 1.5},
+    {"-e1^k_e2*-2", 4},
+    {"exp(e1-e1)*-E^2^-1", -std::sqrt(10.0)},
+};
+
+// A model whose parameter k, source effort, initial momentum, definition and
+// output are all `text`.
+std::string SignedModel(const std::string& text) {
+  return "parameters:\n  a: 3\n  b: 2\n  e1: 4\n  k_e2: 0.5\n  E: 10\n  k: \"" + text + R"("
+elements:
+  - {name: S, kind: Se, effort: ")" + text + R"("}
+  - {name: J, kind: "1"}
+  - {name: M, kind: I, inertance: 1, initial: ")" + text + R"("}
+bonds:
+  - {from: S, to: J}
+  - {from: J, to: M}
+definitions:
+  d: ")" + text + R"("
+outputs:
+  o: ")" + text + R"("
+)";
+}
+
+double Evaluate(const GiNaC::ex& e, const Model& m) {
+  const GiNaC::ex v = GiNaC::evalf(e.subs(m.ParameterValues()));
+  if (!GiNaC::is_a<GiNaC::numeric>(v)) {
+    ADD_FAILURE() << "not a number: " << v;
+    return NAN;
+  }
+  return GiNaC::ex_to<GiNaC::numeric>(v).to_double();
+}
+
+TEST(Hostile, SignAfterAnOperatorBindsToItsOperand) {
+  for (const Valued& c : kSignedExpressions) {
+    SCOPED_TRACE(c.text);
+    const Model m = LoadModelFromString(SignedModel(c.text), "signs.yaml");
+    const double tol = 1e-12 * (1 + std::fabs(c.value));
+    ASSERT_EQ(m.parameters.back().name, "k");
+    EXPECT_NEAR(m.parameters.back().value, c.value, tol) << "parameter";
+    EXPECT_NEAR(Evaluate(m.elements[m.FindElement("S")].law, m), c.value, tol) << "law";
+    EXPECT_NEAR(Evaluate(*m.elements[m.FindElement("M")].initial, m), c.value, tol) << "initial value";
+    EXPECT_NEAR(Evaluate(m.definitions.at(0).value, m), c.value, tol) << "definition";
+    EXPECT_NEAR(Evaluate(m.outputs.at(0).value, m), c.value, tol) << "output";
+  }
+}
+
+TEST(Hostile, MultibodyAndVectorFieldsReadSignsAlike) {
+  // A free body: mass 2 (2^-1*4), position x 4 (2*-3+10), velocity x 6
+  // (1 - -2 + 3): x = 4 + 6 t, momentum 12.
+  const std::string yaml = R"(
+multibody:
+  bodies:
+    - {name: B, mass: "2^-1*4", inertia: [1, 1, "2*-1+3"], position: ["2*-3+10", 0, 0], velocity: ["1 - -2 + 3", 0, 0]}
+outputs:
+  x: B_x
+  px: p_B_mx
+)";
+  const auto r = testing::SimulateYaml(yaml, 1.0);
+  ASSERT_EQ(r.solution.columns.at(1), "x");
+  EXPECT_NEAR(r.solution.rows.front()[1], 4, 1e-12);
+  EXPECT_NEAR(r.solution.rows.back()[1], 10, 1e-9);
+  EXPECT_NEAR(r.solution.rows.back()[2], 12, 1e-9);
+  // A vector law, one component each.
+  const Model v = LoadModelFromString(R"(
+elements:
+  - {name: S, kind: Se, effort: [1, "2*-1+3", "2^-1*2"]}
+  - {name: w, kind: "1"}
+  - {name: J, kind: I, inertance: ["2*-3+10", "1 - -2 + 3", "2^-1*4"], initial: ["-2^2", "2^-1", "3*-2^2"]}
+bonds:
+  - {name: bS, from: S, to: w, dim: 3}
+  - {name: bJ, from: w, to: J, dim: 3}
+)",
+                                      "vector.yaml");
+  const double inertance[] = {4, 6, 2}, initial[] = {-4, 0.5, -12};
+  for (int i = 0; i < 3; ++i) {
+    const Element& e = v.elements[v.FindElement(std::string("J_") + "xyz"[i])];
+    EXPECT_NEAR(Evaluate(e.law, v), inertance[i], 1e-12) << e.name;
+    EXPECT_NEAR(Evaluate(*e.initial, v), initial[i], 1e-12) << e.name;
+    EXPECT_NEAR(Evaluate(v.elements[v.FindElement(std::string("S_") + "xyz"[i])].law, v), 1, 1e-12);
+  }
+}
+
+TEST(Hostile, SimulateReadsSignsAsMathematicsDoes) {
+  // m = 4, effort 6, inertance 2, p(0) = 2: p = 2 + 6 t, f = p/2.
+  Dir d;
+  Spit(d / "signs.yaml", R"(
+parameters:
+  m: "2*-3+10"
+elements:
+  - {name: S, kind: Se, effort: "1 - -2 + 3"}
+  - {name: J, kind: "1"}
+  - {name: M, kind: I, inertance: "2^-1*m", initial: "2^-1*4"}
+bonds:
+  - {from: S, to: J}
+  - {from: J, to: M}
+definitions:
+  v: "f_M*-2+10"
+outputs:
+  p: p_M
+  y: "p_M*-1+10"
+  z: "v^-1*-m"
+)");
+  const CliResult r = Paynter({"simulate", (d / "signs.yaml").string(), "--t-end", "1", "-o", (d / "o.csv").string()});
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::istringstream csv(Slurp(d / "o.csv"));
+  std::string header, line, last;
+  std::getline(csv, header);
+  EXPECT_EQ(header, "t,p,y,z");
+  while (std::getline(csv, line))
+    if (!line.empty()) last = line;
+  double t, p, y, z;
+  ASSERT_EQ(std::sscanf(last.c_str(), "%lf,%lf,%lf,%lf", &t, &p, &y, &z), 4) << last;
+  EXPECT_NEAR(t, 1, 1e-12);
+  EXPECT_NEAR(p, 8, 1e-9);
+  EXPECT_NEAR(y, 2, 1e-9);
+  EXPECT_NEAR(z, -4.0 / (-8 + 10), 1e-9);  // f = 4, v = 2
+}
+
+TEST(Hostile, SyntaxErrorsNameTheCharacter) {
+  for (const char* text : {"2*", "1 +* 2", "(1", "1)", "2x", "1e", "1.2.3", "sin", "m(2)", "2 $ 3", "m g", "**2"}) {
+    SCOPED_TRACE(text);
+    const Diagnostic d = ErrorOf(ModelWith(std::string("\"") + text + "\""));
+    ExpectLocated(d, 4, "", "cannot parse");
+    EXPECT_NE(d.got.find(text), std::string::npos) << d.ToString();
+  }
+  const Diagnostic d = ErrorOf(ModelWith("\"(1 + 2\""));
+  EXPECT_NE(d.got.find("character 1"), std::string::npos) << d.ToString();
+}
+
+}  // namespace
+}  // namespace paynter
+
+namespace paynter {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Item 7: a stiff model under dopri5 is found stiff early and said so, with
+// the hint to use bdf; --max-steps sets the step budget.
+
+// x' = (cos t - x)/(R C), R C = 1e-6: dopri5 needs about 3 million steps for 10 s.
+const char* kStiffCircuit = R"yaml(
+elements:
+  - {name: S, kind: Se, effort: "cos(t)"}
+  - {name: J, kind: "1"}
+  - {name: R1, kind: R, resistance: 1}
+  - {name: C1, kind: C, capacitance: 1e-6}
+bonds:
+  - {from: S, to: J}
+  - {from: J, to: R1}
+  - {from: J, to: C1}
+)yaml";
+
+TEST(Hostile, StiffModelUnderDopri5IsReportedEarly) {
+  Dir d;
+  Spit(d / "stiff.yaml", kStiffCircuit);
+  const std::string model = (d / "stiff.yaml").string(), out = (d / "o.csv").string();
+  const auto start = std::chrono::steady_clock::now();
+  const CliResult r = Paynter({"simulate", model, "--t-end", "10", "--backend", "tape", "-o", out});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code(), 1) << r.out;
+  EXPECT_NE(r.out.find("the problem is stiff"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--method bdf"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--max-steps"), std::string::npos) << r.out;
+  EXPECT_LT(seconds, 2.0) << r.out;
+  EXPECT_FALSE(fs::exists(out));
+  // bdf solves it: x follows cos t.
+  const CliResult b = Paynter({"simulate", model, "--t-end", "10", "--method", "bdf", "-o", out});
+  ASSERT_EQ(b.status, 0) << b.out;
+  // A short run is allowed to finish, and --stats says it is stiff.
+  const CliResult s = Paynter({"simulate", model, "--t-end", "0.02", "--stats", "-o", out});
+  ASSERT_EQ(s.status, 0) << s.out;
+  EXPECT_NE(s.out.find("found the problem stiff"), std::string::npos) << s.out;
+  // --max-steps: a budget too small for the run, and a budget that is no budget.
+  const CliResult m = Paynter({"simulate", model, "--t-end", "0.02", "--max-steps", "500", "-o", out});
+  EXPECT_EQ(m.exit_code(), 1) << m.out;
+  EXPECT_NE(m.out.find("max_steps = 500 is exhausted"), std::string::npos) << m.out;
+  const CliResult z = Paynter({"simulate", model, "--t-end", "0.02", "--max-steps", "0", "-o", out});
+  EXPECT_EQ(z.exit_code(), 1) << z.out;
+  EXPECT_NE(z.out.find("max_steps"), std::string::npos) << z.out;
+  // A large enough budget lets dopri5 go on through a stiff stretch.
+  const CliResult g = Paynter({"simulate", model, "--t-end", "0.5", "--max-steps", "200000", "-o", out});
+  EXPECT_EQ(g.status, 0) << g.out;
+  const CliResult n = Paynter({"simulate", model, "--t-end", "0.5", "-o", out});
+  EXPECT_EQ(n.exit_code(), 1) << n.out;
+}
+
+}  // namespace
+}  // namespace paynter
+
+namespace paynter {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Item 9: masses, inertias and capacitances are positive, where they are given:
+// in the model's parameters, in a law, in a body, and on the command line.
+
+// Parameters m (line 2) and c (line 3), an inertance (line 7) and a
+// capacitance (line 8).
+std::string PhysicalModel(const std::string& m, const std::string& c, const std::string& inertance = "m",
+                          const std::string& capacitance = "c") {
+  return "parameters:\n  m: " + m + "\n  c: \"" + c + "\"\nelements:\n  - {name: S, kind: Se, effort: 1}\n"
+         "  - {name: J, kind: \"1\"}\n  - {name: M, kind: I, inertance: \"" + inertance +
+         "\"}\n  - {name: K, kind: C, capacitance: \"" + capacitance + "\"}\nbonds:\n  - {from: S, to: J}\n"
+         "  - {from: J, to: M}\n  - {from: J, to: K}\n";
+}
+
+TEST(Hostile, NonPositiveMassesAndCapacitancesAreLocatedErrors) {
+  EXPECT_NO_THROW(LoadModelFromString(PhysicalModel("2", "0.5"), "hostile.yaml"));
+  // As parameters: the error is at the parameter.
+  Diagnostic d = ErrorOf(PhysicalModel("-1", "0.5"));
+  ExpectLocated(d, 2, "", "parameter 'm' is negative, but it is the inertance of element 'M'");
+  EXPECT_FALSE(d.hint.empty());
+  ExpectLocated(ErrorOf(PhysicalModel("0", "0.5")), 2, "", "parameter 'm' is zero");
+  ExpectLocated(ErrorOf(PhysicalModel("2", "1 - m")), 3, "", "parameter 'c' is negative, but it is the capacitance");
+  ExpectLocated(ErrorOf(PhysicalModel("2", "0*m")), 3, "", "parameter 'c' is zero");
+  // As literals and expressions: at the element.
+  ExpectLocated(ErrorOf(PhysicalModel("2", "0.5", "-3")), 7, "M", "the inertance of I 'M' is negative");
+  ExpectLocated(ErrorOf(PhysicalModel("2", "0.5", "m - 5")), 7, "M", "the inertance of I 'M' is negative");
+  ExpectLocated(ErrorOf(PhysicalModel("2", "0.5", "m", "c*(1 - m)")), 8, "K", "the capacitance of C 'K' is negative");
+  // A body's mass and inertia, as numbers and as parameters.
+  auto body = [](const std::string& mass, const std::string& inertia) {
+    return "parameters:\n  mb: -4\nmultibody:\n  bodies:\n    - {name: B, mass: " + mass + ", inertia: " + inertia +
+           "}\n";
+  };
+  ExpectLocated(ErrorOf(body("-2", "[1, 2, 3]")), 5, "B", "the mass of body 'B' is negative");
+  ExpectLocated(ErrorOf(body("1", "[1, -2, 3]")), 5, "B", "the principal inertia Iyy of body 'B' is negative");
+  ExpectLocated(ErrorOf(body("mb", "[1, 2, 3]")), 2, "", "parameter 'mb' is negative, but it is the inertance");
+  ExpectLocated(ErrorOf(body("1", "[1, 2, mb]")), 2, "", "parameter 'mb' is negative, but it is the inertance");
+}
+
+TEST(Hostile, ParamOverridesOfMassesAreChecked) {
+  Dir d;
+  Spit(d / "m.yaml", PhysicalModel("2", "0.5", "m", "3*c"));
+  const std::string model = (d / "m.yaml").string(), out = (d / "o.csv").string();
+  auto run = [&](std::vector<std::string> params) {
+    std::vector<std::string> args = {"simulate", model, "--t-end", "1", "--backend", "tape", "-o", out};
+    for (const auto& p : params) {
+      args.push_back("--param");
+      args.push_back(p);
+    }
+    return Paynter(args);
+  };
+  EXPECT_EQ(run({"m=3", "c=0.1"}).exit_code(), 0);
+  fs::remove(out);
+  struct Case {
+    const char* param;
+    const char* message;
+  };
+  for (const Case& c : {Case{"m=-1", "--param m=-1: parameter 'm' is negative, but it is the inertance of element 'M'"},
+                        Case{"m=0", "--param m=0: parameter 'm' is zero"},
+                        Case{"c=-0.5", "the capacitance of C 'K' is negative with --param c=-0.5"},
+                        Case{"m=nan", "--param m=nan: the value is not a finite number"},
+                        Case{"m=-inf", "not a finite number"},
+                        Case{"c=1e999", "bad --param"}}) {
+    SCOPED_TRACE(c.param);
+    const CliResult r = run({c.param});
+    EXPECT_EQ(r.exit_code(), 1) << r.out;
+    EXPECT_NE(r.out.find(c.message), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(out));
+  }
+  // The library refuses a value that is not finite, too.
+  Model m = LoadModelFromString(PhysicalModel("2", "0.5"), "m.yaml");
+  CompiledModel cm(BuildEquations(m, AssignCausality(m)), CodegenOptions{Backend::kTape});
+  EXPECT_THROW(cm.SetParameter("m", NAN), Error);
+  EXPECT_THROW(cm.SetParameter("c", INFINITY), Error);
+  EXPECT_NO_THROW(cm.SetParameter("c", 2));
+}
+
+}  // namespace
+}  // namespace paynter
+
+namespace paynter {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Item 11 (part): a directory as the model, duplicate keys, usage errors.
+
+TEST(Hostile, DirectoryAsTheModelSaysSo) {
+  Dir d;
+  try {
+    LoadModel(d.path().string());
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.diagnostic().where.file, d.path().string());
+    EXPECT_NE(e.diagnostic().message.find("is a directory"), std::string::npos) << e.what();
+  }
+  const CliResult r = Paynter({"check", d.path().string()});
+  EXPECT_EQ(r.exit_code(), 1) << r.out;
+  EXPECT_NE(r.out.find("is a directory"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("empty"), std::string::npos) << r.out;
+}
+
+TEST(Hostile, DuplicateKeysAreLocatedErrors) {
+  // In a block element (line 7 repeats line 6's key), in a flow element, in a
+  // bond, at the top level and under parameters.
+  const std::string block = R"(
+elements:
+  - {name: S, kind: Se, effort: 1}
+  - {name: J, kind: "1"}
+  - name: M
+    inertance: 1
+    inertance: 2
+    kind: I
+bonds:
+  - {from: S, to: J}
+  - {from: J, to: M}
+)";
+  Diagnostic d = ErrorOf(block);
+  ExpectLocated(d, 7, "M", "duplicate key 'inertance'");
+  EXPECT_NE(d.got.find("6:5"), std::string::npos) << d.ToString();
+  std::string flow = ModelWith("1");
+  flow.replace(flow.find("effort: 1}"), 10, "effort: 1, effort: -1}");
+  ExpectLocated(ErrorOf(flow), 6, "S", "duplicate key 'effort'");
+  std::string bond = ModelWith("1");
+  bond.replace(bond.find("to: M}"), 6, "to: M, to: S}");
+  ExpectLocated(ErrorOf(bond), 11, "", "duplicate key 'to'");
+  ExpectLocated(ErrorOf(ModelWith("1") + "bonds: []\n"), 12, "", "duplicate key 'bonds'");
+  ExpectLocated(ErrorOf("parameters:\n  m: 1\n  m: 2\n" + ModelWith("1").substr(11)), 3, "", "duplicate key 'm'");
+  // The same key in different mappings is fine.
+  EXPECT_NO_THROW(LoadModelFromString(ModelWith("1"), "hostile.yaml"));
+}
+
+TEST(Hostile, UsageErrorsExitOne) {
+  const std::string model = testing::SourcePath("examples/rlc.yaml");
+  const std::vector<std::vector<std::string>> usage = {
+      {},
+      {"frobnicate"},
+      {"simulate"},
+      {"simulate", model},
+      {"simulate", model, "--t-end", "abc", "-o", "x.csv"},
+      {"simulate", model, "--t-end", "1", "-o", "x.csv", "--no-such-option"},
+      {"simulate", model, "--t-end", "1", "-o", "x.csv", "--backend", "gpu"},
+      {"draw", model, "-o", "x.svg", "--highlight-path", "-3"},
+      {"check", model, "extra"},
+  };
+  for (const auto& args : usage) {
+    const CliResult r = Paynter(args);
+    EXPECT_EQ(r.exit_code(), 1) << (args.empty() ? "" : args[0]) << ": " << r.out;
+    EXPECT_FALSE(r.out.empty());
+  }
+  for (const std::vector<std::string>& help : {std::vector<std::string>{"--help"}, {"simulate", "--help"}}) {
+    const CliResult r = Paynter(help);
+    EXPECT_EQ(r.exit_code(), 0) << r.out;
+    EXPECT_NE(r.out.find("simulate"), std::string::npos) << r.out;
+  }
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 
 #include <ginac/ginac.h>
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -260,6 +261,20 @@ void CheckNameLength(const std::string& name, const SourceLocation& where, const
 void CheckExpressionText(const std::string& text, const SourceLocation& where, const std::string& element,
                          const std::string& what);
 
+// The value of a name in an expression; throws (any std::exception) for a name
+// it does not know.
+using ExpressionNames = std::function<GiNaC::ex(const std::string&)>;
+
+// Reads an expression text (checked by CheckExpressionText first) with the
+// precedence of mathematics: ^ before signs before * and / before + and -;
+// a sign applies to the power that follows it (-2^2 = -4, 2^-1 = 1/2,
+// a*-b^2 = -(a*b^2)); powers group from the right (2^3^2 = 2^9); * / + -
+// from the left. Numbers are exact unless written with a point or an exponent
+// (1e-3, 2.5E+2); names are looked up through `names`; the functions are those
+// of docs/model-format.md. A syntax error throws std::invalid_argument with a
+// printable reason that gives the character.
+GiNaC::ex ParseExpressionText(const std::string& text, const ExpressionNames& names);
+
 // Reads a YAML model file into a ModelSpec (no expressions parsed yet).
 ModelSpec ReadModelSpec(const std::string& yaml_text, const std::string& file_label);
 ModelSpec ReadModelSpecFile(const std::string& path);
@@ -273,6 +288,13 @@ Model LoadModelFromString(const std::string& yaml_text, const std::string& file_
 // Structural checks (bond counts per kind, dangling elements, names, dims).
 // Called by LoadModel; call it after building a Model in code.
 void ValidateModel(const Model& model);
+
+// Throws a located Error when an inertance or a capacitance (a mass, an inertia,
+// a compliance) that depends on parameters only is zero, negative or not
+// finite: at the parameter when the law is that parameter, else at the
+// element. `overrides` replaces parameter values (paynter simulate --param);
+// an error that comes from one names it. BuildModel calls it without.
+void CheckPhysicalParameters(const Model& model, const std::map<std::string, double>& overrides = {});
 
 // One-paragraph summary: counts of elements by kind, bonds, states.
 std::string DescribeModel(const Model& model);

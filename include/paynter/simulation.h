@@ -33,7 +33,8 @@ class CompiledModel {
   std::string codegen_note() const;
   double compile_seconds() const { return compile_seconds_; }
 
-  // Sets a parameter's value for later evaluations (no recompilation). Throws if unknown.
+  // Sets a parameter's value for later evaluations (no recompilation). Throws if
+  // unknown or not finite (CheckPhysicalParameters checks masses and the like).
   void SetParameter(const std::string& name, double value);
 
   // dx/dt = f(t, x).

@@ -41,6 +41,11 @@ struct SolverOptions {
   double initial_step = 0; // 0 = automatic
   double max_step = 0;     // 0 = unlimited for bdf, 0.1*(t_end-t0) for dopri5 (as ode45)
   long max_steps = 50'000'000;  // a run that needs more stops with an error
+  // dopri5: when Hairer's stiffness test finds the step held by stability
+  // rather than accuracy, and the run would need more steps than this (or than
+  // max_steps) to reach t_end, it stops at once with an error advising bdf.
+  // 0 = only max_steps.
+  long stiff_steps = 100'000;
   bool progress = false;   // print progress to stderr on a terminal after 1 s
   // Throws paynter::Error naming the bad option.
   void Validate() const;
@@ -52,6 +57,8 @@ struct SolverStats {
   long rhs_evals = 0;      // right-hand-side evaluations (incl. those for Jacobians)
   long jac_evals = 0;      // Jacobian evaluations (bdf)
   long projections = 0;    // accepted steps after which `project` moved the state
+  bool stiff = false;      // dopri5: Hairer's test found the problem stiff,
+  double stiff_t = 0;      // first at this time
   double integrate_seconds = 0;
 };
 

@@ -239,7 +239,7 @@ bool NewtonSolver::Factor() {
   }
   // Blocks of constraint multipliers: a pivot this small means redundant
   // constraints (FactorRedundant then takes over), not a solvable system.
-  const double tiny = (has_multipliers_ ? 1e-10 : n_ * kEps) * maxabs;
+  const double tiny = (has_multipliers_ ? 1e-8 : n_ * kEps) * maxabs;
   if (n_ == 1) {
     if (!(std::fabs(J[0]) > tiny)) return false;
     du_[0] = r_[0] / J[0];

@@ -79,6 +79,10 @@ void Run(const CompiledModel& model, const OdeProblem& problem, const std::vecto
   sol.stats.jac_evals += stats.jac_evals;
   sol.stats.projections += stats.projections;
   sol.stats.integrate_seconds += stats.integrate_seconds;
+  if (stats.stiff && !sol.stats.stiff) {
+    sol.stats.stiff = true;
+    sol.stats.stiff_t = stats.stiff_t;
+  }
 }
 
 }  // namespace constrained

@@ -58,7 +58,7 @@ class Partitioned {
     if (nr > 0) {
       Eigen::MatrixXd q = PositionJacobian(t, pos_candidates_);
       Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(q);
-      qr.setThreshold(1e-9);
+      qr.setThreshold(1e-8);
       for (int k = 0; k < qr.rank(); ++k) dep_pos_.push_back(pos_candidates_[qr.colsPermutation().indices()[k]]);
     }
     {
@@ -122,12 +122,15 @@ class Partitioned {
     Eval(t);
     const std::vector<double> g0 = g_;
     Eigen::MatrixXd q(rows_pos_.size(), cols.size());
-    for (size_t j = 0; j < cols.size(); ++j) {
+    for (size_t j = 0; j < cols.size(); ++j) {  // central differences
       const int i = cols[j];
-      const double save = x_[i], h = 1e-7 * (1 + std::fabs(save));
+      const double save = x_[i], h = 1e-5 * (1 + std::fabs(save));
       x_[i] = save + h;
       Eval(t);
-      for (size_t r = 0; r < rows_pos_.size(); ++r) q(r, j) = (g_[rows_pos_[r]] - g0[rows_pos_[r]]) / h;
+      const std::vector<double> gp = g_;
+      x_[i] = save - h;
+      Eval(t);
+      for (size_t r = 0; r < rows_pos_.size(); ++r) q(r, j) = (gp[rows_pos_[r]] - g_[rows_pos_[r]]) / (2 * h);
       x_[i] = save;
     }
     g_ = g0;
@@ -172,7 +175,7 @@ class Partitioned {
         throw Error(std::move(d));
       }
       if (!qd_valid_) {
-        qd_.setThreshold(1e-10);
+        qd_.setThreshold(1e-8);
         qd_.compute(PositionJacobian(t, dep_pos_));
         qd_valid_ = true;
       }

@@ -37,6 +37,7 @@ struct ConstraintProjector::Cache {
   Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> awa_cod;
   bool a_valid = false;
   int a_uses = 0;
+  bool for_assembly = false;  // the factorizations leave the held states out
 };
 
 ConstraintProjector::~ConstraintProjector() = default;
@@ -108,14 +109,17 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
   // position step and their inertances are zero in the velocity step.
   std::vector<int> pos = pos_;
   Eigen::VectorXd w = cache.w;
-  if (assembly && !m_.held_states().empty()) {
+  const bool hold = assembly && !m_.held_states().empty();
+  if (hold) {
     const auto& held = m_.held_states();
     auto is_held = [&](int i) { return std::find(held.begin(), held.end(), i) != held.end(); };
     pos.erase(std::remove_if(pos.begin(), pos.end(), is_held), pos.end());
     for (size_t j = 0; j < mom_.size(); ++j)
       if (is_held(mom_[j])) w[j] = 0;
-    cache.q_valid = cache.a_valid = false;
   }
+  // Factorizations made with other columns or weights are not reused.
+  if (hold != cache.for_assembly) cache.q_valid = cache.a_valid = false;
+  cache.for_assembly = hold;
   const int np = static_cast<int>(pos.size()), nm = static_cast<int>(mom_.size());
   const int nr = static_cast<int>(rows_with_position_.size()), nc = m_.num_constraints();
   bool moved = false;
@@ -165,16 +169,23 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
     if (!cache.q_valid || cache.q_uses > 20) {
       Eigen::MatrixXd q(nr, np);
       std::vector<double> g0(g_);
+      // Central differences (relative error about 1e-10): the rank decision
+      // below must not mistake their noise for a direction of the manifold.
+      std::vector<double> gm(g_.size());
       for (int j = 0; j < np; ++j) {
         const int i = pos[j];
-        const double save = x[i], h = 1e-7 * (1 + std::fabs(save));
+        const double save = x[i], h = 1e-5 * (1 + std::fabs(save));
         x[i] = save + h;
         Evaluate(t, x);
-        for (int r = 0; r < nr; ++r) q(r, j) = (g_[rows_with_position_[r]] - g0[rows_with_position_[r]]) / h;
+        const std::vector<double> gp = g_;
+        x[i] = save - h;
+        Evaluate(t, x);
+        for (int r = 0; r < nr; ++r)
+          q(r, j) = (gp[rows_with_position_[r]] - g_[rows_with_position_[r]]) / (2 * h);
         x[i] = save;
       }
       g_ = g0;
-      cache.q_cod.setThreshold(1e-10);
+      cache.q_cod.setThreshold(1e-8);
       cache.q_cod.compute(q);
       cache.q_valid = true;
       cache.q_uses = 0;

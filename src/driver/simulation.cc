@@ -55,6 +55,13 @@ std::string CompiledModel::codegen_note() const {
 }
 
 void CompiledModel::SetParameter(const std::string& name, double value) {
+  if (!std::isfinite(value)) {
+    Diagnostic d;
+    d.message = fmt::format("the value of parameter '{}' is not a finite number", name);
+    d.expected = "a finite number";
+    d.got = fmt::format("{} = {}", name, value);
+    throw Error(d);
+  }
   for (size_t i = 0; i < parameter_names_.size(); ++i) {
     if (parameter_names_[i] == name) {
       slots_[first_parameter_ + i] = value;

@@ -37,6 +37,7 @@ class Builder {
     BuildDefinitions();
     ParseDisplacementValues();
     ParseLaws();
+    CheckPhysicalParameters(m_);
     BuildOutputs();
     BuildCoordinates();
     return std::move(m_);
@@ -124,12 +125,14 @@ class Builder {
         ThrowAt(where, element, fmt::format("'{}' may not appear in {}", id, what), allowed_desc_,
              fmt::format("'{}' in '{}'", id, text), allowed_hint_);
     }
-    GiNaC::parser reader(table);
-    reader.strict = true;
     try {
-      return reader(text);
+      return ParseExpressionText(text, [&](const std::string& id) -> GiNaC::ex {
+        auto it = table.find(id);
+        if (it == table.end()) throw std::invalid_argument(fmt::format("unknown name '{}'", id));
+        return it->second;
+      });
     } catch (const std::exception& ex) {
-      // The parser's message may quote its internal buffer: keep the printable part.
+      // The reason quotes the text: keep its printable part.
       std::string why;
       for (char c : std::string(ex.what())) {
         if (c < 32 || c > 126) break;

@@ -49,8 +49,9 @@ void CheckExpressionText(const std::string& text, const SourceLocation& where, c
             fmt::format("an expression of at most {} characters", kMaxExpressionLength),
             fmt::format("'{}'", Shorten(text)), "split it into named parts under 'definitions:'");
   // One level per parenthesis, bracket or call, and one per sign in front of an
-  // operand: a sign applies to the rest of its parenthesis, so signs nest until
-  // it closes (or a comma ends the argument).
+  // operand, counted until its parenthesis closes (or a comma ends the
+  // argument): the documented limit. The reader (expression.cc) itself
+  // recurses only into parentheses and calls.
   struct Level {
     std::string function;  // the function called, for a call's parenthesis
     size_t at = 0;         // where the level opened

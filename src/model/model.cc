@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <sstream>
 
@@ -72,6 +73,58 @@ GiNaC::exmap Model::ParameterValues() const {
   GiNaC::exmap m;
   for (const auto& p : parameters) m[Symbol(p.name)] = p.value;
   return m;
+}
+
+void CheckPhysicalParameters(const Model& model, const std::map<std::string, double>& overrides) {
+  GiNaC::exmap values;
+  for (const auto& p : model.parameters) {
+    auto o = overrides.find(p.name);
+    values[model.Symbol(p.name)] = o == overrides.end() ? p.value : o->second;
+  }
+  auto number = [](double v) { return fmt::format("{:.6g}", v); };
+  for (const auto& e : model.elements) {
+    const bool inertance = e.kind == ElementKind::kI && e.law_key == "inertance";
+    const bool capacitance = e.kind == ElementKind::kC && e.law_key == "capacitance";
+    if (!inertance && !capacitance) continue;
+    const GiNaC::ex v = GiNaC::evalf(e.law.subs(values));
+    if (!GiNaC::is_a<GiNaC::numeric>(v) || !GiNaC::ex_to<GiNaC::numeric>(v).is_real()) continue;  // not constant
+    const double x = GiNaC::ex_to<GiNaC::numeric>(v).to_double();
+    if (x > 0 && std::isfinite(x)) continue;
+    const std::string what = inertance ? "inertance" : "capacitance";
+    const std::string is = x == 0 ? "zero" : x < 0 ? "negative" : "not a finite number";
+    const std::string expected = fmt::format("a positive {}", what);
+    const std::string hint = inertance ? "an inertance (a mass, an inertia, an inductance) is positive; a zero one "
+                                         "leaves the element's flow undefined"
+                                       : "a capacitance (a compliance, 1/stiffness) is positive; a zero one leaves "
+                                         "the element's effort undefined";
+    // Written as one parameter: the error is where the parameter is given.
+    if (GiNaC::is_a<GiNaC::symbol>(e.law)) {
+      const std::string name = GiNaC::ex_to<GiNaC::symbol>(e.law).get_name();
+      for (const auto& p : model.parameters) {
+        if (p.name != name) continue;
+        const std::string message =
+            fmt::format("parameter '{}' is {}, but it is the {} of element '{}'", p.name, is, what, e.name);
+        if (overrides.count(p.name)) {
+          Diagnostic d;
+          d.where.file = model.file;  // the model the command line applies to
+          d.message = fmt::format("--param {}={}: {}", p.name, number(x), message);
+          d.expected = expected;
+          d.got = fmt::format("{} = {}", p.name, number(x));
+          d.hint = hint;
+          throw Error(d);
+        }
+        ThrowAt(p.where, "", message, expected, fmt::format("{}: {} (= {})", p.name, p.text, number(x)), hint);
+      }
+    }
+    std::string given;
+    for (const auto& p : model.parameters) {
+      auto o = overrides.find(p.name);
+      if (o != overrides.end() && e.law.has(model.Symbol(p.name)))
+        given += fmt::format("{}--param {}={}", given.empty() ? " with " : ", ", p.name, number(o->second));
+    }
+    ThrowAt(e.where, e.name, fmt::format("the {} of {} '{}' is {}{}", what, KindName(e.kind), e.name, is, given),
+            expected, fmt::format("{}: {} (= {})", e.law_key, e.law_text, number(x)), hint);
+  }
 }
 
 int EditDistance(const std::string& a, const std::string& b) {

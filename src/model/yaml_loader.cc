@@ -2,7 +2,9 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -63,7 +65,44 @@ class YamlReader {
     }
   }
 
+  // A key given twice in one mapping is an error (YAML forbids it; the reader
+  // would otherwise see only the first). Walks every mapping of the document
+  // with a stack of its own, so that no nesting depth can exhaust the stack.
+  void CheckDuplicateKeys(const YAML::Node& root) const {
+    struct Item {
+      YAML::Node node;
+      bool in_list;  // an entry of a list: an element, bond, body, ...
+    };
+    std::vector<Item> todo = {{root, false}};
+    while (!todo.empty()) {
+      const Item item = todo.back();
+      todo.pop_back();
+      const YAML::Node& n = item.node;
+      if (n.IsSequence()) {
+        for (const auto& x : n) todo.push_back({x, true});
+      } else if (n.IsMap()) {
+        std::map<std::string, YAML::Node> seen;
+        for (const auto& kv : n) {
+          if (kv.first.IsScalar()) {
+            const std::string key = kv.first.Scalar();
+            auto [it, fresh] = seen.emplace(key, kv.first);
+            if (!fresh) {
+              std::string name;
+              if (item.in_list && seen.count("name") && seen.at("name").IsScalar()) name = n["name"].Scalar();
+              Fail(kv.first, name, fmt::format("duplicate key '{}'", key), "each key once in a mapping",
+                   fmt::format("'{}' at {}:{} and again at {}:{}", key, it->second.Mark().line + 1,
+                               it->second.Mark().column + 1, kv.first.Mark().line + 1, kv.first.Mark().column + 1),
+                   "remove one of them (YAML keeps only one, silently)");
+            }
+          }
+          todo.push_back({kv.second, false});
+        }
+      }
+    }
+  }
+
   ModelSpec Read(const YAML::Node& root) {
+    CheckDuplicateKeys(root);
     ModelSpec spec;
     spec.file = file_;
     if (root.IsNull()) Fail(root, "", "the model file is empty", "a YAML mapping with 'elements:' and 'bonds:'", "nothing");
@@ -276,6 +315,16 @@ ModelSpec ReadModelSpec(const std::string& yaml_text, const std::string& file_la
 }
 
 ModelSpec ReadModelSpecFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    Diagnostic d;
+    d.where = {path, 0, 0};
+    d.message = "the model file is a directory";
+    d.expected = "a YAML model file";
+    d.got = "a directory";
+    d.hint = "give the path of a .yaml file inside it";
+    throw Error(d);
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     Diagnostic d;

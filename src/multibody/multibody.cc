@@ -138,18 +138,21 @@ class Expander {
     return s;
   }
 
+  // True for a number below zero (a text with parameters is checked by
+  // BuildModel, once their values are known).
+  static bool Negative(const ex& v) {
+    const ex n = GiNaC::evalf(v);
+    return GiNaC::is_a<GiNaC::numeric>(n) && GiNaC::ex_to<GiNaC::numeric>(n).is_real() &&
+           GiNaC::ex_to<GiNaC::numeric>(n).to_double() < 0;
+  }
+
   // Parses a text with every name a symbol (checked later by BuildModel).
   ex Parse(const std::string& text, const SourceLocation& where, const std::string& who) {
     CheckExpressionText(text, where, who, "the expression");
-    GiNaC::parser reader;
-    reader.strict = false;
     try {
-      ex e = reader(text);
-      // Re-bind the parser's symbols to ours, by name.
-      GiNaC::exmap m;
-      for (const auto& [name, sym] : reader.get_syms())
-        if (GiNaC::is_a<GiNaC::symbol>(sym)) m[sym] = name == "pi" || name == "Pi" ? ex(GiNaC::Pi) : ex(Sym(name));
-      return e.subs(m);
+      return ParseExpressionText(text, [&](const std::string& name) -> ex {
+        return name == "pi" || name == "Pi" ? ex(GiNaC::Pi) : ex(Sym(name));
+      });
     } catch (const std::exception&) {
       ThrowAt(where, who, fmt::format("cannot parse '{}'", text), "a number or an expression of parameters");
     }
@@ -353,6 +356,9 @@ class Expander {
     if (m.is_zero())
       ThrowAt(Get(e, "mass")->where, n, fmt::format("the mass of body '{}' is zero", n), "a nonzero mass",
               fmt::format("mass: {}", mass), "a body's velocity is its momentum divided by its mass");
+    if (Negative(m))
+      ThrowAt(Get(e, "mass")->where, n, fmt::format("the mass of body '{}' is negative", n), "a positive mass",
+              fmt::format("mass: {}", mass));
     // Translation of G, world frame.
     for (int i = 0; i < 3; ++i) {
       const std::string j = fmt::format("{}_v{}", n, kAxes[i]);
@@ -380,6 +386,10 @@ class Expander {
                   "nonzero principal inertias", fmt::format("inertia: [{}, {}, {}]", inertia->values[0],
                                                             inertia->values[1], inertia->values[2]),
                   "a body's angular velocity is its angular momentum divided by its inertia");
+        if (Negative(I))
+          ThrowAt(inertia->where, n, fmt::format("the principal inertia I{}{} of body '{}' is negative", kAxes[i], kAxes[i], n),
+                  "positive principal inertias", fmt::format("inertia: [{}, {}, {}]", inertia->values[0],
+                                                             inertia->values[1], inertia->values[2]));
         Element(fmt::format("{}_J{}", n, kAxes[i]), "I", "inertance", inertia->values[i], Text(I * w0[i]));
         BondTo(j, fmt::format("{}_J{}", n, kAxes[i]));
         b.w[i] = Sym("f_" + j);

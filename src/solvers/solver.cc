@@ -164,6 +164,10 @@ void SolverOptions::Validate() const {
     ThrowBadOption("max_steps", "a step budget > 0",
                    fmt::format("max_steps = {}", max_steps),
                    "the default is 50000000");
+  if (!(stiff_steps >= 0))
+    ThrowBadOption("stiff_steps", "a step budget for stiff runs >= 0 (0 = max_steps only)",
+                   fmt::format("stiff_steps = {}", stiff_steps),
+                   "the default is 100000");
 }
 
 // ---- Integrate --------------------------------------------------------------

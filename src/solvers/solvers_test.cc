@@ -200,10 +200,68 @@ TEST(Solvers, StiffProblemBDFTakesFarFewerSteps) {
   SolverStats bdf = Integrate(Stiff(), {0.0}, o, Record(&tb, 1));
   EXPECT_LT(bdf.steps * 5, dopri.steps)
       << "bdf " << bdf.steps << " steps, dopri5 " << dopri.steps;
+  // dopri5 finds it stiff (within its first 1000 steps and 15 tests), yet
+  // finishes: a few thousand steps are within its budget for stiff runs.
+  EXPECT_TRUE(dopri.stiff);
+  EXPECT_LT(dopri.stiff_t, 4.0);
+  EXPECT_FALSE(bdf.stiff);
   EXPECT_GT(bdf.jac_evals, 0);
   for (const Trajectory* tr : {&td, &tb})
     for (size_t i = 0; i < tr->t.size(); ++i)
       EXPECT_NEAR(tr->x[i][0], StiffExact(tr->t[i]), 1e-4) << "t " << tr->t[i];
+}
+
+// x' = -1e6 (x - cos t): dopri5 would need some 3 million steps for 10 s.
+OdeProblem VeryStiff(long* calls) {
+  OdeProblem p;
+  p.n = 2;
+  p.state_names = {"x", "y"};
+  p.rhs = [calls](double t, const double* x, double* dx) {
+    ++*calls;
+    dx[0] = -1e6 * (x[0] - std::cos(t));
+    dx[1] = x[0];
+  };
+  return p;
+}
+
+TEST(Solvers, StiffnessStopsDopri5Early) {
+  long calls = 0;
+  SolverOptions o = Opts(Method::kDopri5);
+  o.t_end = 10;
+  try {
+    Integrate(VeryStiff(&calls), {0.0, 0.0}, o, nullptr);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.diagnostic().message, HasSubstr("the problem is stiff"));
+    EXPECT_THAT(e.diagnostic().message, HasSubstr("more steps"));
+    EXPECT_THAT(e.diagnostic().hint, HasSubstr("--method bdf"));
+    EXPECT_THAT(e.diagnostic().hint, HasSubstr("--max-steps"));
+  }
+  // Hairer's schedule: the first test at step 1000, then 14 more positive ones.
+  EXPECT_LT(calls, 6 * 1100);
+  // With a budget that covers the run, it goes on and says when it found it.
+  calls = 0;
+  o.t_end = 0.01;  // some 3000 steps
+  o.stiff_steps = 0;
+  SolverStats s = Integrate(VeryStiff(&calls), {0.0, 0.0}, o, nullptr);
+  EXPECT_TRUE(s.stiff);
+  EXPECT_GT(s.stiff_t, 0.0);
+  EXPECT_LT(s.stiff_t, 0.005);
+  EXPECT_GT(s.steps, 2000);
+  // Likewise when max_steps and stiff_steps allow it.
+  o.stiff_steps = o.max_steps = 10000;
+  EXPECT_NO_THROW(Integrate(VeryStiff(&calls), {0.0, 0.0}, o, nullptr));
+  o.stiff_steps = o.max_steps = 1500;
+  EXPECT_THROW(Integrate(VeryStiff(&calls), {0.0, 0.0}, o, nullptr), Error);
+}
+
+TEST(Solvers, NonStiffRunsAreNotFoundStiff) {
+  SolverOptions o = Opts(Method::kDopri5);
+  o.t_end = 2000;  // tens of thousands of steps
+  o.rtol = 1e-9;
+  SolverStats s = Integrate(Oscillator(), {1.0, 0.0}, o, nullptr);
+  EXPECT_GT(s.steps, 10000);
+  EXPECT_FALSE(s.stiff);
 }
 
 TEST(Solvers, DenseOutputIsAccurateAtEveryOutputTime) {
@@ -481,6 +539,7 @@ TEST(Solvers, ValidateNamesTheBadOption) {
       {"step", [](SolverOptions& o) { o.method = Method::kRK4; o.step = 0; }},
       {"max_step", [](SolverOptions& o) { o.max_step = -1; }},
       {"max_steps", [](SolverOptions& o) { o.max_steps = 0; }},
+      {"stiff_steps", [](SolverOptions& o) { o.stiff_steps = -1; }},
   };
   for (const Case& c : cases) {
     SolverOptions o;

@@ -1,0 +1,280 @@
+// The reader of expression texts: numbers, names, + - * / ^, parentheses and
+// calls of paynter's functions, with the precedence of mathematics (see
+// ParseExpressionText in paynter/model.h).
+#include <fmt/format.h>
+
+#include <cctype>
+#include <stdexcept>
+#include <vector>
+
+#include "paynter/model.h"
+
+namespace paynter {
+namespace {
+
+bool IsNameStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool IsNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool IsDigit(char c) { return std::isdigit(static_cast<unsigned char>(c)); }
+
+struct Token {
+  enum Kind { kEnd, kNumber, kName, kSymbol } kind = kEnd;
+  std::string text;  // the number or name; the character for a symbol
+  size_t at = 0;     // where it starts in the text
+};
+
+[[noreturn]] void Fail(const std::string& why) { throw std::invalid_argument(why); }
+
+std::string Quote(const std::string& s) { return s.size() <= 40 ? "'" + s + "'" : "'" + s.substr(0, 37) + "...'"; }
+
+std::vector<Token> Tokens(const std::string& text) {
+  std::vector<Token> out;
+  const size_t n = text.size();
+  size_t i = 0;
+  while (i < n) {
+    const char c = text[i];
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      ++i;
+      continue;
+    }
+    Token t;
+    t.at = i;
+    if (IsNameStart(c)) {
+      size_t j = i + 1;
+      while (j < n && IsNameChar(text[j])) ++j;
+      t.kind = Token::kName;
+      t.text = text.substr(i, j - i);
+      i = j;
+    } else if (IsDigit(c) || c == '.') {
+      // digits, at most one point, at least one digit; then an exponent
+      // e/E, an optional sign and digits (1e-3, 2.5E+2).
+      size_t j = i, digits = 0, points = 0;
+      while (j < n && (IsDigit(text[j]) || text[j] == '.')) {
+        (text[j] == '.' ? points : digits) += 1;
+        ++j;
+      }
+      bool ok = digits > 0 && points <= 1;
+      if (j < n && (text[j] == 'e' || text[j] == 'E')) {
+        size_t k = j + 1;
+        if (k < n && (text[k] == '+' || text[k] == '-')) ++k;
+        if (k < n && IsDigit(text[k])) {
+          while (k < n && IsDigit(text[k])) ++k;
+          j = k;
+        } else {
+          ok = false;  // 4e, 1e+
+          j = k;
+        }
+      }
+      // A letter, digit or point right after a number (2x, 1e3.5) is no operator.
+      while (j < n && (IsNameChar(text[j]) || text[j] == '.')) {
+        ok = false;
+        ++j;
+      }
+      if (!ok)
+        Fail(fmt::format("{} at character {} is not a number (numbers are written 12, 0.5, 1e-3; a product 2*x)",
+                         Quote(text.substr(i, j - i)), i + 1));
+      t.kind = Token::kNumber;
+      t.text = text.substr(i, j - i);
+      i = j;
+    } else if (c == '+' || c == '-' || c == '*' || c == '/' || c == '^' || c == '(' || c == ')' || c == ',') {
+      t.kind = Token::kSymbol;
+      t.text = std::string(1, c);
+      ++i;
+    } else if (c >= 32 && c <= 126) {
+      Fail(fmt::format("unexpected character '{}' at character {}", c, i + 1));
+    } else {
+      Fail(fmt::format("a byte that is not a printable character at character {}", i + 1));
+    }
+    out.push_back(std::move(t));
+  }
+  Token end;
+  end.at = n;
+  out.push_back(end);
+  return out;
+}
+
+// The functions of paynter's expressions.
+bool CallFunction(const std::string& name, const std::vector<GiNaC::ex>& a, GiNaC::ex* out) {
+  auto one = [&](GiNaC::ex (*f)(const GiNaC::ex&)) {
+    if (a.size() != 1) Fail(fmt::format("{}() takes 1 argument, not {}", name, a.size()));
+    *out = f(a[0]);
+    return true;
+  };
+  if (name == "atan2" || name == "pow") {
+    if (a.size() != 2) Fail(fmt::format("{}() takes 2 arguments, not {}", name, a.size()));
+    *out = name == "pow" ? GiNaC::ex(GiNaC::pow(a[0], a[1])) : GiNaC::ex(GiNaC::atan2(a[0], a[1]));
+    return true;
+  }
+  // GiNaC's functions are templates over their argument type: wrap them.
+#define PAYNTER_FUNCTION(f) \
+  if (name == #f) return one([](const GiNaC::ex& x) -> GiNaC::ex { return GiNaC::f(x); });
+  PAYNTER_FUNCTION(sin)
+  PAYNTER_FUNCTION(cos)
+  PAYNTER_FUNCTION(tan)
+  PAYNTER_FUNCTION(asin)
+  PAYNTER_FUNCTION(acos)
+  PAYNTER_FUNCTION(atan)
+  PAYNTER_FUNCTION(sinh)
+  PAYNTER_FUNCTION(cosh)
+  PAYNTER_FUNCTION(tanh)
+  PAYNTER_FUNCTION(exp)
+  PAYNTER_FUNCTION(log)
+  PAYNTER_FUNCTION(sqrt)
+  PAYNTER_FUNCTION(abs)
+  PAYNTER_FUNCTION(step)
+#undef PAYNTER_FUNCTION
+  return false;
+}
+
+bool IsFunction(const std::string& name) {
+  for (const char* f : {"sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "exp", "log",
+                        "sqrt", "abs", "pow", "step"})
+    if (name == f) return true;
+  return false;
+}
+
+// Recursive descent over the tokens. Only parentheses and calls recurse (sums,
+// products, signs and powers are loops), and their depth is bounded, so no text
+// can exhaust the stack.
+class Reader {
+ public:
+  Reader(const std::string& text, const ExpressionNames& names) : tokens_(Tokens(text)), names_(names) {}
+
+  GiNaC::ex Read() {
+    if (Peek().kind == Token::kEnd) Fail("the expression is empty");
+    GiNaC::ex v = Sum();
+    if (Peek().kind != Token::kEnd) Unexpected("an operator");
+    return v;
+  }
+
+ private:
+  const Token& Peek() const { return tokens_[pos_]; }
+  bool At(char c) const { return Peek().kind == Token::kSymbol && Peek().text[0] == c; }
+
+  [[noreturn]] void Unexpected(const std::string& expected) const {
+    const Token& t = Peek();
+    if (t.kind == Token::kEnd) Fail(fmt::format("the expression ends where {} was expected", expected));
+    Fail(fmt::format("{} was expected at character {}, not {}", expected, t.at + 1, Quote(t.text)));
+  }
+
+  // sum := term (('+' | '-') term)*
+  GiNaC::ex Sum() {
+    GiNaC::ex v = Term();
+    while (At('+') || At('-')) {
+      const bool minus = At('-');
+      ++pos_;
+      const GiNaC::ex r = Term();
+      v = minus ? v - r : v + r;
+    }
+    return v;
+  }
+
+  // term := factor (('*' | '/') factor)*
+  GiNaC::ex Term() {
+    GiNaC::ex v = Factor();
+    while (At('*') || At('/')) {
+      const bool divide = At('/');
+      ++pos_;
+      const GiNaC::ex r = Factor();
+      v = divide ? v / r : v * r;
+    }
+    return v;
+  }
+
+  // Signs in front of an operand: true when they negate it.
+  bool Signs() {
+    bool negative = false;
+    while (At('+') || At('-')) {
+      negative ^= At('-');
+      ++pos_;
+    }
+    return negative;
+  }
+
+  // factor := sign* power, where power := primary ('^' sign* primary)*, the
+  // powers taken from the right and each sign applying to the power to its
+  // right: -2^2 = -(2^2), 2^-1 = 2^(-1), 2^3^2 = 2^(3^2), 2^-x^2 = 2^(-(x^2)).
+  GiNaC::ex Factor() {
+    const bool negative = Signs();
+    std::vector<GiNaC::ex> operands = {Primary()};
+    std::vector<bool> negated = {false};
+    while (At('^')) {
+      ++pos_;
+      negated.push_back(Signs());
+      operands.push_back(Primary());
+    }
+    GiNaC::ex v = operands.back();
+    for (size_t k = operands.size() - 1; k > 0; --k) {
+      if (negated[k]) v = -v;
+      v = GiNaC::pow(operands[k - 1], v);
+    }
+    return negative ? -v : v;
+  }
+
+  // primary := number | name | name '(' sum (',' sum)* ')' | '(' sum ')'
+  GiNaC::ex Primary() {
+    const Token t = Peek();
+    if (t.kind == Token::kNumber) {
+      ++pos_;
+      return GiNaC::numeric(t.text.c_str());
+    }
+    if (t.kind == Token::kName) {
+      ++pos_;
+      if (At('(')) {
+        if (!IsFunction(t.text))
+          Fail(fmt::format("'{}' at character {} is not a function (the functions are sin cos tan asin acos atan "
+                           "atan2 sinh cosh tanh exp log sqrt abs pow step)",
+                           t.text, t.at + 1));
+        const size_t open = Peek().at;
+        Enter(open);
+        ++pos_;
+        std::vector<GiNaC::ex> args;
+        if (!At(')')) {
+          args.push_back(Sum());
+          while (At(',')) {
+            ++pos_;
+            args.push_back(Sum());
+          }
+        }
+        if (!At(')')) Unexpected(fmt::format("',' or ')' closing the call at character {}", open + 1));
+        ++pos_;
+        --depth_;
+        if (args.empty()) Fail(fmt::format("{}() at character {} has no argument", t.text, t.at + 1));
+        GiNaC::ex v;
+        CallFunction(t.text, args, &v);
+        return v;
+      }
+      if (IsFunction(t.text)) Fail(fmt::format("the function '{}' at character {} needs its argument: {}(x)", t.text,
+                                               t.at + 1, t.text));
+      return names_(t.text);
+    }
+    if (At('(')) {
+      const size_t open = t.at;
+      Enter(open);
+      ++pos_;
+      GiNaC::ex v = Sum();
+      if (!At(')')) Unexpected(fmt::format("')' closing the parenthesis at character {}", open + 1));
+      ++pos_;
+      --depth_;
+      return v;
+    }
+    Unexpected("a number, a name or '('");
+  }
+
+  void Enter(size_t at) {
+    if (++depth_ > kMaxNesting)
+      Fail(fmt::format("more than {} nested parentheses at character {}", kMaxNesting, at + 1));
+  }
+
+  std::vector<Token> tokens_;
+  const ExpressionNames& names_;
+  size_t pos_ = 0;
+  int depth_ = 0;
+};
+
+}  // namespace
+
+GiNaC::ex ParseExpressionText(const std::string& text, const ExpressionNames& names) {
+  return Reader(text, names).Read();
+}
+
+}  // namespace paynter
