@@ -949,5 +949,28 @@ TEST(Hostile, UsageErrorsExitOne) {
   }
 }
 
+TEST(Hostile, ConstantNamesOfTheAlgebraLibraryAreOrdinaryParameters) {
+  // I, Euler, Catalan and E are the user's parameters, not the imaginary unit
+  // or constants of the algebra library (a closed-chain model named its
+  // inertia I and got complex numbers).
+  const std::string yaml = R"(
+name: names
+parameters: {I: 2, Euler: 3, Catalan: 5, E: 7}
+elements:
+  - {name: s, kind: Se, effort: 1}
+  - {name: j, kind: '1'}
+  - {name: m, kind: I, inertance: I}
+bonds:
+  - [s, j]
+  - [j, m]
+outputs:
+  a: I + Euler + Catalan + E
+  v: f_j
+)";
+  const auto r = testing::SimulateYaml(yaml, 1.0);
+  EXPECT_DOUBLE_EQ(r.solution.Column("a").back(), 17.0);
+  EXPECT_NEAR(r.solution.Column("v").back(), 0.5, 1e-9);  // v = t / I
+}
+
 }  // namespace
 }  // namespace paynter
