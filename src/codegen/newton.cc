@@ -213,6 +213,7 @@ bool NewtonSolver::FactorRedundant(double threshold) {
   cod.setThreshold(threshold);
   du_ = cod.solve(r_);
   rank_deficient_ = true;
+  if (threshold == 1e-10) redundant_calls_left_ = 50;
   return std::isfinite(InfNorm(du_.data(), n_));
 }
 
@@ -300,7 +301,26 @@ void NewtonSolver::Solve(double* s, BlockFns& fns) {
     // result is still checked, against the size of the terms that cancel in it.
     fns.Jacobian(s, J_.data());
     rank_deficient_ = false;
-    if (!Factor()) {
+    if (redundant_calls_left_ > 0 && std::isfinite(InfNorm(J_.data(), n_ * n_))) {
+      // Known redundant: straight to the minimum-norm solution from u = 0.
+      --redundant_calls_left_;
+      jnorm_ = 0;
+      for (int i = 0; i < n_; ++i) {
+        double row = 0;
+        for (int j = 0; j < n_; ++j) row += std::fabs(J_(i, j));
+        jnorm_ = std::max(jnorm_, row);
+      }
+      u_.setZero();
+      StoreU(s);
+      fns.Residual(s, r_.data());
+      rnorm = InfNorm(r_.data(), n_);
+      if (!std::isfinite(rnorm)) ThrowNonFiniteResidual(s, true);
+      Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(J_);
+      cod.setThreshold(1e-10);
+      du_ = cod.solve(r_);
+      rank_deficient_ = cod.rank() < n_;
+      if (!rank_deficient_) redundant_calls_left_ = 0;  // rank came back: the regular path next time
+    } else if (!Factor()) {
       // Redundant constraints: the minimum-norm solution, from u = 0 (so that
       // the multipliers carry no component of the previous call's solution
       // along the directions the constraints leave undetermined).

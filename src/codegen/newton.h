@@ -89,6 +89,10 @@ class NewtonSolver {
   bool has_multipliers_ = false;
   bool rank_deficient_ = false;              // the last factorization was FactorRedundant's
   long damped_solves_ = 0;                   // near-singular configurations passed by damped least squares
+  // A block found redundant (kernel in the multipliers only) is solved by the
+  // complete orthogonal decomposition directly for the next calls, the
+  // kernel being checked again after 50 calls.
+  int redundant_calls_left_ = 0;
 };
 
 }  // namespace paynter::codegen
