@@ -169,8 +169,8 @@ struct ConstrainedReport {
   std::string ToText() const;
 };
 
-// Which method `auto` picks for a compiled model (and why): none needed
-// without constraint sources, else minimal coordinates.
+// Which method `auto` picks for a compiled model (and why): kAuto (the model
+// as it is) without constraint sources, else lagrange-multipliers.
 ConstraintMethod ChooseConstraintMethod(const CompiledModel& model, std::string* why);
 
 // Simulates a compiled model by a method (lagrange-multipliers or
