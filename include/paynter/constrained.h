@@ -11,7 +11,7 @@
 //                        accelerations (a rank-revealing solve where constraints
 //                        are redundant), and projects positions and velocities
 //                        back onto the constraints after every step
-//                        (src/constrained/lagrange_multipliers.cc)
+//                        (src/constrained/methods.cc, projection.cc)
 //   minimal-coordinates  integrates only independent coordinates, chosen from
 //                        the constraint Jacobian (coordinate partitioning) and
 //                        chosen again when they become ill-conditioned; the
@@ -173,9 +173,10 @@ struct ConstrainedReport {
 // as it is) without constraint sources, else lagrange-multipliers.
 ConstraintMethod ChooseConstraintMethod(const CompiledModel& model, std::string* why);
 
-// Simulates a compiled model by a method (lagrange-multipliers or
-// minimal-coordinates; a parasitic model is compiled from LoadModelFor and
-// simulated by Simulate, with `report` filled by SimulateConstrained too).
+// Simulates a compiled model by a method: lagrange-multipliers,
+// minimal-coordinates, zcp (needs options.source, the Model it came from), or
+// parasitic (a model compiled from LoadModelFor(..., kParasitic): simulated as
+// it is, the springs' stretch reported). Assembles the start first.
 Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& solver,
                              const ConstrainedOptions& options, ConstrainedReport* report = nullptr);
 
