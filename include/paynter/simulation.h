@@ -5,6 +5,7 @@
 // the time series of the outputs (t first).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -94,6 +95,18 @@ struct Solution {
 // Integrates from the model's initial state and records the outputs at t0,
 // every dt_out and t_end. Throws Error on solver failure.
 Solution Simulate(const CompiledModel& model, const SolverOptions& options);
+
+// The general form (the methods for constrained mechanisms use it):
+// integrates `problem` from x0 and appends the model's outputs to `out` as
+// they come (rows survive an exception thrown by `watch`; a row at the time
+// of the last one is not repeated). When the integrated state is not the
+// model's (minimal coordinates), full_state maps it to the model's state;
+// watch sees every recorded full state. `out`'s columns are set when empty,
+// and its stats are added to.
+void SimulateFrom(const CompiledModel& model, const OdeProblem& problem, const std::vector<double>& x0,
+                  const SolverOptions& options,
+                  const std::function<void(double, const double*, double*)>& full_state,
+                  const std::function<void(double, const double*)>& watch, Solution* out);
 
 // Writes a Solution as CSV (header "t,<outputs...>"), atomically: the file
 // appears complete or not at all.

@@ -2,20 +2,19 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "paynter/constrained.h"
 
 namespace paynter::constrained {
 
-// Integrates `problem` from x0 and records the model's outputs. When the
-// integrated state is not the model's (minimal coordinates), full_state maps
-// it to the model's state; watch sees every recorded full state.
-// Rows are appended to `out` as they come (so they survive an exception
-// thrown by watch); its columns are set when empty; its stats are added to.
-void Run(const CompiledModel& model, const OdeProblem& problem, const std::vector<double>& x0,
-         const SolverOptions& options, const std::function<void(double, const double*, double*)>& full_state,
-         const std::function<void(double, const double*)>& watch, Solution* out);
+// A displacement state (a body's position or orientation coordinate, a
+// joint's coordinate), as the equation builder names state origins: the
+// states position constraints may depend on.
+inline bool IsPositionOrigin(const std::string& origin) {
+  return origin.rfind("displacement (", 0) == 0 || origin == "integral of its rate";
+}
 
 // The minimal-coordinates method (minimal_coordinates.cc), from an assembled start.
 Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double>& x0, const SolverOptions& solver,

@@ -45,47 +45,6 @@ ConstraintMethod ChooseConstraintMethod(const CompiledModel& model, std::string*
   return ConstraintMethod::kLagrangeMultipliers;
 }
 
-namespace constrained {
-
-void Run(const CompiledModel& model, const OdeProblem& problem, const std::vector<double>& x0,
-         const SolverOptions& options, const std::function<void(double, const double*, double*)>& full_state,
-         const std::function<void(double, const double*)>& watch, Solution* out) {
-  Solution& sol = *out;
-  if (sol.columns.empty()) {
-    sol.columns.push_back("t");
-    for (const auto& o : model.output_names()) sol.columns.push_back(o);
-    sol.compile_seconds = model.compile_seconds();
-    sol.backend = model.backend_name();
-  }
-  std::vector<double> outv(model.num_outputs()), x(model.num_states());
-  const SolverStats stats = Integrate(problem, x0, options, [&](double t, const double* y) {
-    const double* xs = y;
-    if (full_state) {
-      full_state(t, y, x.data());
-      xs = x.data();
-    }
-    if (watch) watch(t, xs);
-    model.CalcOutputs(t, xs, outv.data());
-    if (!sol.rows.empty() && sol.rows.back()[0] == t) return;  // a restart repeats its start
-    std::vector<double> row;
-    row.reserve(outv.size() + 1);
-    row.push_back(t);
-    row.insert(row.end(), outv.begin(), outv.end());
-    sol.rows.push_back(std::move(row));
-  });
-  sol.stats.steps += stats.steps;
-  sol.stats.rejected += stats.rejected;
-  sol.stats.rhs_evals += stats.rhs_evals;
-  sol.stats.jac_evals += stats.jac_evals;
-  sol.stats.projections += stats.projections;
-  sol.stats.integrate_seconds += stats.integrate_seconds;
-  if (stats.stiff && !sol.stats.stiff) {
-    sol.stats.stiff = true;
-    sol.stats.stiff_t = stats.stiff_t;
-  }
-}
-
-}  // namespace constrained
 
 Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& solver,
                              const ConstrainedOptions& options, ConstrainedReport* report) {
@@ -121,7 +80,7 @@ Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& so
     }
     double stretch = 0;
     Solution sol;
-    constrained::Run(model, problem, x0, solver, nullptr, [&](double, const double* x) {
+    SimulateFrom(model, problem, x0, solver, nullptr, [&](double, const double* x) {
       for (int i : springs) stretch = std::max(stretch, std::fabs(x[i]));
     }, &sol);
     rep.max_position_drift = stretch;
@@ -183,7 +142,7 @@ Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& so
       at_output.Project(t, x);
     };
   Solution sol;
-  constrained::Run(model, problem, x0, solver, full_state, [&](double t, const double* x) {
+  SimulateFrom(model, problem, x0, solver, full_state, [&](double t, const double* x) {
     double gp = 0, gv = 0;
     watcher.Errors(t, x, &gp, &gv);
     rep.max_position_drift = std::max(rep.max_position_drift, gp);

@@ -25,9 +25,6 @@
 namespace paynter::constrained {
 namespace {
 
-bool IsPositionOrigin(const std::string& origin) {
-  return origin.rfind("displacement (", 0) == 0 || origin == "integral of its rate";
-}
 
 struct Repartition {
   double t;
@@ -268,7 +265,7 @@ Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double
     bool first = true;
     long outputs = 0;
     try {
-      Run(
+      SimulateFrom(
           model, problem, part.Restrict(x), so,
           [&](double tt, const double* y, double* xs) {
             const std::vector<double>& f = part.Full(tt, y);

@@ -14,17 +14,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "internal.h"
 #include "paynter/constrained.h"
 #include "paynter/error.h"
 
 namespace paynter {
-namespace {
-
-bool IsPositionOrigin(const std::string& origin) {
-  return origin.rfind("displacement (", 0) == 0 || origin == "integral of its rate";
-}
-
-}  // namespace
 
 struct ConstraintProjector::Cache {
   // Positions: Q (rows with a position constraint x position states), factored.
@@ -72,7 +66,7 @@ ConstraintProjector::ConstraintProjector(const CompiledModel& model) : m_(model)
   std::vector<double> g0(nc), g1(nc);
   model.CalcConstraints(0, x.data(), nullptr, nullptr, g0.data());
   for (int i = 0; i < n; ++i) {
-    if (!IsPositionOrigin(model.state_origins()[i])) continue;
+    if (!constrained::IsPositionOrigin(model.state_origins()[i])) continue;
     const double save = x[i];
     x[i] += 1e-3 * (1 + std::fabs(save));
     model.CalcConstraints(0, x.data(), nullptr, nullptr, g1.data());

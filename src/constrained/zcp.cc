@@ -64,9 +64,6 @@ Model BreakVariableModel(const Model &source, std::vector<std::string> *params) 
   return m;
 }
 
-bool IsPositionOrigin(const std::string &origin) {
-  return origin.rfind("displacement (", 0) == 0 || origin == "integral of its rate";
-}
 
 }  // namespace
 

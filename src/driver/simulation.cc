@@ -150,6 +150,45 @@ std::vector<double> Solution::Column(const std::string& name) const {
   throw Error(fmt::format("no column '{}' in the solution", name));
 }
 
+void SimulateFrom(const CompiledModel& model, const OdeProblem& problem, const std::vector<double>& x0,
+                  const SolverOptions& options,
+                  const std::function<void(double, const double*, double*)>& full_state,
+                  const std::function<void(double, const double*)>& watch, Solution* out) {
+  Solution& sol = *out;
+  if (sol.columns.empty()) {
+    sol.columns.push_back("t");
+    for (const auto& o : model.output_names()) sol.columns.push_back(o);
+    sol.compile_seconds = model.compile_seconds();
+    sol.backend = model.backend_name();
+  }
+  std::vector<double> outv(model.num_outputs()), x(model.num_states());
+  const SolverStats stats = Integrate(problem, x0, options, [&](double t, const double* y) {
+    const double* xs = y;
+    if (full_state) {
+      full_state(t, y, x.data());
+      xs = x.data();
+    }
+    if (watch) watch(t, xs);
+    model.CalcOutputs(t, xs, outv.data());
+    if (!sol.rows.empty() && sol.rows.back()[0] == t) return;  // a restart repeats its start
+    std::vector<double> row;
+    row.reserve(outv.size() + 1);
+    row.push_back(t);
+    row.insert(row.end(), outv.begin(), outv.end());
+    sol.rows.push_back(std::move(row));
+  });
+  sol.stats.steps += stats.steps;
+  sol.stats.rejected += stats.rejected;
+  sol.stats.rhs_evals += stats.rhs_evals;
+  sol.stats.jac_evals += stats.jac_evals;
+  sol.stats.projections += stats.projections;
+  sol.stats.integrate_seconds += stats.integrate_seconds;
+  if (stats.stiff && !sol.stats.stiff) {
+    sol.stats.stiff = true;
+    sol.stats.stiff_t = stats.stiff_t;
+  }
+}
+
 Solution Simulate(const CompiledModel& model, const SolverOptions& options) {
   options.Validate();
   OdeProblem problem;
@@ -157,19 +196,7 @@ Solution Simulate(const CompiledModel& model, const SolverOptions& options) {
   problem.state_names = model.state_names();
   problem.rhs = [&model](double t, const double* x, double* dx) { model.CalcDerivatives(t, x, dx); };
   Solution sol;
-  sol.columns.push_back("t");
-  for (const auto& o : model.output_names()) sol.columns.push_back(o);
-  sol.compile_seconds = model.compile_seconds();
-  sol.backend = model.backend_name();
-  std::vector<double> out(model.num_outputs());
-  sol.stats = Integrate(problem, model.initial_state(), options, [&](double t, const double* x) {
-    model.CalcOutputs(t, x, out.data());
-    std::vector<double> row;
-    row.reserve(out.size() + 1);
-    row.push_back(t);
-    row.insert(row.end(), out.begin(), out.end());
-    sol.rows.push_back(std::move(row));
-  });
+  SimulateFrom(model, problem, model.initial_state(), options, nullptr, nullptr, &sol);
   return sol;
 }
 
