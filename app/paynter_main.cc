@@ -125,6 +125,7 @@ int Equations(const std::string& path, bool latex, const std::string& form, bool
 
 struct SimulateArgs {
   std::string file, out, method = "dopri5", backend = "auto", form = "state", constraints = "auto";
+  std::string block_solve = "auto";
   double t_end = 0, rtol = 1e-6, atol = 1e-9, dt_out = 0, step = 1e-3, t0 = 0;
   double parasitic_stiffness = 0, parasitic_damping = 0;
   long max_steps = 0;
@@ -187,6 +188,10 @@ Compiled CompileFor(const SimulateArgs& args, ConstraintMethod method, bool ener
   EquationSystem eqs = BuildEquations(c.model, graph);
   c.codegen.backend =
       args.backend == "tape" ? Backend::kTape : args.backend == "native" ? Backend::kNative : Backend::kAuto;
+  using BlockSolve = CodegenOptions::BlockSolve;
+  c.codegen.block_solve = args.block_solve == "dense"    ? BlockSolve::kDense
+                          : args.block_solve == "sparse" ? BlockSolve::kSparse
+                                                         : BlockSolve::kAuto;
   c.cm = std::make_unique<CompiledModel>(eqs, c.codegen);
   return c;
 }
@@ -436,6 +441,10 @@ int main(int argc, char** argv) {
                   "step budget (default 50000000; dopri5 stops a stiff run that needs more than 100000)");
   sim->add_option("--backend", sa.backend, "auto | native | tape")->default_val("auto")
       ->check(CLI::IsMember({"auto", "native", "tape"}));
+  sim->add_option("--block-solve", sa.block_solve,
+                  "implicit blocks: auto (sparse LU for large sparse blocks) | dense | sparse")
+      ->default_val("auto")
+      ->check(CLI::IsMember({"auto", "dense", "sparse"}));
   sim->add_option("--param", sa.params, "override a parameter: NAME=VALUE (repeatable)");
   sim->add_flag("--stats", sa.stats, "print solver statistics and timings");
   sim->add_option("--constraints", sa.constraints,

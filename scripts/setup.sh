@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake pkg-config
-  libeigen3-dev libsundials-dev libginac-dev libcln-dev
+  libeigen3-dev libsundials-dev libginac-dev libcln-dev libsuitesparse-dev
   libyaml-cpp-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   graphviz gnuplot-nox

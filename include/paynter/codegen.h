@@ -28,6 +28,13 @@ struct CodegenOptions {
   // if it is the user's own and not writable by group or others (created 0700);
   // otherwise the code is compiled in a private temporary directory, uncached.
   std::string cache_dir;
+  // Implicit blocks: kAuto solves a block of at least kSparseMinSize unknowns whose
+  // Jacobian has at most kSparseMaxDensity of its entries structurally non-zero by
+  // a sparse LU (KLU), the others by a dense LU; kDense and kSparse force one.
+  enum class BlockSolve { kAuto, kDense, kSparse };
+  BlockSolve block_solve = BlockSolve::kAuto;
+  static constexpr int kSparseMinSize = 24;
+  static constexpr double kSparseMaxDensity = 0.25;
 };
 
 class CompiledProgram {

@@ -17,8 +17,9 @@ namespace paynter::codegen {
 namespace {
 
 constexpr double kEps = std::numeric_limits<double>::epsilon();
-constexpr int kMaxHalvings = 12;  // line search: lambda down to 2^-12
-constexpr int kSmallBlock = 16;   // up to this size, our own LU; above, Eigen's
+constexpr int kMaxHalvings = 12;           // line search: lambda down to 2^-12
+constexpr int kSmallBlock = 16;            // up to this size, our own LU; above, Eigen's
+constexpr double kRegularization = 1e-10;  // sparse multiplier blocks (see newton.h)
 
 // Max-norm that is +Inf as soon as any entry is NaN or Inf.
 double InfNorm(const double* x, int n) {
@@ -146,8 +147,10 @@ void RuntimeChecks::ThrowNonFinite(const double* s, int entry) const {
                           : "; Inf comes from a division by zero, the log of zero, or an "
                             "overflow (e.g. exp of a large argument)";
   if (!caller_set.empty())
-    d.hint += fmt::format("; '{}' is not computed by the program: it is set by the caller "
-                          "(time, a parameter or a state)", caller_set);
+    d.hint += fmt::format(
+        "; '{}' is not computed by the program: it is set by the caller "
+        "(time, a parameter or a state)",
+        caller_set);
   throw Error(std::move(d));
 }
 
@@ -170,8 +173,7 @@ void RuntimeChecks::CheckBlockInputs(const double* s, int block) const {
 // ---------------------------------------------------------------------------
 // NewtonSolver
 
-NewtonSolver::NewtonSolver(const Plan& plan, int block, const CodegenOptions& options,
-                           const RuntimeChecks* checks)
+NewtonSolver::NewtonSolver(const Plan& plan, int block, const CodegenOptions& options, const RuntimeChecks* checks)
     : plan_(&plan),
       block_(block),
       b_(&plan.blocks[block]),
@@ -189,6 +191,118 @@ NewtonSolver::NewtonSolver(const Plan& plan, int block, const CodegenOptions& op
   multiplier_.assign(n_, 0);
   for (int j = 0; j < n_; ++j)
     if (plan.slot_names[b_->unknowns[j]].rfind("lambda_", 0) == 0) multiplier_[j] = has_multipliers_ = true;
+  const int nnz = static_cast<int>(b_->jacobian_nz.size());
+  jv_.assign(nnz, 0.0);
+  using BS = CodegenOptions::BlockSolve;
+  const bool sparse =
+      options.block_solve == BS::kSparse || (options.block_solve == BS::kAuto && n_ >= CodegenOptions::kSparseMinSize &&
+                                             nnz <= CodegenOptions::kSparseMaxDensity * double(n_) * n_);
+  if (!sparse || n_ < 2) return;
+  // The compressed-column pattern: the structural non-zeros (already column by
+  // column, rows increasing) and the multipliers' diagonal entries.
+  std::vector<int> ap(n_ + 1, 0), ai;
+  sp_of_nz_.assign(nnz, -1);
+  sp_diag_.assign(n_, -1);
+  int k = 0;
+  for (int j = 0; j < n_; ++j) {
+    bool diag_done = !multiplier_[j];
+    for (; k < nnz && b_->jacobian_nz[k] / n_ == j; ++k) {
+      const int i = b_->jacobian_nz[k] % n_;
+      if (!diag_done && i >= j) {
+        if (i > j) ai.push_back(j);
+        sp_diag_[j] = static_cast<int>(ai.size()) - (i > j ? 1 : 0);
+        diag_done = true;
+      }
+      sp_of_nz_[k] = static_cast<int>(ai.size());
+      ai.push_back(i);
+    }
+    if (!diag_done) {
+      sp_diag_[j] = static_cast<int>(ai.size());
+      ai.push_back(j);
+    }
+    ap[j + 1] = static_cast<int>(ai.size());
+  }
+  sparse_ = std::make_unique<SparseLU>(n_, std::move(ap), std::move(ai));
+  ax_.assign(sparse_->nnz(), 0.0);
+  jx_.assign(sparse_->nnz(), 0.0);
+  work_.resize(n_);
+  work2_.resize(n_);
+}
+
+void NewtonSolver::Scatter() {
+  J_.setZero();
+  double* J = J_.data();
+  for (size_t k = 0; k < jv_.size(); ++k) J[b_->jacobian_nz[k]] = jv_[k];
+}
+
+void NewtonSolver::SparseNorms() {
+  work_.setZero();
+  for (size_t k = 0; k < jv_.size(); ++k) work_[b_->jacobian_nz[k] % n_] += std::fabs(jv_[k]);
+  jnorm_ = work_.maxCoeff();
+}
+
+bool NewtonSolver::FactorSparse() {
+  if (!std::isfinite(InfNorm(jv_.data(), static_cast<int>(jv_.size())))) return false;
+  SparseNorms();
+  std::fill(jx_.begin(), jx_.end(), 0.0);
+  for (size_t k = 0; k < jv_.size(); ++k) jx_[sp_of_nz_[k]] = jv_[k];
+  if (!sparse_->Factor(jx_.data())) return false;
+  du_ = r_;
+  sparse_->Solve(du_.data());
+  return std::isfinite(InfNorm(du_.data(), n_));
+}
+
+bool NewtonSolver::SolveLinearSparse(double* s, BlockFns& fns, double rnorm) {
+  if (!std::isfinite(InfNorm(jv_.data(), static_cast<int>(jv_.size())))) return false;
+  SparseNorms();
+  std::fill(jx_.begin(), jx_.end(), 0.0);
+  for (size_t k = 0; k < jv_.size(); ++k) jx_[sp_of_nz_[k]] = jv_[k];
+  // r(u) = J u + c: the constant part, from the residual at the entry point.
+  sparse_->Multiply(jx_.data(), u_.data(), work_.data());
+  const Eigen::VectorXd c = r_ - work_;
+  const double u0 = InfNorm(u_.data(), n_);
+  ax_ = jx_;
+  if (has_multipliers_) {
+    // delta = kRegularization max |J_jj|, the same on every multiplier, so that
+    // the refinement stays in the range of a symmetric J (minimum norm): small
+    // enough that it converges in a few steps, large enough that J + delta D
+    // stays factorable whatever the redundancy.
+    double dmax = 0;
+    for (int j = 0; j < n_; ++j)
+      if (sp_diag_[j] >= 0) dmax = std::max(dmax, std::fabs(jx_[sp_diag_[j]]));
+    const double delta = kRegularization * (dmax > 0 ? dmax : jnorm_);
+    for (int j = 0; j < n_; ++j) {
+      if (sp_diag_[j] < 0) continue;
+      const double d = jx_[sp_diag_[j]];
+      ax_[sp_diag_[j]] += d > 0 ? delta : -delta;
+    }
+    u_.setZero();
+  }
+  if (!sparse_->Factor(ax_.data())) return false;
+  // Refinement on J: u -= (J + delta D)^-1 (J u + c).
+  Eigen::VectorXd& res = work_;
+  sparse_->Multiply(jx_.data(), u_.data(), res.data());
+  res += c;
+  double rn = InfNorm(res.data(), n_);
+  const double cn = InfNorm(c.data(), n_);
+  for (int it = 0; it < 30; ++it) {
+    work2_ = res;
+    sparse_->Solve(work2_.data());
+    u_ -= work2_;
+    sparse_->Multiply(jx_.data(), u_.data(), res.data());
+    res += c;
+    const double next = InfNorm(res.data(), n_);
+    if (!std::isfinite(next)) return false;
+    const bool done = next <= 4 * kEps * (jnorm_ * InfNorm(u_.data(), n_) + cn);
+    const bool stalled = !(next < 0.5 * rn);
+    rn = next;
+    if (done || stalled || !has_multipliers_) break;
+  }
+  StoreU(s);
+  fns.Residual(s, r_.data());
+  const double r1 = InfNorm(r_.data(), n_);
+  const double scale = 1 + jnorm_ * (u0 + InfNorm(u_.data(), n_)) + rnorm;
+  return std::isfinite(r1) && r1 <= 1e-8 * scale;
 }
 
 bool NewtonSolver::FactorRedundant(double threshold) {
@@ -299,7 +413,17 @@ void NewtonSolver::Solve(double* s, BlockFns& fns) {
   if (b_->linear) {
     // r is affine in u: one Newton step is the exact solution. The residual at the
     // result is still checked, against the size of the terms that cancel in it.
-    fns.Jacobian(s, J_.data());
+    fns.Jacobian(s, jv_.data());
+    if (sparse_) {
+      u_old_ = u_;
+      if (SolveLinearSparse(s, fns, rnorm)) return;
+      // The dense path takes over from the entry point (J is constant).
+      u_ = u_old_;
+      StoreU(s);
+      fns.Residual(s, r_.data());
+      rnorm = InfNorm(r_.data(), n_);
+    }
+    Scatter();
     rank_deficient_ = false;
     if (redundant_calls_left_ > 0 && std::isfinite(InfNorm(J_.data(), n_ * n_))) {
       // Known redundant: straight to the minimum-norm solution from u = 0.
@@ -377,8 +501,11 @@ void NewtonSolver::Solve(double* s, BlockFns& fns) {
   if (rnorm == 0) return;
   double step = 0;
   for (int it = 1; it <= max_iter_; ++it) {
-    fns.Jacobian(s, J_.data());
-    if (!Factor() && !FactorRedundant()) ThrowSingular(s);
+    fns.Jacobian(s, jv_.data());
+    if (!sparse_ || !FactorSparse()) {
+      Scatter();
+      if (!Factor() && !FactorRedundant()) ThrowSingular(s);
+    }
     step = InfNorm(du_.data(), n_);
     u_old_ = u_;
     const double ustart = InfNorm(u_.data(), n_);
@@ -390,9 +517,7 @@ void NewtonSolver::Solve(double* s, BlockFns& fns) {
       StoreU(s);
       fns.Residual(s, r_.data());
       rnew = InfNorm(r_.data(), n_);
-      if (std::isfinite(rnew) &&
-          (rnew <= (1 - 1e-4 * lambda) * rnorm || lambda * step <= tol_ * (1 + ustart)))
-        break;
+      if (std::isfinite(rnew) && (rnew <= (1 - 1e-4 * lambda) * rnorm || lambda * step <= tol_ * (1 + ustart))) break;
       if (ls == kMaxHalvings) {
         if (!std::isfinite(rnew)) ThrowNonFiniteResidual(s, false);
         break;  // accept the short step; the iteration limit bounds the work
@@ -413,8 +538,7 @@ void NewtonSolver::Solve(double* s, BlockFns& fns) {
 
 std::string NewtonSolver::UnknownList(const std::vector<int>& positions) const {
   std::string out;
-  for (int j : positions)
-    out += fmt::format("{}'{}'", out.empty() ? "" : ", ", plan_->slot_names[b_->unknowns[j]]);
+  for (int j : positions) out += fmt::format("{}'{}'", out.empty() ? "" : ", ", plan_->slot_names[b_->unknowns[j]]);
   return out;
 }
 
@@ -433,15 +557,18 @@ void NewtonSolver::ThrowSingular(const double* s) {
   if (!std::isfinite(InfNorm(J_.data(), n_ * n_))) {
     d.message = fmt::format("the Jacobian of block '{}' contains NaN or Inf at {}", b_->label, UnknownValues(s));
     d.got = "a non-finite Jacobian";
-    d.hint = "a derivative is undefined at this point (division by zero, log or sqrt of a "
-             "non-positive number); check the parameters and the starting values";
+    d.hint =
+        "a derivative is undefined at this point (division by zero, log or sqrt of a "
+        "non-positive number); check the parameters and the starting values";
     throw Error(std::move(d));
   }
   std::vector<int> involved = b_->unmatched;
   std::string why;
   if (!involved.empty()) {
-    why = fmt::format("unknown(s) {} appear structurally singular: no residual of the block "
-                      "determines them independently of the others", UnknownList(involved));
+    why = fmt::format(
+        "unknown(s) {} appear structurally singular: no residual of the block "
+        "determines them independently of the others",
+        UnknownList(involved));
   } else {
     Eigen::FullPivLU<Eigen::MatrixXd> full(J_);
     const Eigen::MatrixXd kernel = full.kernel();
@@ -454,23 +581,26 @@ void NewtonSolver::ThrowSingular(const double* s) {
   }
   d.message = fmt::format("the Jacobian of block '{}' is singular: {}", b_->label, why);
   d.got = fmt::format("a singular {}x{} Jacobian at {}", n_, n_, UnknownValues(s));
-  d.hint = "a singular algebraic loop usually means the model leaves some variables undetermined "
-           "(e.g. a zero parameter, or storage elements forced into dependent causality); check "
-           "the parameters and the elements around the loop";
+  d.hint =
+      "a singular algebraic loop usually means the model leaves some variables undetermined "
+      "(e.g. a zero parameter, or storage elements forced into dependent causality); check "
+      "the parameters and the elements around the loop";
   throw Error(std::move(d));
 }
 
 void NewtonSolver::ThrowSingularConfiguration(const double* s) {
   if (checks_) checks_->CheckBlockInputs(s, block_);
   Diagnostic d;
-  d.message = fmt::format("{}: the constraint forces cannot be solved here: the joints' constraints have become "
-                          "dependent, beyond the redundancy the mechanism has elsewhere (a singular configuration, "
-                          "such as links aligned)",
-                          b_->label);
+  d.message = fmt::format(
+      "{}: the constraint forces cannot be solved here: the joints' constraints have become "
+      "dependent, beyond the redundancy the mechanism has elsewhere (a singular configuration, "
+      "such as links aligned)",
+      b_->label);
   d.expected = "a configuration where the joints' constraints keep their rank";
   d.got = fmt::format("an ill-conditioned {}x{} block of constraint forces", n_, n_);
-  d.hint = "a rigid model cannot pass this configuration by these equations; --constraints parasitic (compliant "
-           "joints) can, or change the joints so that the mechanism does not lock there";
+  d.hint =
+      "a rigid model cannot pass this configuration by these equations; --constraints parasitic (compliant "
+      "joints) can, or change the joints so that the mechanism does not lock there";
   throw Error(std::move(d));
 }
 
@@ -481,19 +611,22 @@ void NewtonSolver::ThrowNotConverged(const double* s, int iterations, double ste
     if (std::fabs(r_[i]) > std::fabs(r_[worst])) worst = i;
   Diagnostic d;
   d.expected = "residuals close to zero";
-  d.got = fmt::format("||r||_inf = {} (largest: residual {}) at {}", Num(std::fabs(r_[worst])), worst,
-                      UnknownValues(s));
+  d.got =
+      fmt::format("||r||_inf = {} (largest: residual {}) at {}", Num(std::fabs(r_[worst])), worst, UnknownValues(s));
   if (std::string(kind) == "linear") {
-    d.message = fmt::format("block '{}' is marked linear, but the exact Newton step left residual norm {}",
-                            b_->label, Num(std::fabs(r_[worst])));
-    d.hint = "the residuals may not be affine in the unknowns (a bug in the equation builder), "
-             "or the Jacobian is too ill-conditioned to solve in double precision";
+    d.message = fmt::format("block '{}' is marked linear, but the exact Newton step left residual norm {}", b_->label,
+                            Num(std::fabs(r_[worst])));
+    d.hint =
+        "the residuals may not be affine in the unknowns (a bug in the equation builder), "
+        "or the Jacobian is too ill-conditioned to solve in double precision";
   } else {
-    d.message = fmt::format("Newton's method did not converge for block '{}' after {} iterations: "
-                            "residual norm {}, last step {}",
-                            b_->label, iterations, Num(std::fabs(r_[worst])), Num(step));
-    d.hint = "the algebraic loop may have no solution near the starting guess (the unknowns' "
-             "values on entry); check the parameters, or give better initial values";
+    d.message = fmt::format(
+        "Newton's method did not converge for block '{}' after {} iterations: "
+        "residual norm {}, last step {}",
+        b_->label, iterations, Num(std::fabs(r_[worst])), Num(step));
+    d.hint =
+        "the algebraic loop may have no solution near the starting guess (the unknowns' "
+        "values on entry); check the parameters, or give better initial values";
   }
   throw Error(std::move(d));
 }
@@ -509,8 +642,9 @@ void NewtonSolver::ThrowNonFiniteResidual(const double* s, bool at_start) {
   d.got = fmt::format("{} at {}", ValueName(r_[bad]), UnknownValues(s));
   if (bad < static_cast<int>(b_->residual_exprs.size()))
     d.hint = fmt::format("residual {} = {}; ", bad, Truncated(b_->residual_exprs[bad]));
-  d.hint += "it is undefined there (division by zero, log or sqrt of a negative number); the "
-            "unknowns' values on entry are the starting guess, so better initial values may help";
+  d.hint +=
+      "it is undefined there (division by zero, log or sqrt of a negative number); the "
+      "unknowns' values on entry are the starting guess, so better initial values may help";
   throw Error(std::move(d));
 }
 

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "paynter/codegen.h"
+#include "sparse_lu.h"
 #include "tape.h"
 
 namespace paynter::codegen {
@@ -49,8 +51,20 @@ class RuntimeChecks {
   std::vector<int> sorted_;   // the same slots, sorted and unique (the fast check)
 };
 
-// Newton's method with a dense LU for one block. The workspace is allocated once,
-// so Solve does not allocate unless it throws.
+// Newton's method for one block, with a dense LU, or a sparse LU (KLU) for large
+// blocks with few structural non-zeros (CodegenOptions::block_solve). The dense
+// workspace is allocated once, so a dense Solve does not allocate unless it
+// throws; a sparse one allocates when it chooses new pivots (the first call, and
+// when refactoring with the old ones has degraded them).
+//
+// Blocks of constraint multipliers (unknowns lambda_*) solved sparsely are
+// regularized: (J + D) with D_jj = +-1e-10 max_k |J_kk| on the multipliers'
+// diagonal (the sign of J_jj), and the solution refined on J itself from u = 0 (iterated Tikhonov). Redundant
+// constraints make J singular only along multipliers; the refinement converges
+// on the rest and leaves no component along the kernel, so the forces are the
+// minimum-norm ones, as the dense path's complete orthogonal decomposition
+// gives. Whatever the sparse path cannot solve to the dense path's tolerance
+// (a singular configuration, say) is handed to the dense path.
 class NewtonSolver {
  public:
   NewtonSolver(const Plan& plan, int block, const CodegenOptions& options, const RuntimeChecks* checks);
@@ -60,6 +74,14 @@ class NewtonSolver {
 
  private:
   bool Factor();  // J_ -> du_ = J^-1 r_; false when J_ is (numerically) singular
+  void Scatter();  // jv_ (the structural non-zeros) -> the dense J_
+  void SparseNorms();  // jnorm_ from jv_
+  // Linear blocks: the sparse solve described above; false (with u_ and s
+  // unchanged in meaning: the caller restores them) when it does not reach the
+  // dense path's tolerance.
+  bool SolveLinearSparse(double* s, BlockFns& fns, double rnorm);
+  // Nonlinear blocks: du_ = J^-1 r_ by the sparse LU; false when singular.
+  bool FactorSparse();
   // Redundant constraints: when J_ is singular only in the directions of
   // constraint multipliers (unknowns lambda_*), du_ = the minimum-norm
   // least-squares solution. False when any other unknown is undetermined.
@@ -83,6 +105,14 @@ class NewtonSolver {
   double jnorm_ = 0;  // max row sum of |J| at the last factorization (residual scale)
   Eigen::VectorXd u_, u_old_, du_, r_;
   Eigen::MatrixXd J_;
+  std::vector<double> jv_;  // the Jacobian's structural non-zeros (BlockPlan::jacobian_nz)
+  // Sparse path: the LU, the position of each non-zero in its values (whose
+  // pattern adds the multipliers' diagonal), and per unknown the position of
+  // its diagonal entry when it is regularized (-1 otherwise).
+  std::unique_ptr<SparseLU> sparse_;
+  std::vector<int> sp_of_nz_, sp_diag_;
+  std::vector<double> ax_, jx_;
+  Eigen::VectorXd work_, work2_;
   Eigen::PartialPivLU<Eigen::MatrixXd> lu_;  // large blocks
   std::vector<double> small_lu_;             // small blocks: factors of J_ (column-major)
   std::vector<char> multiplier_;             // per unknown: a constraint multiplier

@@ -247,15 +247,18 @@ void Lowerer::Block(const ProgramStep& step, size_t index) {
   // The unknowns change during the solve: reads inside the block see fresh versions.
   for (int u : bp.unknowns) WriteSlot(u);
   const int first = static_cast<int>(nodes_.size());
-  std::vector<int> rn(n), jn(n * n);
+  std::vector<int> rn(n), jn;
   for (int i = 0; i < n; ++i) {
     context_ = fmt::format("residual {} of block '{}'", i, bp.label);
     rn[i] = Translate(step.residuals[i]);
   }
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) {
+  // Only the structurally non-zero entries are computed (column by column).
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) {
+      if (step.jacobian[i * n + j].is_zero()) continue;
       context_ = fmt::format("Jacobian entry ({}, {}) of block '{}'", i, j, bp.label);
-      jn[i + j * n] = Translate(step.jacobian[i * n + j]);
+      bp.jacobian_nz.push_back(i + j * n);
+      jn.push_back(Translate(step.jacobian[i * n + j]));
     }
 
   // Which new nodes depend on the unknowns (older nodes cannot: the leaves are new).
@@ -293,7 +296,7 @@ void Lowerer::Block(const ProgramStep& step, size_t index) {
     bp.residual_out.push_back(nodes_[rn[i]].cur);
   }
   std::vector<int> jac_computed;
-  for (int k = 0; k < n * n; ++k) {
+  for (size_t k = 0; k < jn.size(); ++k) {
     Require(jn[k], bp.jacobian, &jac_computed);
     bp.jacobian_out.push_back(nodes_[jn[k]].cur);
   }

@@ -90,7 +90,12 @@ struct BlockPlan {
   Section residual;           // computes what depends on the unknowns
   Section jacobian;           // runs right after `residual` at the same point, may reuse its temps
   std::vector<Ref> residual_out;  // r_i
-  std::vector<Ref> jacobian_out;  // column-major: [i + j*n] = d r_i / d u_j
+  // The structurally non-zero Jacobian entries (those not identically zero), as
+  // column-major positions i + j*n in increasing order (so column by column: the
+  // compressed-column pattern), and the value of each: jacobian_out[k] =
+  // d r_i / d u_j at jacobian_nz[k] = i + j*n. The other entries are zero.
+  std::vector<int> jacobian_nz;
+  std::vector<Ref> jacobian_out;
   std::vector<int> unmatched;     // positions of unknowns a structural (zero-pattern) matching leaves out
   std::vector<GiNaC::ex> residual_exprs;  // for diagnostics
   int written_before = 0;         // entries of Plan::written produced by earlier steps

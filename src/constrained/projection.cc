@@ -8,9 +8,21 @@
 // a small step. The factorizations are kept and reused (a chord iteration)
 // while they still contract the error tenfold per iteration, so that a step
 // that drifted by a little costs one or two constraint evaluations.
+//
+// Large mechanisms (kSparseRows constraint rows or more) use sparse Jacobians:
+// each row depends on the states of the two bodies its joint joins, found once
+// by perturbing every state; columns that share no row are perturbed together
+// (a greedy colouring, Curtis-Powell-Reid), so a refresh costs a number of
+// constraint evaluations bounded by the colouring, not by the number of states.
+// The minimum-norm steps Q^T (Q Q^T)^-1 g and W A^T (A W A^T)^-1 c are solved
+// by a sparse LDL^T of the Gram matrix, regularized by 1e-10 of its diagonal
+// and refined on the Gram matrix itself (iterated Tikhonov): redundant rows
+// make it singular only along directions that Q^T and A^T take to zero.
 #include <fmt/format.h>
 
 #include <Eigen/Dense>
+#include <Eigen/Sparse>
+#include <Eigen/SparseCholesky>
 #include <algorithm>
 #include <cmath>
 
@@ -32,7 +44,58 @@ struct ConstraintProjector::Cache {
   bool a_valid = false;
   int a_uses = 0;
   bool for_assembly = false;  // the factorizations leave the held states out
+  // Sparse path (see the top of the file).
+  bool sparse = false;
+  std::vector<std::vector<int>> rows_of_pos, rows_of_mom;  // per state in pos_/mom_: rows (into g_/c_)
+  Eigen::SparseMatrix<double> qs, as;                      // Q (position rows x pos columns), A (rows x momenta)
+  Eigen::SparseMatrix<double> qqt, awat;                   // their Gram matrices (A weighted by W)
+  Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> q_ldlt, a_ldlt;
 };
+
+namespace {
+
+constexpr int kSparseRows = 40;
+constexpr double kGramRegularization = 1e-10;
+
+// Greedy colouring of columns: no two columns of a group share a row.
+std::vector<std::vector<int>> ColourColumns(const std::vector<std::vector<int>>& rows_of_col, int num_rows) {
+  std::vector<std::vector<int>> groups;
+  std::vector<std::vector<char>> used;  // per group: rows taken
+  for (int j = 0; j < static_cast<int>(rows_of_col.size()); ++j) {
+    size_t g = 0;
+    for (; g < groups.size(); ++g) {
+      bool free = true;
+      for (int r : rows_of_col[j]) free = free && !used[g][r];
+      if (free) break;
+    }
+    if (g == groups.size()) {
+      groups.emplace_back();
+      used.emplace_back(num_rows, 0);
+    }
+    groups[g].push_back(j);
+    for (int r : rows_of_col[j]) used[g][r] = 1;
+  }
+  return groups;
+}
+
+// Solves G y = b for the minimum-norm-direction y by the regularized factor of
+// G (iterated Tikhonov): stops when the residual no longer halves.
+Eigen::VectorXd RefinedSolve(const Eigen::SparseMatrix<double>& gram,
+                             const Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>>& ldlt, const Eigen::VectorXd& b) {
+  Eigen::VectorXd y = Eigen::VectorXd::Zero(b.size());
+  Eigen::VectorXd r = b;
+  double rn = r.lpNorm<Eigen::Infinity>();
+  for (int it = 0; it < 8 && rn > 0; ++it) {
+    y += ldlt.solve(r);
+    r = b - gram * y;
+    const double next = r.lpNorm<Eigen::Infinity>();
+    if (!(next < 0.5 * rn)) break;
+    rn = next;
+  }
+  return y;
+}
+
+}  // namespace
 
 ConstraintProjector::~ConstraintProjector() = default;
 
@@ -77,6 +140,54 @@ ConstraintProjector::ConstraintProjector(const CompiledModel& model) : m_(model)
         break;
       }
   }
+  if (nc < kSparseRows) return;
+  // Sparse path: which rows each state moves, by perturbing it alone, at the
+  // start and at a second configuration with every position state moved
+  // (pseudo-randomly), so that a coefficient that happens to vanish at one of
+  // them (links aligned at the start, say) does not hide a dependence.
+  Cache& cache = *cache_;
+  cache.sparse = true;
+  std::vector<int> row_index(nc, -1);
+  for (size_t r = 0; r < rows_with_position_.size(); ++r) row_index[rows_with_position_[r]] = static_cast<int>(r);
+  cache.rows_of_pos.assign(pos_.size(), {});
+  cache.rows_of_mom.assign(mom_.size(), {});
+  std::vector<double> c0(nc), c1(nc);
+  std::vector<double> xb = x;
+  uint32_t seed = 12345;
+  for (int config = 0; config < 2; ++config) {
+    x = xb;
+    if (config == 1)
+      for (int i : pos_) {
+        seed = seed * 1664525u + 1013904223u;
+        x[i] += (0.05 + 0.1 * (seed >> 8) / double(1u << 24)) * (1 + std::fabs(x[i]));
+      }
+    model.CalcConstraints(0, x.data(), nullptr, c0.data(), g0.data());
+    for (size_t j = 0; j < pos_.size(); ++j) {
+      const int i = pos_[j];
+      const double save = x[i];
+      for (double h : {1e-3, 0.37}) {
+        x[i] = save + h * (1 + std::fabs(save));
+        model.CalcConstraints(0, x.data(), nullptr, nullptr, g1.data());
+        for (int k : rows_with_position_)
+          if (g1[k] != g0[k]) cache.rows_of_pos[j].push_back(row_index[k]);
+      }
+      x[i] = save;
+    }
+    for (size_t j = 0; j < mom_.size(); ++j) {
+      const int i = mom_[j];
+      const double save = x[i];
+      x[i] = save + 1 + std::fabs(save);
+      model.CalcConstraints(0, x.data(), nullptr, c1.data(), nullptr);
+      x[i] = save;
+      for (int k = 0; k < nc; ++k)
+        if (c1[k] != c0[k]) cache.rows_of_mom[j].push_back(k);
+    }
+  }
+  for (auto* lists : {&cache.rows_of_pos, &cache.rows_of_mom})
+    for (std::vector<int>& rows : *lists) {
+      std::sort(rows.begin(), rows.end());
+      rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    }
 }
 
 void ConstraintProjector::Evaluate(double t, const double* x) {
@@ -117,6 +228,7 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
   const int np = static_cast<int>(pos.size()), nm = static_cast<int>(mom_.size());
   const int nr = static_cast<int>(rows_with_position_.size()), nc = m_.num_constraints();
   bool moved = false;
+  bool far = false;  // a position step beyond what leaves A as it was (sparse path)
   std::vector<double> xs(x, x + m_.num_states());
 
   // ---- positions: Gauss-Newton with minimum-norm steps -----------------------
@@ -150,17 +262,54 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
       const ConstraintRow& row = m_.constraint_rows()[worst];
       Diagnostic d;
       d.element = row.joint;
-      d.message = fmt::format("the joints cannot be assembled at t = {}: joint '{}' ({}) stays {:.3g} off after {} "
-                              "iterations",
-                              t, row.joint, row.direction.empty() ? row.source : row.direction, std::fabs(g_[worst]),
-                              max_iterations);
+      d.message = fmt::format(
+          "the joints cannot be assembled at t = {}: joint '{}' ({}) stays {:.3g} off after {} "
+          "iterations",
+          t, row.joint, row.direction.empty() ? row.source : row.direction, std::fabs(g_[worst]), max_iterations);
       d.expected = "positions that satisfy every joint";
       d.got = fmt::format("a position error of {:.3g}", err);
-      d.hint = "check the joints' points and axes and the bodies' initial positions: the mechanism may not close, "
-               "or it may be at a singular configuration";
+      d.hint =
+          "check the joints' points and axes and the bodies' initial positions: the mechanism may not close, "
+          "or it may be at a singular configuration";
       throw Error(std::move(d));
     }
-    if (!cache.q_valid || cache.q_uses > 20) {
+    if (cache.sparse && (!cache.q_valid || cache.q_uses > 20)) {
+      // Coloured central differences over the columns in `pos`.
+      std::vector<std::vector<int>> rows_of_col;
+      for (int i : pos) rows_of_col.push_back(cache.rows_of_pos[std::find(pos_.begin(), pos_.end(), i) - pos_.begin()]);
+      std::vector<Eigen::Triplet<double>> entries;
+      std::vector<double> g0(g_), gp(g_.size());
+      for (const std::vector<int>& group : ColourColumns(rows_of_col, nr)) {
+        std::vector<double> h(group.size()), saved(group.size());
+        for (size_t k = 0; k < group.size(); ++k) {
+          const int i = pos[group[k]];
+          saved[k] = x[i];
+          h[k] = 1e-5 * (1 + std::fabs(x[i]));
+          x[i] = saved[k] + h[k];
+        }
+        Evaluate(t, x);
+        gp = g_;
+        for (size_t k = 0; k < group.size(); ++k) x[pos[group[k]]] = saved[k] - h[k];
+        Evaluate(t, x);
+        for (size_t k = 0; k < group.size(); ++k) {
+          x[pos[group[k]]] = saved[k];
+          for (int r : rows_of_col[group[k]]) {
+            const int row = rows_with_position_[r];
+            entries.emplace_back(r, group[k], (gp[row] - g_[row]) / (2 * h[k]));
+          }
+        }
+      }
+      g_ = g0;
+      cache.qs.resize(nr, np);
+      cache.qs.setFromTriplets(entries.begin(), entries.end());
+      cache.qqt = cache.qs * cache.qs.transpose();
+      Eigen::SparseMatrix<double> reg = cache.qqt;
+      for (int r = 0; r < nr; ++r) reg.coeffRef(r, r) *= 1 + kGramRegularization;
+      cache.q_ldlt.compute(reg);
+      cache.q_valid = cache.q_ldlt.info() == Eigen::Success;
+      if (!cache.q_valid) break;  // leaves the positions as they are; the velocity step still runs
+      cache.q_uses = 0;
+    } else if (!cache.sparse && (!cache.q_valid || cache.q_uses > 20)) {
       Eigen::MatrixXd q(nr, np);
       std::vector<double> g0(g_);
       // Central differences (relative error about 1e-10): the rank decision
@@ -174,8 +323,7 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
         const std::vector<double> gp = g_;
         x[i] = save - h;
         Evaluate(t, x);
-        for (int r = 0; r < nr; ++r)
-          q(r, j) = (gp[rows_with_position_[r]] - g_[rows_with_position_[r]]) / (2 * h);
+        for (int r = 0; r < nr; ++r) q(r, j) = (gp[rows_with_position_[r]] - g_[rows_with_position_[r]]) / (2 * h);
         x[i] = save;
       }
       g_ = g0;
@@ -187,9 +335,12 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
     ++cache.q_uses;
     Eigen::VectorXd g(nr);
     for (int r = 0; r < nr; ++r) g[r] = g_[rows_with_position_[r]];
-    const Eigen::VectorXd dq = cache.q_cod.solve(g);
+    const Eigen::VectorXd dq = cache.sparse
+                                   ? Eigen::VectorXd(cache.qs.transpose() * RefinedSolve(cache.qqt, cache.q_ldlt, g))
+                                   : Eigen::VectorXd(cache.q_cod.solve(g));
     for (int j = 0; j < np; ++j) x[pos[j]] -= dq[j];
     moved = true;
+    far = far || dq.lpNorm<Eigen::Infinity>() > 1e-8 * (1 + xmax);
     Evaluate(t, x);
     const double next = gnorm();
     if (!(next < 0.1 * err)) cache.q_valid = false;  // refresh the Jacobian
@@ -213,7 +364,34 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
   for (double v : c_) verr = std::max(verr, std::fabs(v));
   if (report) report->velocity_error_before = verr;
   for (int vit = 0; nm > 0 && verr > vtol && vit < 4; ++vit) {
-    if (!cache.a_valid || cache.a_uses > 20 || moved) {
+    if (cache.sparse && (!cache.a_valid || cache.a_uses > 20 || far)) {
+      // A is exact from unit steps (c is linear in the momenta), coloured.
+      std::vector<Eigen::Triplet<double>> entries;
+      std::vector<double> c0(c_);
+      for (const std::vector<int>& group : ColourColumns(cache.rows_of_mom, nc)) {
+        std::vector<double> saved;
+        for (int j : group) {
+          saved.push_back(x[mom_[j]]);
+          x[mom_[j]] += 1;
+        }
+        Evaluate(t, x);
+        for (size_t k = 0; k < group.size(); ++k) {
+          const int j = group[k];
+          x[mom_[j]] = saved[k];
+          for (int r : cache.rows_of_mom[j]) entries.emplace_back(r, j, c_[r] - c0[r]);
+        }
+      }
+      c_ = c0;
+      cache.as.resize(nc, nm);
+      cache.as.setFromTriplets(entries.begin(), entries.end());
+      cache.awat = cache.as * w.asDiagonal() * cache.as.transpose();
+      Eigen::SparseMatrix<double> reg = cache.awat;
+      for (int r = 0; r < nc; ++r) reg.coeffRef(r, r) *= 1 + kGramRegularization;
+      cache.a_ldlt.compute(reg);
+      cache.a_valid = cache.a_ldlt.info() == Eigen::Success;
+      if (!cache.a_valid) break;
+      cache.a_uses = 0;
+    } else if (!cache.sparse && (!cache.a_valid || cache.a_uses > 20 || moved)) {
       Eigen::MatrixXd a(nc, nm);
       std::vector<double> c0(c_);
       for (int j = 0; j < nm; ++j) {
@@ -234,8 +412,10 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
     }
     ++cache.a_uses;
     const Eigen::VectorXd c = Eigen::Map<const Eigen::VectorXd>(c_.data(), nc);
-    const Eigen::VectorXd mu = cache.awa_cod.solve(c);
-    const Eigen::VectorXd dp = w.asDiagonal() * (cache.a.transpose() * mu);
+    const Eigen::VectorXd dp =
+        cache.sparse
+            ? Eigen::VectorXd(w.asDiagonal() * (cache.as.transpose() * RefinedSolve(cache.awat, cache.a_ldlt, c)))
+            : Eigen::VectorXd(w.asDiagonal() * (cache.a.transpose() * cache.awa_cod.solve(c)));
     for (int j = 0; j < nm; ++j) x[mom_[j]] -= dp[j];
     moved = true;
     Evaluate(t, x);

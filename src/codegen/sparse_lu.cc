@@ -1,0 +1,80 @@
+// codegen/sparse_lu.cc — SparseLU on KLU (see sparse_lu.h).
+#include "sparse_lu.h"
+
+#include <klu.h>
+
+#include <cmath>
+
+#include "paynter/error.h"
+
+namespace paynter::codegen {
+
+struct SparseLU::Klu {
+  klu_common common;
+  klu_symbolic* symbolic = nullptr;
+  klu_numeric* numeric = nullptr;
+};
+
+namespace {
+// A refactorization (old pivots) whose smallest pivot falls below this fraction
+// of the largest is redone with new pivots; a fresh factorization below
+// kSingular is singular.
+constexpr double kRefactorLimit = 1e-10;
+constexpr double kSingular = 1e-14;
+}  // namespace
+
+SparseLU::SparseLU(int n, std::vector<int> ap, std::vector<int> ai)
+    : n_(n), ap_(std::move(ap)), ai_(std::move(ai)), klu_(new Klu) {
+  klu_defaults(&klu_->common);
+  klu_->common.halt_if_singular = 0;  // report through the pivots instead
+  klu_->symbolic = klu_analyze(n_, ap_.data(), ai_.data(), &klu_->common);
+  if (!klu_->symbolic) {
+    const int status = klu_->common.status;
+    delete klu_;
+    Diagnostic d;
+    d.message = "the sparse solver could not analyse the pattern of an implicit block";
+    d.got = "KLU status " + std::to_string(status);
+    throw Error(std::move(d));
+  }
+}
+
+SparseLU::~SparseLU() {
+  if (klu_->numeric) klu_free_numeric(&klu_->numeric, &klu_->common);
+  if (klu_->symbolic) klu_free_symbolic(&klu_->symbolic, &klu_->common);
+  delete klu_;
+}
+
+bool SparseLU::Factor(const double* ax) {
+  for (int k = 0; k < nnz(); ++k)
+    if (!std::isfinite(ax[k])) return false;
+  double* values = const_cast<double*>(ax);  // KLU does not write them
+  klu_common* c = &klu_->common;
+  if (klu_->numeric) {
+    ++refactorizations_;
+    if (klu_refactor(ap_.data(), ai_.data(), values, klu_->symbolic, klu_->numeric, c) &&
+        klu_rcond(klu_->symbolic, klu_->numeric, c) && c->status == KLU_OK && c->rcond > kRefactorLimit)
+      return true;
+    klu_free_numeric(&klu_->numeric, c);
+  }
+  ++factorizations_;
+  klu_->numeric = klu_factor(ap_.data(), ai_.data(), values, klu_->symbolic, c);
+  if (!klu_->numeric) return false;
+  if (!klu_rcond(klu_->symbolic, klu_->numeric, c) || c->status != KLU_OK || !(c->rcond > kSingular)) {
+    klu_free_numeric(&klu_->numeric, c);
+    return false;
+  }
+  return true;
+}
+
+void SparseLU::Solve(double* b) { klu_solve(klu_->symbolic, klu_->numeric, n_, 1, b, &klu_->common); }
+
+void SparseLU::Multiply(const double* ax, const double* x, double* y) const {
+  for (int i = 0; i < n_; ++i) y[i] = 0;
+  for (int j = 0; j < n_; ++j) {
+    const double xj = x[j];
+    if (xj == 0) continue;
+    for (int k = ap_[j]; k < ap_[j + 1]; ++k) y[ai_[k]] += ax[k] * xj;
+  }
+}
+
+}  // namespace paynter::codegen
