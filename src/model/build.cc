@@ -389,6 +389,23 @@ class Builder {
         m_.displacements[i].period = ds.period;
       }
     }
+    // The states an assembly holds: displacements and storage states.
+    for (const auto& name : spec_.assembly_held) {
+      bool state = false;
+      for (const auto& d : m_.displacements) state = state || d.name == name;
+      for (const auto& e : m_.elements)
+        state = state || (e.kind == ElementKind::kI && name == "p_" + e.name) ||
+                (e.kind == ElementKind::kC && name == "q_" + e.name);
+      if (!state) {
+        std::vector<std::string> states;
+        for (const auto& d : m_.displacements) states.push_back(d.name);
+        for (const auto& e : m_.elements)
+          if (IsStorage(e.kind)) states.push_back((e.kind == ElementKind::kI ? "p_" : "q_") + e.name);
+        ThrowAt(spec_.file.empty() ? SourceLocation{} : SourceLocation{spec_.file, 0, 0}, "",
+                fmt::format("'assembly_held' lists '{}', which is not a state", name),
+                "a displacement, p_<I> or q_<C>", name, DidYouMean(name, states));
+      }
+    }
     m_.assembly_held = spec_.assembly_held;
     m_.assemble = spec_.assemble;
   }
@@ -469,6 +486,12 @@ class Builder {
       }
       e.joint = es.joint.empty() ? e.name : es.joint;
       e.direction = es.direction;
+      for (const auto& [key, given] : {std::pair{"joint", &es.joint}, std::pair{"direction", &es.direction},
+                                       std::pair{"parasitic_stiffness", &es.parasitic_stiffness},
+                                       std::pair{"parasitic_damping", &es.parasitic_damping}})
+        if (!given->empty() && e.form != LawForm::kConstraint)
+          ThrowAt(es.where, e.name, fmt::format("'{}:' belongs to a constraint source", key),
+                  "an Se element with 'constraint:'", fmt::format("a {} element", kind), fmt::format("remove '{}:'", key));
       if (!es.position.empty() || es.position_value) {
         if (e.form != LawForm::kConstraint)
           ThrowAt(es.where, e.name, "'position:' belongs to a constraint source", "an Se element with 'constraint:'",

@@ -1,4 +1,5 @@
 // ModelSpecToYaml: a spec back to a model file (`paynter expand`).
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "paynter/multibody.h"
@@ -33,6 +34,10 @@ std::string ModelSpecToYaml(const ModelSpec& spec) {
       out << YAML::Key << "position" << YAML::Value << Written(e.position, e.position_value);
     if (!e.initial.empty() || e.initial_value)
       out << YAML::Key << "initial" << YAML::Value << Written(e.initial, e.initial_value);
+    for (const auto& [key, text] : {std::pair{"joint", &e.joint}, std::pair{"direction", &e.direction},
+                                    std::pair{"parasitic_stiffness", &e.parasitic_stiffness},
+                                    std::pair{"parasitic_damping", &e.parasitic_damping}})
+      if (!text->empty()) out << YAML::Key << key << YAML::Value << *text;
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;
@@ -51,6 +56,10 @@ std::string ModelSpecToYaml(const ModelSpec& spec) {
       if (!d.rate.empty() || d.rate_value) out << YAML::Key << "rate" << YAML::Value << Written(d.rate, d.rate_value);
       if (!d.initial.empty() || d.initial_value)
         out << YAML::Key << "initial" << YAML::Value << Written(d.initial, d.initial_value);
+      if (!d.position.empty() || d.position_value) {
+        out << YAML::Key << "position" << YAML::Value << Written(d.position, d.position_value);
+        if (d.period > 0) out << YAML::Key << "period" << YAML::Value << fmt::format("{:.17g}", d.period);
+      }
       out << YAML::EndMap;
     }
     out << YAML::EndSeq;
@@ -67,6 +76,13 @@ std::string ModelSpecToYaml(const ModelSpec& spec) {
     for (const auto& it : *items) out << it.name;
     out << YAML::EndSeq;
   }
+  // What an assembly of the start may do.
+  if (!spec.assembly_held.empty()) {
+    out << YAML::Key << "assembly_held" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const auto& name : spec.assembly_held) out << name;
+    out << YAML::EndSeq;
+  }
+  if (spec.assemble) out << YAML::Key << "assemble" << YAML::Value << "true";
   out << YAML::EndMap;
   return std::string("# expanded by paynter: scalar bonds only\n") + out.c_str() + "\n";
 }
