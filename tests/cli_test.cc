@@ -359,3 +359,104 @@ displacements:
 
 }  // namespace
 }  // namespace paynter
+
+namespace paynter {
+namespace {
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+// causality, equations and draw show the model as a constraint method works
+// on it. B2's hyperstatic joint set: 4 joints of 5 constrained directions
+// each (20 rows, rank 17), 18 momenta and 25 position-like states.
+TEST(CliMechanisms, CausalityEquationsAndDrawShowTheModelOfAConstraintMethod) {
+  const fs::path dir = TempDir();
+  const std::string model = testing::SourcePath("examples/B2_slider_crank_hyperstatic.yaml");
+  auto plain = RunCli("equations " + model);
+  ASSERT_EQ(plain.code, 0) << plain.out;
+  EXPECT_NE(plain.out.find(": 43 states"), std::string::npos) << plain.out.substr(0, 300);
+  // lagrange-multipliers is the model as it is.
+  auto r = RunCli("equations " + model + " --constraints lagrange-multipliers");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("constraints:"), std::string::npos) << r.out.substr(0, 300);
+  EXPECT_EQ(Count(r.out, "\n"), Count(plain.out, "\n"));
+  EXPECT_NE(r.out.find(": 43 states"), std::string::npos) << r.out.substr(0, 300);
+
+  // parasitic: one spring (a state) and one damper per constraint row.
+  r = RunCli("equations " + model + " --constraints parasitic");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("constraints: parasitic: 20 constraint sources replaced"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(": 63 states"), std::string::npos) << r.out.substr(0, 600);  // 43 + 20 stretches
+  r = RunCli("causality " + model + " --constraints parasitic");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("DAE index of the model: 0"), std::string::npos) << r.out;  // an ODE: no derivative causality
+  const std::string dot = (dir / "parasitic.dot").string();
+  r = RunCli("draw " + model + " --constraints parasitic -o " + dot);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(dot);
+  std::stringstream drawn;
+  drawn << in.rdbuf();
+  size_t springs = 0, dampers = 0;
+  for (const char* joint : {"O", "A", "B", "P"})
+    for (int k = 1; k <= 5; ++k)
+      for (const char* fm : {"f", "m"}) {
+        const std::string s = std::string(joint) + "_" + fm + std::to_string(k);
+        springs += Count(drawn.str(), "label=\"C:" + s + "_k");
+        dampers += Count(drawn.str(), "label=\"R:" + s + "_c");
+      }
+  EXPECT_EQ(springs, 20u);
+  EXPECT_EQ(dampers, 20u);
+
+  // zcp: the joint efforts are break variables; the DAE has a flow and a
+  // position constraint per row.
+  r = RunCli("equations " + model + " --constraints zcp");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("constraints: zcp: 20 joint efforts are break variables"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(": 43 states"), std::string::npos);
+  EXPECT_NE(r.out.find("flow constraints (20; index 2)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("position constraints (20;"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 = f_P_m3    (P: rotation along the axis [1, 0, 0] of ground)"), std::string::npos) << r.out;
+  r = RunCli("causality " + model + " --constraints zcp");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("(source O_f1)"), std::string::npos) << r.out;  // the break variable imposes the effort
+  EXPECT_NE(r.out.find("flow constraints (20; index 2)"), std::string::npos) << r.out;
+  const std::string zdot = (dir / "zcp.dot").string();
+  r = RunCli("draw " + model + " --constraints zcp -o " + zdot);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream zin(zdot);
+  std::stringstream zdrawn;
+  zdrawn << zin.rdbuf();
+  EXPECT_EQ(Count(zdrawn.str(), "\\nzcp_"), 20u);
+
+  // minimal-coordinates: the partition at the start. Mobility 1: one
+  // independent momentum, 17 dependent (the rank); 17 dependent positions.
+  r = RunCli("equations " + model + " --constraints minimal-coordinates");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const size_t at = r.out.find("independent (");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string independent = r.out.substr(at, r.out.find('\n', at) - at);
+  EXPECT_EQ(Count(independent, "p_"), 1u) << independent;
+  EXPECT_NE(r.out.find("dependent momenta (17,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dependent positions (17,"), std::string::npos) << r.out;
+  r = RunCli("equations --latex " + model + " --constraints minimal-coordinates");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("% dependent momenta (17,"), std::string::npos) << r.out;
+
+  // A model without joints has nothing to show; an unknown method is named.
+  r = RunCli("equations " + testing::SourcePath("examples/rlc.yaml") + " --constraints zcp");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("--constraints zcp: the model has no joint constraint"), std::string::npos) << r.out;
+  r = RunCli("draw " + testing::SourcePath("examples/rlc.yaml") + " --constraints parasitic -o " + zdot);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("no joint constraint to relax"), std::string::npos) << r.out;
+  r = RunCli("causality " + model + " --constraints rigid");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("unknown constraint method 'rigid'"), std::string::npos) << r.out;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace paynter
