@@ -31,7 +31,6 @@
 
 namespace paynter::constrained {
 
-
 Solution Zcp(const CompiledModel &model, const std::vector<double> &x0, const SolverOptions &solver,
              const ConstrainedOptions &options, ConstrainedReport *report) {
   if (!options.source) {
