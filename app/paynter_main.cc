@@ -97,14 +97,16 @@ std::string MethodHeader(const MethodView& v) {
       const int j = v.model.FindElement(e.name.substr(0, e.name.size() - 2) + "_j");
       if (j >= 0 && v.model.elements[j].kind == ElementKind::kOne) springs.push_back(e.name);
     }
-    return fmt::format("constraints: parasitic: {} constraint sources replaced by a spring <S>_k (C) and a damper "
-                       "<S>_c (R) on a 1-junction <S>_j: {}\n\n",
-                       springs.size(), fmt::join(springs, ", "));
+    return fmt::format(
+        "constraints: parasitic: {} constraint sources replaced by a spring <S>_k (C) and a damper "
+        "<S>_c (R) on a 1-junction <S>_j: {}\n\n",
+        springs.size(), fmt::join(springs, ", "));
   }
   if (v.method == ConstraintMethod::kZcp)
-    return fmt::format("constraints: zcp: {} joint efforts are break variables (effort sources zcp_<S>), the "
-                       "algebraic variables of the DAE below: {}\n\n",
-                       v.break_variables.size(), fmt::join(v.break_variables, ", "));
+    return fmt::format(
+        "constraints: zcp: {} joint efforts are break variables (effort sources zcp_<S>), the "
+        "algebraic variables of the DAE below: {}\n\n",
+        v.break_variables.size(), fmt::join(v.break_variables, ", "));
   return "";
 }
 

@@ -159,8 +159,9 @@ class Builder {
         for (const auto& [n, s] : m_.symbols) candidates.push_back(n);
         std::string hint = DidYouMean(id, candidates);
         if (hint.empty())
-          hint = "declare it under 'parameters:', or use a model variable (t, p_<I>, q_<C>, e_<bond>, f_<bond>, "
-                 "a displacement)";
+          hint =
+              "declare it under 'parameters:', or use a model variable (t, p_<I>, q_<C>, e_<bond>, f_<bond>, "
+              "a displacement)";
         ThrowAt(where, element, fmt::format("undefined symbol '{}' in {}", id, what), "a parameter or model variable",
                 fmt::format("'{}' in '{}'", id, ExpressionText(value)), hint);
       }
@@ -380,9 +381,8 @@ class Builder {
         m_.displacements[i].rate =
             Read(ds.rate_value, ds.rate, ds.where, "", fmt::format("the rate of displacement '{}'", ds.name));
       if (!ds.initial.empty() || ds.initial_value)
-        m_.displacements[i].initial = ParseConstant(ds.initial, ds.where, "",
-                                                    fmt::format("the initial value of displacement '{}'", ds.name),
-                                                    ds.initial_value);
+        m_.displacements[i].initial = ParseConstant(
+            ds.initial, ds.where, "", fmt::format("the initial value of displacement '{}'", ds.name), ds.initial_value);
       if (!ds.position.empty() || ds.position_value) {
         m_.displacements[i].position = Read(ds.position_value, ds.position, ds.where, "",
                                             fmt::format("the position form of displacement '{}'", ds.name));
@@ -402,8 +402,8 @@ class Builder {
         for (const auto& e : m_.elements)
           if (IsStorage(e.kind)) states.push_back((e.kind == ElementKind::kI ? "p_" : "q_") + e.name);
         ThrowAt(spec_.file.empty() ? SourceLocation{} : SourceLocation{spec_.file, 0, 0}, "",
-                fmt::format("'assembly_held' lists '{}', which is not a state", name),
-                "a displacement, p_<I> or q_<C>", name, DidYouMean(name, states));
+                fmt::format("'assembly_held' lists '{}', which is not a state", name), "a displacement, p_<I> or q_<C>",
+                name, DidYouMean(name, states));
       }
     }
     m_.assembly_held = spec_.assembly_held;
@@ -482,7 +482,8 @@ class Builder {
         e.law = es.law_value ? Adopt(*es.law_value, es.where, e.name, what, &allowed)
                              : Parse(text, es.where, e.name, what, locals, &allowed);
       } else {
-        e.law = es.law_value ? Adopt(*es.law_value, es.where, e.name, what) : Parse(text, es.where, e.name, what, locals);
+        e.law =
+            es.law_value ? Adopt(*es.law_value, es.where, e.name, what) : Parse(text, es.where, e.name, what, locals);
       }
       e.joint = es.joint.empty() ? e.name : es.joint;
       e.direction = es.direction;
@@ -491,7 +492,8 @@ class Builder {
                                        std::pair{"parasitic_damping", &es.parasitic_damping}})
         if (!given->empty() && e.form != LawForm::kConstraint)
           ThrowAt(es.where, e.name, fmt::format("'{}:' belongs to a constraint source", key),
-                  "an Se element with 'constraint:'", fmt::format("a {} element", kind), fmt::format("remove '{}:'", key));
+                  "an Se element with 'constraint:'", fmt::format("a {} element", kind),
+                  fmt::format("remove '{}:'", key));
       if (!es.position.empty() || es.position_value) {
         if (e.form != LawForm::kConstraint)
           ThrowAt(es.where, e.name, "'position:' belongs to a constraint source", "an Se element with 'constraint:'",

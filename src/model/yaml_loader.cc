@@ -271,8 +271,8 @@ class YamlReader {
     e.kind = Scalar(en["kind"], e.name, "kind");
     CheckKeys(en,
               {"name", "kind", "initial", "inertance", "capacitance", "stiffness", "resistance", "ratio", "effort",
-               "flow", "constraint", "position", "momentum", "description", "joint", "direction",
-               "parasitic_stiffness", "parasitic_damping"},
+               "flow", "constraint", "position", "momentum", "description", "joint", "direction", "parasitic_stiffness",
+               "parasitic_damping"},
               e.name, "element '" + e.name + "'");
     // A vector element's law may be a list (diagonal, or one per component) or
     // a matrix: kept as bracketed text for the vector expansion to read.
@@ -284,7 +284,8 @@ class YamlReader {
     // spring and damper (checked by BuildModel).
     if (en["joint"]) e.joint = Scalar(en["joint"], e.name, "joint");
     if (en["direction"]) e.direction = Scalar(en["direction"], e.name, "direction");
-    if (en["parasitic_stiffness"]) e.parasitic_stiffness = Scalar(en["parasitic_stiffness"], e.name, "parasitic_stiffness");
+    if (en["parasitic_stiffness"])
+      e.parasitic_stiffness = Scalar(en["parasitic_stiffness"], e.name, "parasitic_stiffness");
     if (en["parasitic_damping"]) e.parasitic_damping = Scalar(en["parasitic_damping"], e.name, "parasitic_damping");
     if (en["initial"]) e.initial = en["initial"].IsSequence() ? Bracketed(en["initial"]) : Scalar(en["initial"], e.name, "initial");
     return e;
