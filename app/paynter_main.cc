@@ -1,12 +1,14 @@
 // paynter — the command-line program: a thin layer over include/paynter/.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <map>
 #include <memory>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
 #include "paynter/paynter.h"
 
@@ -38,12 +40,121 @@ void RequireLagrangeApplies(const Model& model, const CausalGraph& graph, const 
     }
 }
 
-// Loads a model and assigns the causality that `form` asks for.
-Analysis Analyze(const std::string& path, const std::string& form = "state") {
-  Analysis a{LoadModel(path), {}};
+// Assigns a model the causality that `form` asks for.
+Analysis Analyze(Model model, const std::string& form = "state") {
+  Analysis a{std::move(model), {}};
   a.graph = AssignCausality(a.model, OptionsFor(ParseFormulation(form), a.model));
   RequireLagrangeApplies(a.model, a.graph, form);
   return a;
+}
+
+// Loads a model and assigns the causality that `form` asks for.
+Analysis Analyze(const std::string& path, const std::string& form = "state") { return Analyze(LoadModel(path), form); }
+
+// ---- what causality, equations and draw show under --constraints METHOD -------
+// The model a constraint method works on: parasitic writes a spring and a
+// damper into every constrained joint direction; zcp makes the joint efforts
+// break variables (effort sources zcp_<S>, the DAE's algebraic variables);
+// lagrange-multipliers and minimal-coordinates work on the model as it is.
+struct MethodView {
+  ConstraintMethod method = ConstraintMethod::kAuto;
+  Model model;                               // what is shown
+  Model source;                              // zcp: the model with its constraint sources
+  std::vector<std::string> break_variables;  // zcp
+};
+
+MethodView LoadForMethod(const std::string& path, const std::string& constraints) {
+  MethodView v;
+  v.method = ParseConstraintMethod(constraints);
+  v.model = v.method == ConstraintMethod::kParasitic ? LoadModelFor(path, v.method) : LoadModel(path);
+  if (v.method == ConstraintMethod::kZcp || v.method == ConstraintMethod::kMinimalCoordinates) {
+    bool any = false;
+    for (const auto& e : v.model.elements) any = any || e.form == LawForm::kConstraint;
+    if (!any) {
+      Diagnostic d;
+      d.where.file = path;
+      d.message = fmt::format("--constraints {}: the model has no joint constraint", constraints);
+      d.expected = "a multibody model with joints, or Se elements with 'constraint:'";
+      d.got = "no constraint source";
+      d.hint = "leave out --constraints";
+      throw Error(std::move(d));
+    }
+  }
+  if (v.method == ConstraintMethod::kZcp) {
+    v.source = v.model;
+    v.model = BreakVariableModel(v.source, &v.break_variables);
+  }
+  return v;
+}
+
+// The lines that say what the method did to the model, before its causality
+// or equations ("" for the model as it is).
+std::string MethodHeader(const MethodView& v) {
+  if (v.method == ConstraintMethod::kParasitic) {
+    std::vector<std::string> springs;
+    for (const auto& e : v.model.elements) {
+      if (e.kind != ElementKind::kC || e.name.size() < 3 || e.name.substr(e.name.size() - 2) != "_k") continue;
+      const int j = v.model.FindElement(e.name.substr(0, e.name.size() - 2) + "_j");
+      if (j >= 0 && v.model.elements[j].kind == ElementKind::kOne) springs.push_back(e.name);
+    }
+    return fmt::format(
+        "constraints: parasitic: {} constraint sources replaced by a spring <S>_k (C) and a damper "
+        "<S>_c (R) on a 1-junction <S>_j: {}\n\n",
+        springs.size(), fmt::join(springs, ", "));
+  }
+  if (v.method == ConstraintMethod::kZcp)
+    return fmt::format(
+        "constraints: zcp: {} joint efforts are break variables (effort sources zcp_<S>), the "
+        "algebraic variables of the DAE below: {}\n\n",
+        v.break_variables.size(), fmt::join(v.break_variables, ", "));
+  return "";
+}
+
+// zcp: the DAE's constraint equations, which the break variables satisfy.
+std::string ZcpDaeText(const MethodView& v) {
+  std::string flow, position;
+  int positions = 0;
+  for (const auto& e : v.source.elements) {
+    if (e.form != LawForm::kConstraint) continue;
+    const std::string what = e.direction.empty() ? e.joint : e.joint + ": " + e.direction;
+    flow += fmt::format("  0 = f_{}{}    ({})\n", e.name, e.law.is_zero() ? "" : " - (" + e.law_text + ")", what);
+    if (e.position) {
+      position += fmt::format("  0 = {}    ({})\n", e.position_text, what);
+      ++positions;
+    }
+  }
+  return fmt::format(
+      "\nDAE (--constraints zcp, integrated by IDA): the state equations of this graph, with the break variables "
+      "algebraic, and\nflow constraints ({}; index 2):\n{}position constraints ({}; Gear-Gupta-Leimkuhler "
+      "stabilization, a multiplier on the position states):\n{}"
+      "the independent rows among them are chosen at the start (pivoted QR); redundant rows carry no effort\n",
+      v.break_variables.size(), flow, positions, position);
+}
+
+// minimal-coordinates: the partition of the states chosen at the assembled start.
+std::string PartitionText(const EquationSystem& eqs) {
+  CodegenOptions cg;
+  cg.backend = Backend::kTape;
+  CompiledModel cm(eqs, cg);
+  std::vector<double> x = cm.initial_state();
+  ConstraintProjector(cm).Project(0, x.data());
+  const CoordinatePartition p = ChooseCoordinatePartition(cm, 0, x);
+  return fmt::format(
+      "\ncoordinate partition (--constraints minimal-coordinates, chosen at the assembled start; chosen again "
+      "where it becomes ill-conditioned):\n"
+      "independent ({}, integrated): {}\n"
+      "dependent positions ({}, solved from the position constraints): {}\n"
+      "dependent momenta ({}, solved from the flow constraints): {}\n",
+      p.independent.size(), fmt::join(p.independent, ", "), p.dependent_positions.size(),
+      fmt::join(p.dependent_positions, ", "), p.dependent_momenta.size(), fmt::join(p.dependent_momenta, ", "));
+}
+
+// Text as LaTeX comments.
+std::string Commented(const std::string& text) {
+  std::string out;
+  std::stringstream ss(text);
+  for (std::string line; std::getline(ss, line);) out += (line.empty() ? "%" : "% " + line) + "\n";
+  return out;
 }
 
 int Check(const std::string& path) {
@@ -72,8 +183,10 @@ int Check(const std::string& path) {
   return 0;
 }
 
-int Causality(const std::string& path, const std::string& procedure) {
-  Model m = LoadModel(path);
+int Causality(const std::string& path, const std::string& procedure, const std::string& constraints) {
+  const MethodView view = LoadForMethod(path, constraints);
+  const Model& m = view.model;
+  std::cout << MethodHeader(view);
   CausalityOptions opt;
   opt.procedure = ParseProcedure(procedure);
   if (opt.procedure == CausalityProcedure::kLaCAP && !m.generalized.empty()) opt.generalized = m.generalized;
@@ -92,6 +205,9 @@ int Causality(const std::string& path, const std::string& procedure) {
   }
   std::cout << CausalityReport(m, g, &eqs);
   std::cout << "\n" << ZeroOrderPathReport(m, FindZeroOrderPaths(m, g));
+  // The break variables open the paths through the rigid joints; the DAE's
+  // index comes from the constraints they satisfy.
+  if (view.method == ConstraintMethod::kZcp) std::cout << ZcpDaeText(view);
   return 0;
 }
 
@@ -106,10 +222,18 @@ int Expand(const std::string& path, const std::string& out) {
   return 0;
 }
 
-int Equations(const std::string& path, bool latex, const std::string& form, bool explain) {
-  Analysis a = Analyze(path, form);
+int Equations(const std::string& path, bool latex, const std::string& form, bool explain,
+              const std::string& constraints) {
+  const MethodView view = LoadForMethod(path, constraints);
+  Analysis a = Analyze(view.model, form);
   EquationSystem eqs = BuildEquations(a.model, a.graph);
+  const std::string header = MethodHeader(view);
+  std::cout << (latex ? Commented(header) : header);
   std::cout << (latex ? eqs.ToLatex(a.model) : eqs.ToText(a.model));
+  std::string after;
+  if (view.method == ConstraintMethod::kZcp) after = ZcpDaeText(view);
+  if (view.method == ConstraintMethod::kMinimalCoordinates) after = PartitionText(eqs);
+  std::cout << (latex ? Commented(after) : after);
   if (explain) {
     if (eqs.form != Formulation::kLagrange2) {
       Diagnostic d;
@@ -419,12 +543,18 @@ int main(int argc, char** argv) {
   auto* caus = app.add_subcommand("causality", "assign causality and report strokes, conflicts and loops");
   caus->add_option("FILE", file, "model file (YAML)")->required();
   caus->add_option("--procedure", procedure, "SCAP | HaCAP | LaCAP | LCAP | RCAP")->default_val("SCAP");
+  std::string constraints = "auto";
+  const char* constraints_help =
+      "mechanisms: show the model as a method works on it: auto | lagrange-multipliers | minimal-coordinates | "
+      "parasitic | zcp";
+  caus->add_option("--constraints", constraints, constraints_help)->default_val("auto");
 
   auto* eqs = app.add_subcommand("equations", "print the state equations");
   eqs->add_option("FILE", file, "model file (YAML)")->required();
   eqs->add_flag("--latex", latex, "print LaTeX");
   eqs->add_option("--form", form, "state | lagrange1 | lagrange2 | hamilton")->default_val("state");
   eqs->add_flag("--explain", explain, "with --form lagrange2: the Lagrange subsystem (momenta, efforts)");
+  eqs->add_option("--constraints", constraints, constraints_help)->default_val("auto");
 
   SimulateArgs sa;
   auto* sim = app.add_subcommand("simulate", "simulate a model and write a CSV");
@@ -494,6 +624,7 @@ int main(int argc, char** argv) {
   draw->add_option("--procedure", procedure, "causality procedure for the strokes")->default_val("SCAP");
   draw->add_option("--highlight-path", highlight, "highlight zero-order causal path N (numbered as in 'paynter causality')")
       ->check(CLI::PositiveNumber);
+  draw->add_option("--constraints", constraints, constraints_help)->default_val("auto");
 
   try {
     app.parse(argc, argv);
@@ -504,8 +635,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (check->parsed()) return Check(file);
-    if (caus->parsed()) return Causality(file, procedure);
-    if (eqs->parsed()) return Equations(file, latex, form, explain);
+    if (caus->parsed()) return Causality(file, procedure, constraints);
+    if (eqs->parsed()) return Equations(file, latex, form, explain, constraints);
     if (sim->parsed()) {
       sa.method_given = sim->get_option("--method")->count() > 0;
       sa.max_steps_given = sim->get_option("--max-steps")->count() > 0;
@@ -522,7 +653,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (draw->parsed()) {
-      Model m = LoadModel(file);
+      const MethodView view = LoadForMethod(file, constraints);
+      const Model& m = view.model;
       CausalityOptions opt;
       opt.procedure = ParseProcedure(procedure);
       if (opt.procedure == CausalityProcedure::kLaCAP && !m.generalized.empty()) opt.generalized = m.generalized;

@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "test_util.h"
@@ -240,6 +242,219 @@ TEST(CliMechanisms, CheckSimulateAndCompareTheHyperstaticSliderCrank) {
     EXPECT_TRUE(fs::exists(dir / f)) << f;
   for (const char* m : {"| minimal-coordinates |", "| lagrange-multipliers |", "| parasitic |", "| zcp |"})
     EXPECT_NE(r.out.find(m), std::string::npos) << m << "\n" << r.out;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace paynter
+
+namespace paynter {
+namespace {
+
+// A CSV's columns by name.
+std::map<std::string, std::vector<double>> ReadColumns(const std::string& path) {
+  std::ifstream in(path);
+  std::string line, cell;
+  std::getline(in, line);
+  std::vector<std::string> names;
+  for (std::stringstream ss(line); std::getline(ss, cell, ',');) names.push_back(cell);
+  std::map<std::string, std::vector<double>> cols;
+  while (std::getline(in, line)) {
+    size_t i = 0;
+    for (std::stringstream ss(line); std::getline(ss, cell, ',') && i < names.size(); ++i)
+      cols[names[i]].push_back(std::stod(cell));
+  }
+  return cols;
+}
+
+// The lines of check's mechanism analysis: from "mechanism:" to the joints'
+// redundant directions (the start's round-off errors left out).
+std::string MechanismAnalysis(const std::string& out) {
+  const size_t from = out.find("mechanism:"), to = out.find("constraint errors at the start");
+  return from == std::string::npos || to == std::string::npos ? "" : out.substr(from, to - from);
+}
+
+// The expanded file keeps the constraint rows' position forms, joints and
+// directions and parasitic springs, the joint coordinates' position forms,
+// the held states and the assemble flag: every method simulates it as it
+// simulates the mechanism file, and check finds the same analysis.
+TEST(CliMechanisms, ExpandedHyperstaticSliderCrankSimulatesAlikeByEveryMethod) {
+  const fs::path dir = TempDir();
+  const std::string model = testing::SourcePath("examples/B2_slider_crank_hyperstatic.yaml");
+  const std::string scalar = (dir / "b2.yaml").string();
+  auto r = RunCli("expand " + model + " -o " + scalar);
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto a = RunCli("check " + model), b = RunCli("check " + scalar);
+  ASSERT_EQ(a.code, 0) << a.out;
+  ASSERT_EQ(b.code, 0) << b.out;
+  EXPECT_NE(MechanismAnalysis(a.out).find("joint P: 5 constraint(s), 3 redundant"), std::string::npos) << a.out;
+  EXPECT_EQ(MechanismAnalysis(a.out), MechanismAnalysis(b.out));
+  for (const char* m : {"lagrange-multipliers", "minimal-coordinates", "zcp", "parasitic"}) {
+    SCOPED_TRACE(m);
+    // zcp's own error at rtol 1e-10 is about 1e-8 on the joint forces: it
+    // runs at 1e-12 for two runs to agree to 1e-10.
+    const std::string tol = std::string(m) == "zcp" ? " --rtol 1e-12 --atol 1e-14" : " --rtol 1e-10 --atol 1e-12";
+    const std::string ca = (dir / (std::string("a_") + m + ".csv")).string();
+    const std::string cb = (dir / (std::string("b_") + m + ".csv")).string();
+    r = RunCli("simulate " + model + " --t-end 1 --constraints " + m + tol + " -o " + ca);
+    ASSERT_EQ(r.code, 0) << r.out;
+    r = RunCli("simulate " + scalar + " --t-end 1 --constraints " + m + tol + " -o " + cb);
+    ASSERT_EQ(r.code, 0) << r.out;
+    const auto x = ReadColumns(ca), y = ReadColumns(cb);
+    ASSERT_EQ(x.size(), 17u);  // t, the nine outputs of B2, seven joint forces
+    for (const auto& [name, col] : x) {
+      ASSERT_EQ(y.count(name), 1u) << name;
+      ASSERT_EQ(y.at(name).size(), col.size()) << name;
+      double scale = 1, diff = 0;
+      for (size_t i = 0; i < col.size(); ++i) {
+        scale = std::max(scale, 1 + std::fabs(col[i]));
+        diff = std::max(diff, std::fabs(col[i] - y.at(name)[i]));
+      }
+      EXPECT_LE(diff, 1e-10 * scale) << name;
+    }
+  }
+  fs::remove_all(dir);
+}
+
+// A hand-written model may give the same keys; they belong where they mean something.
+TEST(CliMechanisms, ConstraintKeysAndHeldStatesAreChecked) {
+  const fs::path dir = TempDir();
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream((dir / name).string()) << text;
+    return (dir / name).string();
+  };
+  const std::string base = R"(
+parameters: {m: 1}
+elements:
+  - {name: mass, kind: I, inertance: m}
+  - {name: v, kind: "1"}
+  - {name: lam, kind: Se, constraint: 0, position: x, joint: rail, direction: along x, parasitic_stiffness: 1e6}
+bonds:
+  - [v, mass]
+  - [v, lam]
+displacements:
+  - {name: x, of: v, position: x, period: 0}
+)";
+  auto r = RunCli("check " + write("ok.yaml", base + "assembly_held: [x, p_mass]\nassemble: true\n"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  r = RunCli("check " + write("held.yaml", base + "assembly_held: [x, p_mas]\n"));
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("'assembly_held' lists 'p_mas', which is not a state"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("p_mass"), std::string::npos) << r.out;
+  std::string joint_on_i = base;
+  joint_on_i.replace(joint_on_i.find("inertance: m}"), 13, "inertance: m, joint: rail}");
+  r = RunCli("check " + write("joint.yaml", joint_on_i));
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("'joint:' belongs to a constraint source"), std::string::npos) << r.out;
+  r = RunCli("check " + write("assemble.yaml", base + "assemble: yes please\n"));
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("'assemble' is true or false"), std::string::npos) << r.out;
+  std::string period = base;
+  period.replace(period.find("period: 0"), 9, "period: -1");
+  r = RunCli("check " + write("period.yaml", period));
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("'period' is a number >= 0"), std::string::npos) << r.out;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace paynter
+
+namespace paynter {
+namespace {
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+// causality, equations and draw show the model as a constraint method works
+// on it. B2's hyperstatic joint set: 4 joints of 5 constrained directions
+// each (20 rows, rank 17), 18 momenta and 25 position-like states.
+TEST(CliMechanisms, CausalityEquationsAndDrawShowTheModelOfAConstraintMethod) {
+  const fs::path dir = TempDir();
+  const std::string model = testing::SourcePath("examples/B2_slider_crank_hyperstatic.yaml");
+  auto plain = RunCli("equations " + model);
+  ASSERT_EQ(plain.code, 0) << plain.out;
+  EXPECT_NE(plain.out.find(": 43 states"), std::string::npos) << plain.out.substr(0, 300);
+  // lagrange-multipliers is the model as it is.
+  auto r = RunCli("equations " + model + " --constraints lagrange-multipliers");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("constraints:"), std::string::npos) << r.out.substr(0, 300);
+  EXPECT_EQ(Count(r.out, "\n"), Count(plain.out, "\n"));
+  EXPECT_NE(r.out.find(": 43 states"), std::string::npos) << r.out.substr(0, 300);
+
+  // parasitic: one spring (a state) and one damper per constraint row.
+  r = RunCli("equations " + model + " --constraints parasitic");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("constraints: parasitic: 20 constraint sources replaced"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(": 63 states"), std::string::npos) << r.out.substr(0, 600);  // 43 + 20 stretches
+  r = RunCli("causality " + model + " --constraints parasitic");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("DAE index of the model: 0"), std::string::npos) << r.out;  // an ODE: no derivative causality
+  const std::string dot = (dir / "parasitic.dot").string();
+  r = RunCli("draw " + model + " --constraints parasitic -o " + dot);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(dot);
+  std::stringstream drawn;
+  drawn << in.rdbuf();
+  size_t springs = 0, dampers = 0;
+  for (const char* joint : {"O", "A", "B", "P"})
+    for (int k = 1; k <= 5; ++k)
+      for (const char* fm : {"f", "m"}) {
+        const std::string s = std::string(joint) + "_" + fm + std::to_string(k);
+        springs += Count(drawn.str(), "label=\"C:" + s + "_k");
+        dampers += Count(drawn.str(), "label=\"R:" + s + "_c");
+      }
+  EXPECT_EQ(springs, 20u);
+  EXPECT_EQ(dampers, 20u);
+
+  // zcp: the joint efforts are break variables; the DAE has a flow and a
+  // position constraint per row.
+  r = RunCli("equations " + model + " --constraints zcp");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("constraints: zcp: 20 joint efforts are break variables"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(": 43 states"), std::string::npos);
+  EXPECT_NE(r.out.find("flow constraints (20; index 2)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("position constraints (20;"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 = f_P_m3    (P: rotation along the axis [1, 0, 0] of ground)"), std::string::npos) << r.out;
+  r = RunCli("causality " + model + " --constraints zcp");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("(source O_f1)"), std::string::npos) << r.out;  // the break variable imposes the effort
+  EXPECT_NE(r.out.find("flow constraints (20; index 2)"), std::string::npos) << r.out;
+  const std::string zdot = (dir / "zcp.dot").string();
+  r = RunCli("draw " + model + " --constraints zcp -o " + zdot);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream zin(zdot);
+  std::stringstream zdrawn;
+  zdrawn << zin.rdbuf();
+  EXPECT_EQ(Count(zdrawn.str(), "\\nzcp_"), 20u);
+
+  // minimal-coordinates: the partition at the start. Mobility 1: one
+  // independent momentum, 17 dependent (the rank); 17 dependent positions.
+  r = RunCli("equations " + model + " --constraints minimal-coordinates");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const size_t at = r.out.find("independent (");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string independent = r.out.substr(at, r.out.find('\n', at) - at);
+  EXPECT_EQ(Count(independent, "p_"), 1u) << independent;
+  EXPECT_NE(r.out.find("dependent momenta (17,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dependent positions (17,"), std::string::npos) << r.out;
+  r = RunCli("equations --latex " + model + " --constraints minimal-coordinates");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("% dependent momenta (17,"), std::string::npos) << r.out;
+
+  // A model without joints has nothing to show; an unknown method is named.
+  r = RunCli("equations " + testing::SourcePath("examples/rlc.yaml") + " --constraints zcp");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("--constraints zcp: the model has no joint constraint"), std::string::npos) << r.out;
+  r = RunCli("draw " + testing::SourcePath("examples/rlc.yaml") + " --constraints parasitic -o " + zdot);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("no joint constraint to relax"), std::string::npos) << r.out;
+  r = RunCli("causality " + model + " --constraints rigid");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("unknown constraint method 'rigid'"), std::string::npos) << r.out;
   fs::remove_all(dir);
 }
 

@@ -140,6 +140,23 @@ class ConstraintProjector {
   std::vector<double> g_, c_, work_;
 };
 
+// ---- what a method works on (paynter causality/equations/draw --constraints) ----
+// zcp: the model with every constraint source `S` an effort source whose
+// effort is the parameter `zcp_S`, a break variable of the zero-order causal
+// paths and an algebraic variable of the DAE (set by it at each evaluation).
+// `names` receives the break variables, in model order. Throws Error when a
+// name `zcp_S` is taken.
+Model BreakVariableModel(const Model& source, std::vector<std::string>* names);
+
+// minimal-coordinates: the partition of the states chosen at (t, x) (an
+// assembled start): the dependent positions and momenta (the columns of the
+// position and velocity constraint Jacobians a pivoted QR picks first, solved
+// from the constraints) and the independent states (integrated).
+struct CoordinatePartition {
+  std::vector<std::string> independent, dependent_positions, dependent_momenta;
+};
+CoordinatePartition ChooseCoordinatePartition(const CompiledModel& model, double t, const std::vector<double>& x);
+
 // ---- simulation --------------------------------------------------------------
 struct ConstrainedOptions {
   ConstraintMethod method = ConstraintMethod::kAuto;

@@ -162,10 +162,18 @@ struct Model {
 
 // A model as written: names and expression texts, not yet parsed. The YAML
 // loader produces one; C++ users may fill one directly and call BuildModel.
+//
+// Expressions formed in code (the multibody library's) need not be texts: a
+// `value` (or `*_value`) beside a text is the expression itself, over symbols
+// named as the model's variables (see Model; `pi` is GiNaC::Pi). BuildModel
+// takes it as it is, with the checks it makes on a text (every name known,
+// parameters only where a constant is due), instead of parsing the text,
+// which may then stay empty: ModelSpecToYaml and the reports print the value.
 struct ModelSpec {
   struct Item {  // a named text with its location (parameter, output)
     std::string name, text;
     SourceLocation where;
+    std::optional<GiNaC::ex> value = std::nullopt;  // definitions and outputs: the expression itself
   };
   struct ElementSpec {
     std::string name, kind;
@@ -182,6 +190,9 @@ struct ModelSpec {
     // The stiffness and damping that replace it under the parasitic method
     // (texts; empty = the defaults).
     std::string parasitic_stiffness, parasitic_damping;
+    // The expressions themselves (see above): of laws[0] (whose key stays),
+    // `initial` and `position`.
+    std::optional<GiNaC::ex> law_value, initial_value, position_value;
   };
   struct BondSpec {
     std::string name, from, to;
@@ -195,6 +206,7 @@ struct ModelSpec {
     SourceLocation where;
     std::string position;  // multibody library only: the coordinate from the poses
     double period = 0;
+    std::optional<GiNaC::ex> rate_value, initial_value, position_value;  // the expressions themselves
   };
   // The `multibody:` section as written (see docs/multibody.md): settings and
   // lists of bodies, joints and loads, each a set of fields whose values are
@@ -236,6 +248,10 @@ struct ModelSpec {
 
 // Parses the expressions of a spec, registers every symbol and validates.
 Model BuildModel(const ModelSpec& spec);
+
+// An expression as a model file holds it (GiNaC's printing, which
+// ParseExpressionText reads back to the same expression).
+std::string ExpressionText(const GiNaC::ex& e);
 
 // Limits on what a model may contain, so that no input, however hostile, can
 // exhaust the stack or flood a message: a name has at most kMaxNameLength

@@ -77,6 +77,8 @@ class Partitioned {
   }
 
   const std::vector<int>& independent() const { return indep_; }
+  const std::vector<int>& dependent_positions() const { return dep_pos_; }
+  const std::vector<int>& dependent_momenta() const { return dep_mom_; }
   int size() const { return static_cast<int>(indep_.size()); }
 
   std::vector<double> Restrict(const std::vector<double>& x) const {
@@ -295,3 +297,17 @@ Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double
 }
 
 }  // namespace paynter::constrained
+
+namespace paynter {
+
+CoordinatePartition ChooseCoordinatePartition(const CompiledModel& model, double t, const std::vector<double>& x) {
+  constrained::Partitioned part(model, 1e4);
+  part.Choose(t, x);
+  CoordinatePartition p;
+  for (int i : part.independent()) p.independent.push_back(model.state_names()[i]);
+  for (int i : part.dependent_positions()) p.dependent_positions.push_back(model.state_names()[i]);
+  for (int i : part.dependent_momenta()) p.dependent_momenta.push_back(model.state_names()[i]);
+  return p;
+}
+
+}  // namespace paynter

@@ -41,7 +41,9 @@ int ApplyParasitic(ModelSpec* spec, const ParasiticOptions& options) {
     e.name = name;
     e.kind = "1";
     e.laws.clear();
+    e.law_value.reset();
     e.position.clear();
+    e.position_value.reset();
     ModelSpec::ElementSpec spring;
     spring.name = source + "_k";
     spring.kind = "C";

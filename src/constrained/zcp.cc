@@ -30,42 +30,6 @@
 #include "internal.h"
 
 namespace paynter::constrained {
-namespace {
-
-// The model with every constraint source `S` an effort source whose effort
-// is the parameter `zcp_S` (set by the DAE at each evaluation).
-Model BreakVariableModel(const Model &source, std::vector<std::string> *params) {
-  Model m = source;
-  for (auto &e : m.elements) {
-    if (e.form != LawForm::kConstraint) continue;
-    const std::string name = "zcp_" + e.name;
-    if (m.symbols.count(name)) {
-      Diagnostic d;
-      d.element = e.name;
-      d.message = fmt::format("--constraints zcp needs the name '{}' for the joint effort of '{}'", name, e.name);
-      d.hint = "rename the model's variable of that name";
-      throw Error(std::move(d));
-    }
-    Parameter p;
-    p.name = name;
-    p.value = 0;
-    p.text = "0";
-    p.where = e.where;
-    m.parameters.push_back(p);
-    const GiNaC::symbol s(name);
-    m.symbols.emplace(name, s);
-    e.form = LawForm::kEffort;
-    e.law = s;
-    e.law_key = "effort";
-    e.law_text = name;
-    e.position.reset();
-    params->push_back(name);
-  }
-  return m;
-}
-
-
-}  // namespace
 
 Solution Zcp(const CompiledModel &model, const std::vector<double> &x0, const SolverOptions &solver,
              const ConstrainedOptions &options, ConstrainedReport *report) {
@@ -273,3 +237,37 @@ Solution Zcp(const CompiledModel &model, const std::vector<double> &x0, const So
 }
 
 }  // namespace paynter::constrained
+
+namespace paynter {
+
+Model BreakVariableModel(const Model &source, std::vector<std::string> *params) {
+  Model m = source;
+  for (auto &e : m.elements) {
+    if (e.form != LawForm::kConstraint) continue;
+    const std::string name = "zcp_" + e.name;
+    if (m.symbols.count(name)) {
+      Diagnostic d;
+      d.element = e.name;
+      d.message = fmt::format("--constraints zcp needs the name '{}' for the joint effort of '{}'", name, e.name);
+      d.hint = "rename the model's variable of that name";
+      throw Error(std::move(d));
+    }
+    Parameter p;
+    p.name = name;
+    p.value = 0;
+    p.text = "0";
+    p.where = e.where;
+    m.parameters.push_back(p);
+    const GiNaC::symbol s(name);
+    m.symbols.emplace(name, s);
+    e.form = LawForm::kEffort;
+    e.law = s;
+    e.law_key = "effort";
+    e.law_text = name;
+    e.position.reset();
+    params->push_back(name);
+  }
+  return m;
+}
+
+}  // namespace paynter

@@ -143,6 +143,42 @@ class Builder {
     }
   }
 
+  // An expression formed in code (a ModelSpec value) with the checks Parse
+  // makes on a text: its symbols are named as the model's variables and
+  // become them (a one-port's e_<elem> is its bond's e_<bond>, ...).
+  GiNaC::ex Adopt(const GiNaC::ex& value, const SourceLocation& where, const std::string& element,
+                  const std::string& what, const std::set<std::string>* allowed = nullptr) {
+    GiNaC::exmap to_model;
+    GiNaC::exset seen;
+    for (auto it = value.preorder_begin(); it != value.preorder_end(); ++it) {
+      if (!GiNaC::is_a<GiNaC::symbol>(*it) || !seen.insert(*it).second) continue;
+      const std::string id = GiNaC::ex_to<GiNaC::symbol>(*it).get_name();
+      auto g = m_.symbols.find(id);
+      if (g == m_.symbols.end()) {
+        std::vector<std::string> candidates;
+        for (const auto& [n, s] : m_.symbols) candidates.push_back(n);
+        std::string hint = DidYouMean(id, candidates);
+        if (hint.empty())
+          hint =
+              "declare it under 'parameters:', or use a model variable (t, p_<I>, q_<C>, e_<bond>, f_<bond>, "
+              "a displacement)";
+        ThrowAt(where, element, fmt::format("undefined symbol '{}' in {}", id, what), "a parameter or model variable",
+                fmt::format("'{}' in '{}'", id, ExpressionText(value)), hint);
+      }
+      if (allowed && !allowed->count(id))
+        ThrowAt(where, element, fmt::format("'{}' may not appear in {}", id, what), allowed_desc_,
+                fmt::format("'{}' in '{}'", id, ExpressionText(value)), allowed_hint_);
+      if (!GiNaC::ex(g->second).is_equal(*it)) to_model[*it] = g->second;
+    }
+    return to_model.empty() ? value : value.subs(to_model, GiNaC::subs_options::no_pattern);
+  }
+
+  // A spec's expression: its value where one is given, else its text parsed.
+  GiNaC::ex Read(const std::optional<GiNaC::ex>& value, const std::string& text, const SourceLocation& where,
+                 const std::string& element, const std::string& what, const std::set<std::string>* allowed = nullptr) {
+    return value ? Adopt(*value, where, element, what, allowed) : Parse(text, where, element, what, {}, allowed);
+  }
+
   void BuildParameters() {
     for (const auto& p : spec_.parameters) {
       CheckNameLength(p.name, p.where, "", "parameter name");
@@ -330,10 +366,10 @@ class Builder {
       if (!IsIdentifier(d.name))
         ThrowAt(d.where, "", fmt::format("definition name '{}' is not an identifier", d.name),
              "letters, digits and underscores", d.name);
-      const GiNaC::ex value = Parse(d.text, d.where, "", fmt::format("definition '{}'", d.name));
+      const GiNaC::ex value = Read(d.value, d.text, d.where, "", fmt::format("definition '{}'", d.name));
       Register(d.name, d.where, fmt::format("definition '{}'", d.name));
       NewSymbol(d.name);
-      m_.definitions.push_back({d.name, value, d.text, d.where});
+      m_.definitions.push_back({d.name, value, d.value && d.text.empty() ? ExpressionText(*d.value) : d.text, d.where});
     }
   }
 
@@ -341,15 +377,33 @@ class Builder {
     // Initial values may use parameters only; rates any variable.
     for (size_t i = 0; i < m_.displacements.size(); ++i) {
       const auto& ds = spec_.displacements[i];
-      if (!ds.rate.empty())
-        m_.displacements[i].rate = Parse(ds.rate, ds.where, "", fmt::format("the rate of displacement '{}'", ds.name));
-      if (!ds.initial.empty())
-        m_.displacements[i].initial =
-            ParseConstant(ds.initial, ds.where, "", fmt::format("the initial value of displacement '{}'", ds.name));
-      if (!ds.position.empty()) {
-        m_.displacements[i].position =
-            Parse(ds.position, ds.where, "", fmt::format("the position form of displacement '{}'", ds.name));
+      if (!ds.rate.empty() || ds.rate_value)
+        m_.displacements[i].rate =
+            Read(ds.rate_value, ds.rate, ds.where, "", fmt::format("the rate of displacement '{}'", ds.name));
+      if (!ds.initial.empty() || ds.initial_value)
+        m_.displacements[i].initial = ParseConstant(
+            ds.initial, ds.where, "", fmt::format("the initial value of displacement '{}'", ds.name), ds.initial_value);
+      if (!ds.position.empty() || ds.position_value) {
+        m_.displacements[i].position = Read(ds.position_value, ds.position, ds.where, "",
+                                            fmt::format("the position form of displacement '{}'", ds.name));
         m_.displacements[i].period = ds.period;
+      }
+    }
+    // The states an assembly holds: displacements and storage states.
+    for (const auto& name : spec_.assembly_held) {
+      bool state = false;
+      for (const auto& d : m_.displacements) state = state || d.name == name;
+      for (const auto& e : m_.elements)
+        state = state || (e.kind == ElementKind::kI && name == "p_" + e.name) ||
+                (e.kind == ElementKind::kC && name == "q_" + e.name);
+      if (!state) {
+        std::vector<std::string> states;
+        for (const auto& d : m_.displacements) states.push_back(d.name);
+        for (const auto& e : m_.elements)
+          if (IsStorage(e.kind)) states.push_back((e.kind == ElementKind::kI ? "p_" : "q_") + e.name);
+        ThrowAt(spec_.file.empty() ? SourceLocation{} : SourceLocation{spec_.file, 0, 0}, "",
+                fmt::format("'assembly_held' lists '{}', which is not a state", name), "a displacement, p_<I> or q_<C>",
+                name, DidYouMean(name, states));
       }
     }
     m_.assembly_held = spec_.assembly_held;
@@ -357,14 +411,14 @@ class Builder {
   }
 
   GiNaC::ex ParseConstant(const std::string& text, const SourceLocation& where, const std::string& element,
-                          const std::string& what) {
+                          const std::string& what, const std::optional<GiNaC::ex>& value = std::nullopt) {
     std::set<std::string> allowed;
     for (const auto& p : m_.parameters) allowed.insert(p.name);
     allowed.insert("pi");
     allowed.insert("Pi");
     allowed_desc_ = "numbers and parameters only";
     allowed_hint_ = "initial values and constant moduli are evaluated once, before the simulation starts";
-    return Parse(text, where, element, what, {}, &allowed);
+    return Read(value, text, where, element, what, &allowed);
   }
 
   void ParseLaws() {
@@ -401,7 +455,7 @@ class Builder {
         ThrowAt(es.where, e.name, fmt::format("'{}' is not a law of a {} element", key, kind),
              fmt::format("one of: {}", key_list), key);
       e.law_key = key;
-      e.law_text = text;
+      e.law_text = es.law_value && text.empty() ? ExpressionText(*es.law_value) : text;
       std::map<std::string, GiNaC::ex> locals;
       const std::string what = fmt::format("the {} of {} '{}'", key, kind, e.name);
       if (key == "inertance" || key == "capacitance" || key == "resistance" || key == "ratio") e.form = LawForm::kLinear;
@@ -425,25 +479,36 @@ class Builder {
         const std::string mod = "M" + kind;
         allowed_desc_ = IsSource(e.kind) ? "time t and parameters only" : "parameters only (a constant)";
         allowed_hint_ = fmt::format("use an {} element for a law that depends on model variables", mod);
-        e.law = Parse(text, es.where, e.name, what, locals, &allowed);
+        e.law = es.law_value ? Adopt(*es.law_value, es.where, e.name, what, &allowed)
+                             : Parse(text, es.where, e.name, what, locals, &allowed);
       } else {
-        e.law = Parse(text, es.where, e.name, what, locals);
+        e.law =
+            es.law_value ? Adopt(*es.law_value, es.where, e.name, what) : Parse(text, es.where, e.name, what, locals);
       }
       e.joint = es.joint.empty() ? e.name : es.joint;
       e.direction = es.direction;
-      if (!es.position.empty()) {
+      for (const auto& [key, given] : {std::pair{"joint", &es.joint}, std::pair{"direction", &es.direction},
+                                       std::pair{"parasitic_stiffness", &es.parasitic_stiffness},
+                                       std::pair{"parasitic_damping", &es.parasitic_damping}})
+        if (!given->empty() && e.form != LawForm::kConstraint)
+          ThrowAt(es.where, e.name, fmt::format("'{}:' belongs to a constraint source", key),
+                  "an Se element with 'constraint:'", fmt::format("a {} element", kind),
+                  fmt::format("remove '{}:'", key));
+      if (!es.position.empty() || es.position_value) {
         if (e.form != LawForm::kConstraint)
           ThrowAt(es.where, e.name, "'position:' belongs to a constraint source", "an Se element with 'constraint:'",
                   fmt::format("a {} element{}", kind, e.kind == ElementKind::kSe ? " with '" + key + ":'" : ""),
                   "remove 'position:', or give the element 'constraint: 0'");
-        e.position = Parse(es.position, es.where, e.name, fmt::format("the position constraint of '{}'", e.name));
-        e.position_text = es.position;
+        e.position = Read(es.position_value, es.position, es.where, e.name,
+                          fmt::format("the position constraint of '{}'", e.name));
+        e.position_text = es.position.empty() ? ExpressionText(*es.position_value) : es.position;
       }
-      if (!es.initial.empty()) {
+      if (!es.initial.empty() || es.initial_value) {
         if (!IsStorage(e.kind))
           ThrowAt(es.where, e.name, fmt::format("a {} element has no state, so no initial value", kind),
                "'initial:' on C and I elements only", es.initial, "remove 'initial:'");
-        e.initial = ParseConstant(es.initial, es.where, e.name, fmt::format("the initial value of '{}'", e.name));
+        e.initial = ParseConstant(es.initial, es.where, e.name, fmt::format("the initial value of '{}'", e.name),
+                                  es.initial_value);
       }
     }
   }
@@ -461,9 +526,9 @@ class Builder {
                fmt::format("the first is at {}", prev.where.ToString()));
       Output out;
       out.name = o.name;
-      out.text = o.text;
       out.where = o.where;
-      out.value = Parse(o.text, o.where, "", fmt::format("output '{}'", o.name));
+      out.value = Read(o.value, o.text, o.where, "", fmt::format("output '{}'", o.name));
+      out.text = o.value && o.text.empty() ? ExpressionText(*o.value) : o.text;
       m_.outputs.push_back(std::move(out));
     }
   }
@@ -502,5 +567,11 @@ class Builder {
 }  // namespace
 
 Model BuildModel(const ModelSpec& spec) { return Builder(spec).Build(); }
+
+std::string ExpressionText(const GiNaC::ex& e) {
+  std::ostringstream os;
+  os << e;
+  return os.str();
+}
 
 }  // namespace paynter

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -111,8 +112,20 @@ class YamlReader {
            Describe(root));
     CheckKeys(root,
               {"name", "description", "parameters", "elements", "bonds", "displacements", "outputs", "generalized",
-               "independent", "definitions", "multibody"},
+               "independent", "definitions", "multibody", "assembly_held", "assemble"},
               "", "the model's top level");
+    // What an assembly of the start may do (written by `paynter expand` for a
+    // mechanism; docs/model-format.md, "Constraint sources").
+    if (const auto held = root["assembly_held"]) {
+      if (!held.IsSequence())
+        Fail(held, "", "'assembly_held' must be a list of state names", "[x1, p_m1, ...]", Describe(held));
+      for (const auto& n : held) spec.assembly_held.push_back(Scalar(n, "", "assembly_held"));
+    }
+    if (const auto a = root["assemble"]) {
+      const std::string v = Scalar(a, "", "assemble");
+      if (v != "true" && v != "false") Fail(a, "", "'assemble' is true or false", "assemble: true", v);
+      spec.assemble = v == "true";
+    }
     for (const char* key : {"generalized", "independent"}) {
       const auto list = root[key];
       if (!list) continue;
@@ -150,7 +163,7 @@ class YamlReader {
       if (!ds.IsSequence()) Fail(ds, "", "'displacements' must be a list", "- {name: x, of: J1}", Describe(ds));
       for (const auto& dn : ds) {
         if (!dn.IsMap()) Fail(dn, "", "a displacement must be a mapping", "{name: x, of: J1, initial: 0}", Describe(dn));
-        CheckKeys(dn, {"name", "of", "rate", "initial"}, "", "a displacement");
+        CheckKeys(dn, {"name", "of", "rate", "initial", "position", "period"}, "", "a displacement");
         ModelSpec::DisplacementSpec d;
         if (!dn["name"] || (!dn["of"] && !dn["rate"]) || (dn["of"] && dn["rate"]))
           Fail(dn, "", "a displacement needs 'name' and one of 'of' or 'rate'",
@@ -159,6 +172,20 @@ class YamlReader {
         if (dn["of"]) d.of = Scalar(dn["of"], "", "displacement 'of'");
         if (dn["rate"]) d.rate = Scalar(dn["rate"], "", "displacement 'rate'");
         if (dn["initial"]) d.initial = Scalar(dn["initial"], "", "initial value");
+        if (dn["position"]) d.position = Scalar(dn["position"], "", "displacement 'position'");
+        if (dn["period"]) {
+          const std::string p = Scalar(dn["period"], "", "displacement 'period'");
+          size_t used = 0;
+          try {
+            d.period = std::stod(p, &used);
+          } catch (const std::exception&) {
+            used = 0;
+          }
+          if (used != p.size() || !std::isfinite(d.period) || d.period < 0 || !dn["position"])
+            Fail(dn["period"], "", "a displacement's 'period' is a number >= 0 beside its 'position'",
+                 "{name: J_angle, ..., position: <expression>, period: 6.283185307179586}", p,
+                 "the period (2 pi for an angle) keeps the turns when the coordinate is set from 'position'");
+        }
         d.where = Where(dn);
         spec.displacements.push_back(d);
       }
@@ -244,7 +271,8 @@ class YamlReader {
     e.kind = Scalar(en["kind"], e.name, "kind");
     CheckKeys(en,
               {"name", "kind", "initial", "inertance", "capacitance", "stiffness", "resistance", "ratio", "effort",
-               "flow", "constraint", "position", "momentum", "description"},
+               "flow", "constraint", "position", "momentum", "description", "joint", "direction", "parasitic_stiffness",
+               "parasitic_damping"},
               e.name, "element '" + e.name + "'");
     // A vector element's law may be a list (diagonal, or one per component) or
     // a matrix: kept as bracketed text for the vector expansion to read.
@@ -252,6 +280,13 @@ class YamlReader {
                             "momentum"})
       if (en[key]) e.laws.emplace_back(key, en[key].IsSequence() ? Bracketed(en[key]) : Scalar(en[key], e.name, key));
     if (en["position"]) e.position = Scalar(en["position"], e.name, "position");
+    // A constraint source's joint and direction (reports), and its parasitic
+    // spring and damper (checked by BuildModel).
+    if (en["joint"]) e.joint = Scalar(en["joint"], e.name, "joint");
+    if (en["direction"]) e.direction = Scalar(en["direction"], e.name, "direction");
+    if (en["parasitic_stiffness"])
+      e.parasitic_stiffness = Scalar(en["parasitic_stiffness"], e.name, "parasitic_stiffness");
+    if (en["parasitic_damping"]) e.parasitic_damping = Scalar(en["parasitic_damping"], e.name, "parasitic_damping");
     if (en["initial"]) e.initial = en["initial"].IsSequence() ? Bracketed(en["initial"]) : Scalar(en["initial"], e.name, "initial");
     return e;
   }

@@ -133,19 +133,19 @@ void Expander::AddBody(const ModelSpec::Entry& e) {
   for (int i = 0; i < 3; ++i) {
     const std::string j = fmt::format("{}_v{}", n, kAxes[i]);
     Element(j, "1");
-    Element(fmt::format("{}_m{}", n, kAxes[i]), "I", "inertance", mass, Text(m * v0[i]));
+    Element(fmt::format("{}_m{}", n, kAxes[i]), "I", "inertance", mass).initial_value = m * v0[i];
     BondTo(j, fmt::format("{}_m{}", n, kAxes[i]));
     // The weight, also when it is zero: it keeps every junction two-bonded
     // for a free body.
-    Element(fmt::format("{}_weight_{}", n, kAxes[i]), "Se", "effort", Text(m * gravity_[i]));
+    Element(fmt::format("{}_weight_{}", n, kAxes[i]), "Se", "effort").law_value = m * gravity_[i];
     BondTo(fmt::format("{}_weight_{}", n, kAxes[i]), j);
-    Displacement(fmt::format("{}_{}", n, kAxes[i]), j, "", b.p0[i]);
+    Displacement(fmt::format("{}_{}", n, kAxes[i]), j, 0, b.p0[i]);
     b.p[i] = Sym(fmt::format("{}_{}", n, kAxes[i]));
     b.v[i] = Sym("f_" + j);
   }
   // Rotation, body frame, with the Euler junction structure: a gyrator ring
   // modulated by the angular momenta h = p of the three I elements.
-  std::array<std::string, 3> h;  // angular momentum components in B, as texts
+  Vec h;  // angular momentum components in B
   if (inertia->values.size() == 3) {
     for (int i = 0; i < 3; ++i) {
       const std::string j = fmt::format("{}_w{}", n, kAxes[i]);
@@ -160,10 +160,10 @@ void Expander::AddBody(const ModelSpec::Entry& e) {
         ThrowAt(inertia->where, n, fmt::format("the principal inertia I{}{} of body '{}' is negative", kAxes[i], kAxes[i], n),
                 "positive principal inertias", fmt::format("inertia: [{}, {}, {}]", inertia->values[0],
                                                            inertia->values[1], inertia->values[2]));
-      Element(fmt::format("{}_J{}", n, kAxes[i]), "I", "inertance", inertia->values[i], Text(I * w0[i]));
+      Element(fmt::format("{}_J{}", n, kAxes[i]), "I", "inertance", inertia->values[i]).initial_value = I * w0[i];
       BondTo(j, fmt::format("{}_J{}", n, kAxes[i]));
       b.w[i] = Sym("f_" + j);
-      h[i] = fmt::format("p_{}_J{}", n, kAxes[i]);
+      h[i] = Sym(fmt::format("p_{}_J{}", n, kAxes[i]));
     }
   } else {
     // A full tensor J = V diag(D) V^T: transformers to the principal axes
@@ -192,7 +192,7 @@ void Expander::AddBody(const ModelSpec::Entry& e) {
       Element(u, "0");
       ex pi0 = 0;  // initial principal momentum D_k (V^T w0)_k
       for (int c = 0; c < 3; ++c) pi0 += D[k] * V[c][k] * w0[c];
-      Element(I, "I", "inertance", fmt::format("{:.17g}", D[k]), Text(pi0));
+      Element(I, "I", "inertance", fmt::format("{:.17g}", D[k])).initial_value = pi0;
       BondTo(u, I);
       for (int c = 0; c < 3; ++c) {
         if (std::abs(V[c][k]) < 1e-15) continue;
@@ -203,45 +203,43 @@ void Expander::AddBody(const ModelSpec::Entry& e) {
       }
     }
     for (int i = 0; i < 3; ++i) {
-      h[i].clear();
+      h[i] = 0;
       for (int k = 0; k < 3; ++k)
-        if (std::abs(V[i][k]) >= 1e-15)
-          h[i] += (h[i].empty() ? "" : " + ") + fmt::format("{:.17g}*p_{}_J{}", V[i][k], n, k + 1);
+        if (std::abs(V[i][k]) >= 1e-15) h[i] += V[i][k] * Sym(fmt::format("p_{}_J{}", n, k + 1));
     }
   }
-  for (int i = 0; i < 3; ++i) Define(fmt::format("{}_h{}", n, kAxes[i]), Parse(h[i], inertia->where, n));
+  for (int i = 0; i < 3; ++i) Define(fmt::format("{}_h{}", n, kAxes[i]), h[i]);
   // d h_i/dt = T_i - (w x h)_i: MGY h_z from w_x to w_y, h_x from w_y to w_z,
   // h_y from w_z to w_x (seed 004, Fig. 9.36b).
   for (int i = 0; i < 3; ++i) {
     const int a = (i + 1) % 3, c = (i + 2) % 3;  // the gyrator of h_i joins w_a -> w_c
     const std::string gy = fmt::format("{}_ejs_{}", n, kAxes[i]);
-    Element(gy, "MGY", "ratio", h[i]);
+    Element(gy, "MGY", "ratio").law_value = h[i];
     BondTo(fmt::format("{}_w{}", n, kAxes[a]), gy);
     BondTo(gy, fmt::format("{}_w{}", n, kAxes[c]));
   }
   // Orientation.
-  const std::string wx = "f_" + n + "_wx", wy = "f_" + n + "_wy", wz = "f_" + n + "_wz";
+  const ex wx = b.w[0], wy = b.w[1], wz = b.w[2];
+  using GiNaC::cos;
+  using GiNaC::sin;
   if (cardan_) {
-    const std::string a = n + "_a", bb = n + "_b", g = n + "_g";
-    Displacement(a, "", fmt::format("({}*cos({}) - {}*sin({}))/cos({})", wx, g, wy, g, bb), ang[0]);
-    Displacement(bb, "", fmt::format("{}*sin({}) + {}*cos({})", wx, g, wy, g), ang[1]);
-    Displacement(g, "", fmt::format("{} - ({}*cos({}) - {}*sin({}))*tan({})", wz, wx, g, wy, g, bb), ang[2]);
-    b.R = Cardan(Sym(a), Sym(bb), Sym(g));
+    const ex a = Sym(n + "_a"), bb = Sym(n + "_b"), g = Sym(n + "_g");
+    Displacement(n + "_a", "", (wx * cos(g) - wy * sin(g)) / cos(bb), ang[0]);
+    Displacement(n + "_b", "", wx * sin(g) + wy * cos(g), ang[1]);
+    Displacement(n + "_g", "", wz - (wx * cos(g) - wy * sin(g)) * GiNaC::tan(bb), ang[2]);
+    b.R = Cardan(a, bb, g);
   } else {
     // q' = q (x) (0, w_B) / 2; R from the normalized quaternion.
-    using GiNaC::cos;
-    using GiNaC::sin;
     const ex ca = cos(ang[0] / 2), sa = sin(ang[0] / 2), cb = cos(ang[1] / 2), sb = sin(ang[1] / 2),
              cg = cos(ang[2] / 2), sg = sin(ang[2] / 2);
     // q = qx(a) (x) qy(b) (x) qz(g)
     const ex q0i = ca * cb * cg - sa * sb * sg, q1i = sa * cb * cg + ca * sb * sg, q2i = ca * sb * cg - sa * cb * sg,
              q3i = ca * cb * sg + sa * sb * cg;
-    const std::string q0 = n + "_q0", q1 = n + "_q1", q2 = n + "_q2", q3 = n + "_q3";
-    Displacement(q0, "", fmt::format("-({}*{} + {}*{} + {}*{})/2", q1, wx, q2, wy, q3, wz), q0i);
-    Displacement(q1, "", fmt::format("({}*{} + {}*{} - {}*{})/2", q0, wx, q2, wz, q3, wy), q1i);
-    Displacement(q2, "", fmt::format("({}*{} + {}*{} - {}*{})/2", q0, wy, q3, wx, q1, wz), q2i);
-    Displacement(q3, "", fmt::format("({}*{} + {}*{} - {}*{})/2", q0, wz, q1, wy, q2, wx), q3i);
-    const ex a = Sym(q0), x = Sym(q1), y = Sym(q2), z = Sym(q3);
+    const ex a = Sym(n + "_q0"), x = Sym(n + "_q1"), y = Sym(n + "_q2"), z = Sym(n + "_q3");
+    Displacement(n + "_q0", "", -(x * wx + y * wy + z * wz) / 2, q0i);
+    Displacement(n + "_q1", "", (a * wx + y * wz - z * wy) / 2, q1i);
+    Displacement(n + "_q2", "", (a * wy + z * wx - x * wz) / 2, q2i);
+    Displacement(n + "_q3", "", (a * wz + x * wy - y * wx) / 2, q3i);
     const ex n2 = a * a + x * x + y * y + z * z;
     Mat R;
     R[0] = {(a * a + x * x - y * y - z * z) / n2, 2 * (x * y - a * z) / n2, 2 * (x * z + a * y) / n2};

@@ -7,7 +7,9 @@
 //   loads.cc                AddLoad: forces, torques, point-to-point springs
 //
 // Expressions are built with GiNaC over symbols named as the model's variables
-// and printed back as text, which BuildModel parses like any hand-written law.
+// and handed to BuildModel as they are (the `*_value`s of ModelSpec), not as
+// texts: only what the user wrote (a mass, a damping) stays a text.
+// `paynter expand` prints them (ModelSpecToYaml).
 #pragma once
 
 #include <array>
@@ -72,11 +74,15 @@ class Expander {
   std::string Scalar(const ModelSpec::Entry& e, const std::string& key, const std::string& who);
   std::array<double, 3> Axis(const ModelSpec::Entry& e, const std::string& key, const std::string& who,
                              std::array<double, 3> dflt);
-  void Element(const std::string& name, const std::string& kind, const std::string& key = "",
-               const std::string& law = "", const std::string& initial = "");
+  // The element written (valid until the next one): its law is `law`, a text
+  // as the user wrote it, or set as an expression (law_value) by the caller.
+  ModelSpec::ElementSpec& Element(const std::string& name, const std::string& kind, const std::string& key = "",
+                                  const std::string& law = "");
   void BondTo(const std::string& from, const std::string& to);
   void Define(const std::string& name, const ex& value);
-  void Displacement(const std::string& name, const std::string& of, const std::string& rate, const ex& initial);
+  // A displacement integrating the flow of `of`, or `rate` when `of` is "".
+  ModelSpec::DisplacementSpec& Displacement(const std::string& name, const std::string& of, const ex& rate,
+                                            const ex& initial);
 
   // ---- bodies (bodies.cc) ----------------------------------------------------------
   Body Ground();

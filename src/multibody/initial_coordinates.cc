@@ -171,11 +171,11 @@ void Expander::Propagate() {
   // Write the initial values back.
   auto set_displacement = [&](const std::string& name, double value) {
     for (auto& d : s_.displacements)
-      if (d.name == name) d.initial = fmt::format("{:.17g}", value);
+      if (d.name == name) d.initial = fmt::format("{:.17g}", value), d.initial_value.reset();
   };
   auto set_momentum = [&](const std::string& name, double value) {
     for (auto& e : s_.elements)
-      if (e.name == name) e.initial = fmt::format("{:.17g}", value);
+      if (e.name == name) e.initial = fmt::format("{:.17g}", value), e.initial_value.reset();
   };
   for (size_t b = 1; b < nb; ++b) {
     if (!placed[b]) continue;

@@ -127,10 +127,13 @@ void Expander::Row(const std::string& row, const std::vector<Contribution>& part
     const ex coef = c.coefficient.expand();
     if (coef.is_zero()) continue;
     const std::string tf = fmt::format("{}_{}", row, ++k);
-    bool constant = true;
-    for (const auto& [name, sym] : syms_)
-      if (coef.has(sym) && name.find('_') != std::string::npos) constant = false;  // model variables have '_'
-    Element(tf, constant ? "TF" : "MTF", "ratio", Text(coef));
+    bool constant = true;  // no model variable in it (their names have '_')
+    for (auto it = coef.preorder_begin(); constant && it != coef.preorder_end(); ++it)
+      if (GiNaC::is_a<GiNaC::symbol>(*it)) {
+        const std::string& name = GiNaC::ex_to<GiNaC::symbol>(*it).get_name();
+        if (name.find('_') != std::string::npos) constant = false;
+      }
+    Element(tf, constant ? "TF" : "MTF", "ratio").law_value = coef;
     BondTo(c.junction, tf);
     BondTo(tf, row);
   }
@@ -225,12 +228,12 @@ void Expander::AddJoint(const ModelSpec::Entry& e) {
                          const ex& position, const std::string& direction) {
     const std::string row = fmt::format("{}_c{}", J, ++k), src = fmt::format("{}_{}{}", J, force ? "f" : "m", k);
     Row(row, parts);
-    Element(src, "Se", "constraint", "0");
-    s_.elements.back().position = Text(position);
-    s_.elements.back().joint = J;
-    s_.elements.back().direction = direction;
-    s_.elements.back().parasitic_stiffness = pk;
-    s_.elements.back().parasitic_damping = pc;
+    auto& source = Element(src, "Se", "constraint", "0");
+    source.position_value = position;
+    source.joint = J;
+    source.direction = direction;
+    source.parasitic_stiffness = pk;
+    source.parasitic_damping = pc;
     BondTo(row, src);
     // The row's effort acts on body 2 as -lambda along the row's direction.
     const ex lambda = Sym("e_" + src);
@@ -300,16 +303,15 @@ void Expander::AddJoint(const ModelSpec::Entry& e) {
       ex r = 0;
       for (const auto& p : parts) r += p.coefficient * Sym("f_" + p.junction);
       Define(rate, r);
-      Displacement(coord, "", Text(r), initial);
+      Displacement(coord, "", r, initial);
       return;
     }
     Row(row, parts);
     Element(rate, "1");  // common relative velocity; efforts of spring, damper, actuator add up
     BondTo(row, rate);
-    Displacement(coord, rate, "", initial);
+    Displacement(coord, rate, 0, initial);
     if (!K.empty()) {
-      Element(J + "_spring", "C", "effort", fmt::format("({})*({} - ({}))", K, coord, rest.empty() ? "0" : rest),
-              "");
+      Element(J + "_spring", "C", "effort", fmt::format("({})*({} - ({}))", K, coord, rest.empty() ? "0" : rest));
       BondTo(rate, J + "_spring");
     }
     if (!c.empty()) {
@@ -338,10 +340,10 @@ void Expander::AddJoint(const ModelSpec::Entry& e) {
     for (auto& d : s_.displacements)
       if (d.name == coord) {
         if (kind->coordinate == Coordinate::kSlide) {
-          d.position = Text(Dot(Mul(b1.R, A), Sub(pQ, pP)));
+          d.position_value = Dot(Mul(b1.R, A), Sub(pQ, pP));
         } else {
           const Vec b1_2 = Mul(b2.R, image2(B1));
-          d.position = Text(GiNaC::atan2(Dot(Mul(b1.R, B2), b1_2), Dot(Mul(b1.R, B1), b1_2)));
+          d.position_value = GiNaC::atan2(Dot(Mul(b1.R, B2), b1_2), Dot(Mul(b1.R, B1), b1_2));
           d.period = 2 * M_PI;
         }
       }

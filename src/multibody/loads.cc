@@ -16,14 +16,14 @@ void Expander::ApplyForce(const std::string& L, const Body& b, const Vec& r, con
   for (int i = 0; i < 3; ++i)
     if (!F[i].is_zero()) {
       const std::string s = fmt::format("{}_{}_{}", L, b.name, kAxes[i]);
-      Element(s, "MSe", "effort", Text(F[i]));
+      Element(s, "MSe", "effort").law_value = F[i];
       BondTo(s, fmt::format("{}_v{}", b.name, kAxes[i]));
     }
   const Vec tau = Cross(r, MulT(b.R, F));
   for (int i = 0; i < 3; ++i)
     if (!tau[i].expand().is_zero()) {
       const std::string s = fmt::format("{}_{}_t{}", L, b.name, kAxes[i]);
-      Element(s, "MSe", "effort", Text(tau[i]));
+      Element(s, "MSe", "effort").law_value = tau[i];
       BondTo(s, fmt::format("{}_w{}", b.name, kAxes[i]));
     }
 }
@@ -72,7 +72,7 @@ void Expander::AddLoad(const ModelSpec::Entry& e) {
     for (int i = 0; i < 3; ++i)
       if (!value[i].is_zero()) {
         const std::string s = fmt::format("{}_{}", L, kAxes[i]);
-        Element(s, "MSe", "effort", Text(value[i]));
+        Element(s, "MSe", "effort").law_value = value[i];
         BondTo(s, fmt::format("{}_v{}", b.name, kAxes[i]));
       }
     torque_B = Cross(VectorOr(e, "point", L, {0, 0, 0}), MulT(b.R, value));
@@ -82,7 +82,7 @@ void Expander::AddLoad(const ModelSpec::Entry& e) {
   for (int i = 0; i < 3; ++i)
     if (!torque_B[i].expand().is_zero()) {
       const std::string s = fmt::format("{}_t{}", L, kAxes[i]);
-      Element(s, "MSe", "effort", Text(torque_B[i]));
+      Element(s, "MSe", "effort").law_value = torque_B[i];
       BondTo(s, fmt::format("{}_w{}", b.name, kAxes[i]));
     }
 }

@@ -145,15 +145,15 @@ std::array<double, 3> Expander::Axis(const ModelSpec::Entry& e, const std::strin
 }
 
 // ---- writing the spec -------------------------------------------------------------
-void Expander::Element(const std::string& name, const std::string& kind, const std::string& key,
-                       const std::string& law, const std::string& initial) {
+ModelSpec::ElementSpec& Expander::Element(const std::string& name, const std::string& kind, const std::string& key,
+                                          const std::string& law) {
   ModelSpec::ElementSpec e;
   e.name = name;
   e.kind = kind;
   if (!key.empty()) e.laws.push_back({key, law});
-  e.initial = initial;
   e.where = where_;
-  s_.elements.push_back(e);
+  s_.elements.push_back(std::move(e));
+  return s_.elements.back();
 }
 
 void Expander::BondTo(const std::string& from, const std::string& to) {
@@ -164,19 +164,18 @@ void Expander::BondTo(const std::string& from, const std::string& to) {
   s_.bonds.push_back(b);
 }
 
-void Expander::Define(const std::string& name, const ex& value) {
-  s_.definitions.push_back({name, Text(value), where_});
-}
+void Expander::Define(const std::string& name, const ex& value) { s_.definitions.push_back({name, "", where_, value}); }
 
-void Expander::Displacement(const std::string& name, const std::string& of, const std::string& rate,
-                            const ex& initial) {
+ModelSpec::DisplacementSpec& Expander::Displacement(const std::string& name, const std::string& of, const ex& rate,
+                                                    const ex& initial) {
   ModelSpec::DisplacementSpec d;
   d.name = name;
   d.of = of;
-  d.rate = rate;
-  d.initial = Text(initial);
+  if (of.empty()) d.rate_value = rate;
+  d.initial_value = initial;
   d.where = where_;
-  s_.displacements.push_back(d);
+  s_.displacements.push_back(std::move(d));
+  return s_.displacements.back();
 }
 
 }  // namespace multibody

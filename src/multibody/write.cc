@@ -1,9 +1,18 @@
 // ModelSpecToYaml: a spec back to a model file (`paynter expand`).
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "paynter/multibody.h"
 
 namespace paynter {
+namespace {
+
+// The text of an expression given as a text or as the expression itself.
+std::string Written(const std::string& text, const std::optional<GiNaC::ex>& value) {
+  return value ? ExpressionText(*value) : text;
+}
+
+}  // namespace
 
 std::string ModelSpecToYaml(const ModelSpec& spec) {
   YAML::Emitter out;
@@ -18,9 +27,17 @@ std::string ModelSpecToYaml(const ModelSpec& spec) {
   for (const auto& e : spec.elements) {
     out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << e.name << YAML::Key << "kind"
         << YAML::Value << YAML::DoubleQuoted << e.kind;
-    for (const auto& [k, v] : e.laws) out << YAML::Key << k << YAML::Value << v;
-    if (!e.position.empty()) out << YAML::Key << "position" << YAML::Value << e.position;
-    if (!e.initial.empty()) out << YAML::Key << "initial" << YAML::Value << e.initial;
+    for (size_t i = 0; i < e.laws.size(); ++i)
+      out << YAML::Key << e.laws[i].first << YAML::Value
+          << (i == 0 ? Written(e.laws[i].second, e.law_value) : e.laws[i].second);
+    if (!e.position.empty() || e.position_value)
+      out << YAML::Key << "position" << YAML::Value << Written(e.position, e.position_value);
+    if (!e.initial.empty() || e.initial_value)
+      out << YAML::Key << "initial" << YAML::Value << Written(e.initial, e.initial_value);
+    for (const auto& [key, text] : {std::pair{"joint", &e.joint}, std::pair{"direction", &e.direction},
+                                    std::pair{"parasitic_stiffness", &e.parasitic_stiffness},
+                                    std::pair{"parasitic_damping", &e.parasitic_damping}})
+      if (!text->empty()) out << YAML::Key << key << YAML::Value << *text;
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;
@@ -36,8 +53,13 @@ std::string ModelSpecToYaml(const ModelSpec& spec) {
     for (const auto& d : spec.displacements) {
       out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << d.name;
       if (!d.of.empty()) out << YAML::Key << "of" << YAML::Value << d.of;
-      if (!d.rate.empty()) out << YAML::Key << "rate" << YAML::Value << d.rate;
-      if (!d.initial.empty()) out << YAML::Key << "initial" << YAML::Value << d.initial;
+      if (!d.rate.empty() || d.rate_value) out << YAML::Key << "rate" << YAML::Value << Written(d.rate, d.rate_value);
+      if (!d.initial.empty() || d.initial_value)
+        out << YAML::Key << "initial" << YAML::Value << Written(d.initial, d.initial_value);
+      if (!d.position.empty() || d.position_value) {
+        out << YAML::Key << "position" << YAML::Value << Written(d.position, d.position_value);
+        if (d.period > 0) out << YAML::Key << "period" << YAML::Value << fmt::format("{:.17g}", d.period);
+      }
       out << YAML::EndMap;
     }
     out << YAML::EndSeq;
@@ -45,7 +67,7 @@ std::string ModelSpecToYaml(const ModelSpec& spec) {
   for (const auto& [key, items] : {std::pair{"definitions", &spec.definitions}, std::pair{"outputs", &spec.outputs}}) {
     if (items->empty()) continue;
     out << YAML::Key << key << YAML::Value << YAML::BeginMap;
-    for (const auto& it : *items) out << YAML::Key << it.name << YAML::Value << it.text;
+    for (const auto& it : *items) out << YAML::Key << it.name << YAML::Value << Written(it.text, it.value);
     out << YAML::EndMap;
   }
   for (const auto& [key, items] : {std::pair{"generalized", &spec.generalized}, std::pair{"independent", &spec.independent}}) {
@@ -54,6 +76,13 @@ std::string ModelSpecToYaml(const ModelSpec& spec) {
     for (const auto& it : *items) out << it.name;
     out << YAML::EndSeq;
   }
+  // What an assembly of the start may do.
+  if (!spec.assembly_held.empty()) {
+    out << YAML::Key << "assembly_held" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const auto& name : spec.assembly_held) out << name;
+    out << YAML::EndSeq;
+  }
+  if (spec.assemble) out << YAML::Key << "assemble" << YAML::Value << "true";
   out << YAML::EndMap;
   return std::string("# expanded by paynter: scalar bonds only\n") + out.c_str() + "\n";
 }
