@@ -167,6 +167,53 @@ void WriteFileAtomically(const std::string& path, const std::string& text, const
   MoveIntoPlace(tmp, path, what);
 }
 
+OutputFile::OutputFile(const std::string& target, const std::string& what)
+    : target_(target), what_(what), buffer_(new char[kBufferSize]) {
+  fd_ = CreateTemporary(target, ".tmp", &tmp_);
+}
+
+OutputFile::~OutputFile() { Discard(); }
+
+void OutputFile::Discard() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (!tmp_.empty()) {
+    std::error_code ignored;
+    fs::remove(tmp_, ignored);
+    tmp_.clear();
+  }
+}
+
+void OutputFile::WriteThrough(const char* data, size_t size) {
+  if (fd_ < 0) throw Error(fmt::format("{}: error: the {} is already closed", target_, what_));
+  if (!WriteAll(fd_, data, size)) {
+    const std::string why = std::strerror(errno);
+    Discard();
+    throw Error(fmt::format("{}: error: writing the {} failed: {}", target_, what_, why));
+  }
+}
+
+void OutputFile::Flush() {
+  if (used_ == 0) return;
+  const size_t n = used_;
+  used_ = 0;
+  WriteThrough(buffer_.get(), n);
+}
+
+void OutputFile::Commit() {
+  Flush();
+  if (fd_ < 0) throw Error(fmt::format("{}: error: the {} is already closed", target_, what_));
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) {
+    Discard();
+    throw Error(fmt::format("{}: error: writing the {} failed (disk full?)", target_, what_));
+  }
+  const std::string tmp = tmp_;
+  tmp_.clear();
+  MoveIntoPlace(tmp, target_, what_);  // removes tmp on failure
+}
+
 int RunTool(const std::vector<std::string>& argv, std::string* output) {
   if (argv.empty()) return -1;
   // Everything the child needs is prepared before fork: between fork and exec it
