@@ -114,9 +114,7 @@ struct Solution {
   // Rows recorded, kept or streamed.
   long num_rows() const { return static_cast<long>(rows.size()) + streamed_; }
   // True when the last row recorded is at time t.
-  bool LastRowAt(double t) const {
-    return rows.empty() ? streamed_ > 0 && last_t_ == t : rows.back()[0] == t;
-  }
+  bool LastRowAt(double t) const { return rows.empty() ? streamed_ > 0 && last_t_ == t : rows.back()[0] == t; }
 
  private:
   RowSink* sink_ = nullptr;
@@ -155,11 +153,12 @@ Solution Simulate(const CompiledModel& model, const SolverOptions& options, RowS
 
 // The general form (the methods for constrained mechanisms use it):
 // integrates `problem` from x0 and appends the model's outputs to `out` as
-// they come (Solution::AddRow: into its rows, or its sink; rows survive an exception thrown by `watch`; a row at the time
-// of the last one is not repeated). When the integrated state is not the
-// model's (minimal coordinates), full_state maps it to the model's state;
-// watch sees every recorded full state. `out`'s columns are set when empty,
-// and its stats are added to.
+// they come (Solution::AddRow: into its rows, or into its sink; rows survive
+// an exception thrown by `watch`; a row at the time of the last one is not
+// repeated). When the integrated state is not the model's (minimal
+// coordinates), full_state maps it to the model's state; watch sees every
+// recorded full state. `out`'s columns are set when empty, and its stats are
+// added to.
 void SimulateFrom(const CompiledModel& model, const OdeProblem& problem, const std::vector<double>& x0,
                   const SolverOptions& options,
                   const std::function<void(double, const double*, double*)>& full_state,

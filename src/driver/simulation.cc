@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
-#include <charconv>
 #include <cstdio>
 
 namespace paynter {
