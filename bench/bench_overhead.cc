@@ -8,7 +8,7 @@
 // difference between the two runs' rows (relative to the value, or absolute
 // below 1) checks that the equations agree.
 //
-// Usage: bench_overhead [repetitions]
+// Usage: bench_overhead [repetitions [model]]   (model: B1 or B3, default both)
 #include <fmt/format.h>
 
 #include <chrono>
@@ -43,6 +43,9 @@ class SumSink : public RowSink {
 
 struct Result {
   double paynter_us = 1e300, memory_us = 1e300, hand_us = 1e300;
+  // paynter's dopri5 (Integrate) on the hand-written rhs and outputs: the
+  // integrator's own overhead.
+  double integrator_us = 1e300;
   long paynter_steps = 0, hand_steps = 0, rows = 0;
   double max_diff = 0;
 };
@@ -76,6 +79,23 @@ Result Measure(const char* file, Formulation form, double rtol, double atol, int
       sink_sum += s.rows.back()[1];
     }
     {
+      OdeProblem problem;
+      problem.n = Hand::kStates;
+      problem.rhs = Hand::Rhs;
+      std::vector<double> x0(Hand::kStates);
+      Hand::Initial(x0.data());
+      double o[Hand::kOutputs], sum = 0;
+      const auto t0 = Clock::now();
+      Integrate(problem, x0, so, [&](double t, const double* y) {
+        Hand::Outputs(t, y, o);
+        sum += t;
+        for (int i = 0; i < Hand::kOutputs; ++i) sum += o[i];
+      });
+      res.integrator_us =
+          std::min(res.integrator_us, std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+      sink_sum += sum;
+    }
+    {
       const bool keep = hand_rows.empty();
       const auto t0 = Clock::now();
       double x[Hand::kStates], o[Hand::kOutputs], sum = 0;
@@ -101,8 +121,8 @@ Result Measure(const char* file, Formulation form, double rtol, double atol, int
   } else {
     for (size_t i = 0; i < hand_rows.size(); ++i)
       for (size_t c = 0; c < hand_rows[i].size() && c < first.rows[i].size(); ++c)
-        res.max_diff = std::max(res.max_diff, std::fabs(hand_rows[i][c] - first.rows[i][c]) /
-                                                  std::max(1.0, std::fabs(first.rows[i][c])));
+        res.max_diff = std::max(
+            res.max_diff, std::fabs(hand_rows[i][c] - first.rows[i][c]) / std::max(1.0, std::fabs(first.rows[i][c])));
   }
   if (sink_sum == 0.12345) fmt::print("");  // keeps the sums alive
   return res;
@@ -112,9 +132,11 @@ Result Measure(const char* file, Formulation form, double rtol, double atol, int
 
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 100;
+  const std::string only = argc > 2 ? argv[2] : "";
   fmt::print("In process: 10 s, dopri5, 1001 rows; best of {} interleaved repetitions\n", reps);
-  fmt::print("{:<14} {:>6} {:>13} {:>6} {:>12} {:>12} {:>12} {:>8} {:>8} {:>12}\n", "model", "rtol", "steps p/h",
-             "rows", "paynter us", "memory us", "hand us", "ratio", "memory", "max rel diff");
+  fmt::print("{:<14} {:>6} {:>13} {:>6} {:>11} {:>11} {:>11} {:>11} {:>7} {:>7} {:>7} {:>12}\n", "model", "rtol",
+             "steps p/h", "rows", "paynter us", "memory us", "dopri5 us", "hand us", "ratio", "memory", "dopri5",
+             "max rel diff");
   struct Case {
     const char* name;
     const char* file;
@@ -129,12 +151,17 @@ int main(int argc, char** argv) {
       {"B3 lagrange2", "examples/B3_quick_return.yaml", Formulation::kLagrange2, 1e-10, 1e-12, true},
   };
   for (const Case& c : cases) {
+    if (!only.empty() && std::string(c.name).rfind(only, 0) != 0) continue;
     const Result r = c.b3 ? Measure<handwritten::B3>(c.file, c.form, c.rtol, c.atol, reps)
                           : Measure<handwritten::B1>(c.file, c.form, c.rtol, c.atol, reps);
-    fmt::print("{:<14} {:>6.0e} {:>6}/{:<6} {:>6} {:>12.1f} {:>12.1f} {:>12.1f} {:>8.2f} {:>8.2f} {:>12.1e}\n", c.name,
-               c.rtol, r.paynter_steps, r.hand_steps, r.rows, r.paynter_us, r.memory_us, r.hand_us,
-               r.paynter_us / r.hand_us, r.memory_us / r.hand_us, r.max_diff);
+    fmt::print(
+        "{:<14} {:>6.0e} {:>6}/{:<6} {:>6} {:>11.1f} {:>11.1f} {:>11.1f} {:>11.1f} {:>7.2f} {:>7.2f} {:>7.2f} "
+        "{:>12.1e}\n",
+        c.name, c.rtol, r.paynter_steps, r.hand_steps, r.rows, r.paynter_us, r.memory_us, r.integrator_us, r.hand_us,
+        r.paynter_us / r.hand_us, r.memory_us / r.hand_us, r.integrator_us / r.hand_us, r.max_diff);
   }
-  fmt::print("ratio: paynter (rows to a sink) / hand-written; memory: paynter (rows kept in a Solution) / hand-written\n");
+  fmt::print(
+      "ratio: paynter (rows to a sink) / hand-written; memory: paynter (rows kept in a Solution) / hand-written;\n"
+      "dopri5: paynter's Integrate on the hand-written rhs and outputs / hand-written (the integrator's overhead)\n");
   return 0;
 }

@@ -97,8 +97,7 @@ Stats Dopri5(F f, double* y, double t0, double t_end, double rtol, double atol, 
       f(t + h, ytmp, k6);
       tnew = done ? t_end : t + h;
       h = tnew - t;
-      for (int i = 0; i < N; ++i)
-        ynew[i] = y[i] + h * (b1 * k1[i] + b3 * k3[i] + b4 * k4[i] + b5 * k5[i] + b6 * k6[i]);
+      for (int i = 0; i < N; ++i) ynew[i] = y[i] + h * (b1 * k1[i] + b3 * k3[i] + b4 * k4[i] + b5 * k5[i] + b6 * k6[i]);
       f(tnew, ynew, k7);
       st.rhs_evals += 6;
       double norm = 0;
@@ -110,8 +109,8 @@ Stats Dopri5(F f, double* y, double t0, double t_end, double rtol, double atol, 
       if (err <= rtol) break;
       ++st.rejected;
       if (absh <= hmin) return st;  // failure: the caller sees too few steps
-      absh = nofailed ? std::max(hmin, absh * std::max(0.1, 0.8 * std::pow(rtol / err, 0.2)))
-                      : std::max(hmin, 0.5 * absh);
+      absh =
+          nofailed ? std::max(hmin, absh * std::max(0.1, 0.8 * std::pow(rtol / err, 0.2))) : std::max(hmin, 0.5 * absh);
       nofailed = false;
       h = absh;
       done = false;
@@ -187,10 +186,10 @@ struct B3 {
   // Velocity ratios at (θ1, θ2, θ3, Lx) and their rates per unit crank speed
   // (d/dt of each ratio = v × its rate).
   struct Kinematics {
-    double w2, w3;                // θ̇2 / v, θ̇3 / v
-    double x3, y3, x5;            // ẋC3 / v, ẏC3 / v, ẋC5 / v
-    double dw2, dw3;              // d(θ̇2/v)/dt / v, d(θ̇3/v)/dt / v
-    double dx3, dy3, dx5;         // d(ẋC3/v)/dt / v, ...
+    double w2, w3;         // θ̇2 / v, θ̇3 / v
+    double x3, y3, x5;     // ẋC3 / v, ẏC3 / v, ẋC5 / v
+    double dw2, dw3;       // d(θ̇2/v)/dt / v, d(θ̇3/v)/dt / v
+    double dx3, dy3, dx5;  // d(ẋC3/v)/dt / v, ...
   };
   static Kinematics Kin(const double* x) {
     const double th1 = x[1], th2 = x[2], th3 = x[3], Lx = x[4];
@@ -263,8 +262,8 @@ struct B3 {
     o[17] = J3 * o[5];
     o[18] = x[5];
     o[19] = x[6];
-    o[20] = 0.5 * v * v *
-            (J1 + J2 * k.w2 * k.w2 + J3 * k.w3 * k.w3 + m3 * (k.x3 * k.x3 + k.y3 * k.y3) + m5 * k.x5 * k.x5);
+    o[20] =
+        0.5 * v * v * (J1 + J2 * k.w2 * k.w2 + J3 * k.w3 * k.w3 + m3 * (k.x3 * k.x3 + k.y3 * k.y3) + m5 * k.x5 * k.x5);
     o[21] = l2 * s2 - l3 * s3 - H;
   }
 };
