@@ -7,6 +7,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -228,6 +229,42 @@ bonds: [[src, n], [n, c]]
   EXPECT_NE(r.out.find("q_c"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(csv));
   for (const auto& e : fs::directory_iterator(dir)) EXPECT_EQ(e.path().extension(), ".yaml") << e.path();
+  fs::remove_all(dir);
+}
+
+// A run ended by a signal (interrupted, or its reader gone) leaves no
+// temporary behind: SIGTERM during the run, SIGPIPE while the rows are copied
+// into a pipe.
+TEST(Cli, ARunEndedBySignalLeavesNoFile) {
+  const fs::path dir = TempDir("signal");
+  const fs::path csv = dir / "out.csv";
+  const std::string model = testing::SourcePath("examples/rlc.yaml");
+  // 10^9 rows: far from done when the signal comes.
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::execl(PAYNTER_EXE, PAYNTER_EXE, "simulate", model.c_str(), "--t-end", "100", "--dt-out", "1e-7", "-o",
+            csv.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::usleep(300000);
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
+  EXPECT_TRUE(fs::is_empty(dir)) << "a file was left behind";
+
+  // -o /dev/stdout: the rows go to a temporary in TMPDIR, then into the pipe,
+  // whose reader leaves after one line.
+  const std::string cmd =
+      "TMPDIR=" + dir.string() + " " + PAYNTER_EXE + " simulate " + model + " --t-end 1 --dt-out 1e-5 -o /dev/stdout";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char line[256];
+  ASSERT_NE(fgets(line, sizeof line, p), nullptr);
+  EXPECT_EQ(std::string(line), "t,current,v_cap,charge,v_res\n");
+  pclose(p);
+  EXPECT_TRUE(fs::is_empty(dir)) << "a temporary was left behind";
   fs::remove_all(dir);
 }
 

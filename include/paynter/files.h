@@ -41,8 +41,10 @@ void WriteFileAtomically(const std::string& path, const std::string& text, const
 // (TemporaryBeside), through a buffer flushed by whole blocks, and moved into
 // place by Commit. Until then the target is untouched; an OutputFile destroyed
 // without Commit (an error during the run) removes its temporary, so a failure
-// never leaves a half-written file. Memory stays at the buffer's size however
-// much is written.
+// never leaves a half-written file; nor does a signal that ends the process
+// (SIGINT, SIGTERM, SIGHUP, SIGPIPE, when their action is the default): a
+// handler removes the temporaries before the process ends as the signal
+// says. Memory stays at the buffer's size however much is written.
 class OutputFile {
  public:
   // Creates the temporary; throws Error (naming `target` and `what` it is).
@@ -78,6 +80,7 @@ class OutputFile {
 
   std::string target_, what_, tmp_;
   int fd_ = -1;
+  int slot_ = -1;  // in the table of temporaries a fatal signal removes
   std::unique_ptr<char[]> buffer_;
   size_t used_ = 0;
 };
