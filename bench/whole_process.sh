@@ -6,9 +6,11 @@
 # rows. paynter's native code comes from its cache (a first run warms it).
 # Prints the best (least disturbed) of each (hyperfine, one run of this
 # script for all figures) and their ratio, and checks that both files hold
-# the same rows (within 1e-6, relative above 1).
+# the same rows (within 1e-6, relative above 1). With --instructions, counts
+# the instructions each process executes instead (valgrind's callgrind: a
+# measure the other processes on the machine do not disturb).
 #
-# Usage: bench/whole_process.sh [runs]   (from the source directory, after a build)
+# Usage: bench/whole_process.sh [runs | --instructions]   (from the source directory, after a build)
 set -eu
 runs=${1:-40}
 build=${BUILD:-build}
@@ -16,7 +18,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 command -v hyperfine >/dev/null || { echo "hyperfine is needed (apt-get install hyperfine)" >&2; exit 1; }
 
-printf '%-14s %7s %12s %12s %7s\n' model rtol "paynter ms" "hand ms" ratio
+unit=ms
+[ "$runs" = --instructions ] && unit=Minstr
+printf '%-14s %7s %12s %12s %7s\n' model rtol "paynter $unit" "hand $unit" ratio
 for case in "b1 B1_pendulum state 1e-6 1e-9" "b1 B1_pendulum state 1e-10 1e-12" \
             "b3 B3_quick_return lagrange2 1e-6 1e-9" "b3 B3_quick_return lagrange2 1e-10 1e-12"; do
   set -- $case
@@ -33,6 +37,15 @@ worst = max(abs(float(x) - float(y)) / max(1.0, abs(float(x)))
             for la, lb in zip(a[1:], b[1:]) if la for x, y in zip(la.split(","), lb.split(",")))
 assert worst < 1e-6, "rows differ by %g" % worst
 PY
+  if [ "$runs" = --instructions ]; then
+    count() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 | sed -n 's/.*refs: *//p' | tr -d ,; }
+    p=$(count $paynter)
+    h=$(count $hand)
+    python3 -c "import sys; p, h = int(sys.argv[1]) / 1e6, int(sys.argv[2]) / 1e6; n = sys.argv[3].split('_')[0]
+print('%-14s %7s %12.2f %12.2f %7.2f' % (n + (' lagrange2' if n == 'B3' else ''), sys.argv[4], p, h, p / h))" \
+      "$p" "$h" "$2" "$4"
+    continue
+  fi
   hyperfine -N --warmup 3 --runs "$runs" --export-json "$tmp/h.json" "$paynter" "$hand" >/dev/null 2>&1
   python3 - "$tmp/h.json" "$2" "$4" <<'PY'
 import json, sys
