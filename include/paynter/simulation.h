@@ -101,7 +101,8 @@ struct Solution {
   double compile_seconds = 0;
   std::string backend;
 
-  // Values of one column; throws Error if there is no such column.
+  // Values of one column (of the rows kept: none when they were streamed);
+  // throws Error if there is no such column.
   std::vector<double> Column(const std::string& name) const;
 
   // Records a row of columns.size() values (t first): into `rows`, or into

@@ -162,7 +162,8 @@ void Solution::AddRow(const double* values) {
 }
 
 void Solution::StreamTo(RowSink* sink) {
-  if (sink_ || !sink) throw Error("Solution::StreamTo: a sink is already set, or none is given");
+  if (sink_ || !sink || columns.empty())
+    throw Error("Solution::StreamTo: needs the columns, a sink, and none set before");
   sink_ = sink;
   sink_->Begin(columns);
   for (const auto& r : rows) AddRow(r.data());
