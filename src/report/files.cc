@@ -178,12 +178,13 @@ namespace {
 constexpr int kMaxTemporaries = 8;
 constexpr size_t kMaxPath = 4096;
 char g_temporary[kMaxTemporaries][kMaxPath];
-std::atomic<bool> g_in_use[kMaxTemporaries];
+std::atomic<bool> g_claimed[kMaxTemporaries];  // the slot belongs to an OutputFile
+std::atomic<bool> g_armed[kMaxTemporaries];    // and holds a complete name: the handler may unlink it
 constexpr int kFatalSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 
 void RemoveTemporariesAndDie(int sig) {
   for (int i = 0; i < kMaxTemporaries; ++i)
-    if (g_in_use[i].load()) ::unlink(g_temporary[i]);
+    if (g_armed[i].load()) ::unlink(g_temporary[i]);
   std::signal(sig, SIG_DFL);
   std::raise(sig);
 }
@@ -212,17 +213,18 @@ int RegisterTemporary(const std::string& path) {
   InstallSignalHandlers();
   for (int i = 0; i < kMaxTemporaries; ++i) {
     bool expected = false;
-    if (g_in_use[i].load() || !g_in_use[i].compare_exchange_strong(expected, true)) continue;
-    // Marked in use before the name is complete: the handler may unlink a
-    // partial name meanwhile, a path that cannot exist (it lacks the random part).
+    if (!g_claimed[i].compare_exchange_strong(expected, true)) continue;
     std::memcpy(g_temporary[i], path.c_str(), path.size() + 1);
+    g_armed[i].store(true);
     return i;
   }
   return -1;
 }
 
 void UnregisterTemporary(int slot) {
-  if (slot >= 0) g_in_use[slot].store(false);
+  if (slot < 0) return;
+  g_armed[slot].store(false);
+  g_claimed[slot].store(false);
 }
 
 }  // namespace
