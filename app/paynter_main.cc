@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/resource.h>
 
 #include <cmath>
 #include <map>
@@ -343,6 +344,14 @@ SolverOptions SolverFor(const SimulateArgs& args, ConstraintMethod method) {
   return so;
 }
 
+// The process's peak resident memory so far (getrusage's ru_maxrss, in KiB on
+// Linux), in MB.
+double PeakMemoryMegabytes() {
+  struct rusage usage {};
+  if (::getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  return static_cast<double>(usage.ru_maxrss) * 1024 / 1e6;
+}
+
 int Simulate(const SimulateArgs& args) {
   const ConstraintMethod method = ParseConstraintMethod(args.constraints);
   Compiled compiled = CompileFor(args, method, args.energy);
@@ -356,19 +365,23 @@ int Simulate(const SimulateArgs& args) {
   co.assemble = args.assemble || compiled.model.assemble;
   co.stabilize = !args.no_stabilize;
   ConstrainedReport report;
+  // The rows are streamed into a temporary beside the output as they are
+  // computed and moved into place when the run has succeeded.
+  CsvWriter csv(args.out);
+  co.output = &csv;
   Solution sol = SimulateConstrained(cm, so, co, &report);
   if (method == ConstraintMethod::kParasitic) report.method = method;
-  WriteCsv(sol, args.out);
+  csv.Commit();
   if (method == ConstraintMethod::kAuto && cm.num_constraints() > 0)
     std::cerr << fmt::format("paynter: constraints: {} (choose with --constraints)\n",
                              ConstraintMethodName(report.method));
   if (args.stats) {
     std::cerr << fmt::format(
         "method {} ({} backend): {} steps, {} rejected, {} rhs evaluations, {} Jacobians{}\n"
-        "compile {:.3f} s, integrate {:.6f} s, {} output rows -> {}\n",
+        "compile {:.3f} s, integrate {:.6f} s, {} output rows -> {}\npeak memory {:.1f} MB\n",
         report.method == ConstraintMethod::kZcp ? std::string("ida") : MethodName(so.method), sol.backend, sol.stats.steps, sol.stats.rejected, sol.stats.rhs_evals,
         sol.stats.jac_evals, sol.stats.projections ? fmt::format(", {} projections", sol.stats.projections) : "",
-        sol.compile_seconds, sol.stats.integrate_seconds, sol.rows.size(), args.out);
+        sol.compile_seconds, sol.stats.integrate_seconds, sol.num_rows(), args.out, PeakMemoryMegabytes());
     if (sol.stats.stiff)
       std::cerr << fmt::format("dopri5 found the problem stiff from t = {:.6g}: --method bdf may be faster\n",
                                sol.stats.stiff_t);

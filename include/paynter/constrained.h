@@ -169,6 +169,9 @@ struct ConstrainedOptions {
   // to compile that one.
   const Model* source = nullptr;
   CodegenOptions codegen;
+  // Where the rows go as they are recorded (a CsvWriter, say); the Solution
+  // returned then keeps none. Null: into Solution::rows.
+  RowSink* output = nullptr;
 };
 
 struct ConstrainedReport {

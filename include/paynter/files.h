@@ -10,6 +10,8 @@
 // place, never renamed over.
 #pragma once
 
+#include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,54 @@ void MoveIntoPlace(const std::string& tmp, const std::string& target, const std:
 // Writes `text` beside `path`, then moves it into place (a special output is
 // written directly). Throws Error.
 void WriteFileAtomically(const std::string& path, const std::string& text, const std::string& what);
+
+// An output written as it is produced: into a temporary file beside the target
+// (TemporaryBeside), through a buffer flushed by whole blocks, and moved into
+// place by Commit. Until then the target is untouched; an OutputFile destroyed
+// without Commit (an error during the run) removes its temporary, so a failure
+// never leaves a half-written file; nor does a signal that ends the process
+// (SIGINT, SIGTERM, SIGHUP, SIGPIPE, when their action is the default): a
+// handler removes the temporaries before the process ends as the signal
+// says. Memory stays at the buffer's size however much is written.
+class OutputFile {
+ public:
+  // Creates the temporary; throws Error (naming `target` and `what` it is).
+  OutputFile(const std::string& target, const std::string& what);
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  void Write(const char* data, size_t size) {
+    if (size > kBufferSize - used_) Flush();
+    if (size > kBufferSize) return WriteThrough(data, size);
+    std::memcpy(buffer_.get() + used_, data, size);
+    used_ += size;
+  }
+  void Write(const std::string& text) { Write(text.data(), text.size()); }
+  // Room for `size` bytes (at most kBufferSize) at the end of the buffer, to
+  // format into; Advance(n) then keeps n of them.
+  char* Reserve(size_t size) {
+    if (size > kBufferSize - used_) Flush();
+    return buffer_.get() + used_;
+  }
+  void Advance(size_t n) { used_ += n; }
+  // Writes what is buffered, closes the temporary and moves it into place.
+  // Throws Error (disk full, ...), the temporary removed.
+  void Commit();
+
+  static constexpr size_t kBufferSize = size_t{1} << 18;
+
+ private:
+  void Flush();  // throws Error on a failed write
+  void WriteThrough(const char* data, size_t size);
+  void Discard();
+
+  std::string target_, what_, tmp_;
+  int fd_ = -1;
+  int slot_ = -1;  // in the table of temporaries a fatal signal removes
+  std::unique_ptr<char[]> buffer_;
+  size_t used_ = 0;
+};
 
 // Runs an external program (looked up on PATH) with the arguments `argv`
 // (argv[0] is the program), directly, without a shell; returns its wait status

@@ -12,6 +12,7 @@
 
 #include "paynter/codegen.h"
 #include "paynter/equations.h"
+#include "paynter/files.h"
 #include "paynter/solvers.h"
 
 namespace paynter {
@@ -81,35 +82,91 @@ class CompiledModel {
   double compile_seconds_ = 0;
 };
 
+// Receives the rows of a simulation as they are recorded (CsvWriter writes
+// them to a file), so that a run keeps no row in memory.
+class RowSink {
+ public:
+  virtual ~RowSink() = default;
+  // Once, before the first row: "t", then the outputs.
+  virtual void Begin(const std::vector<std::string>& columns) = 0;
+  // One row: columns.size() values, t first.
+  virtual void Row(const double* values) = 0;
+};
+
 struct Solution {
   std::vector<std::string> columns;  // "t", then the outputs
+  // The recorded rows; empty for the rows that went to a sink (StreamTo).
   std::vector<std::vector<double>> rows;
   SolverStats stats;
   double compile_seconds = 0;
   std::string backend;
 
-  // Values of one column; throws Error if there is no such column.
+  // Values of one column (of the rows kept: none when they were streamed);
+  // throws Error if there is no such column.
   std::vector<double> Column(const std::string& name) const;
+
+  // Records a row of columns.size() values (t first): into `rows`, or into
+  // the sink given to StreamTo.
+  void AddRow(const double* values);
+  // From now on rows go to `sink` and are not kept: the sink gets the columns
+  // (which must be set) and the rows recorded so far (taken out of `rows`).
+  void StreamTo(RowSink* sink);
+  RowSink* sink() const { return sink_; }
+  // Rows recorded, kept or streamed.
+  long num_rows() const { return static_cast<long>(rows.size()) + streamed_; }
+  // True when the last row recorded is at time t.
+  bool LastRowAt(double t) const { return rows.empty() ? streamed_ > 0 && last_t_ == t : rows.back()[0] == t; }
+
+ private:
+  RowSink* sink_ = nullptr;
+  long streamed_ = 0;
+  double last_t_ = 0;
 };
 
+// Writes rows as CSV (header "t,<outputs...>", each number in the shortest
+// form that reads back as the same double, std::to_chars) into a temporary
+// file beside `path`, moved into place by Commit; destroyed without Commit
+// (an error during the run) it removes the temporary, so the file appears
+// complete or not at all. Memory stays bounded however many rows it writes.
+class CsvWriter : public RowSink {
+ public:
+  explicit CsvWriter(const std::string& path);  // throws Error (no temporary possible)
+  ~CsvWriter() override;
+  void Begin(const std::vector<std::string>& columns) override;
+  void Row(const double* values) override;
+  void Commit();  // throws Error
+  long rows() const { return rows_; }
+
+ private:
+  std::unique_ptr<OutputFile> file_;
+  size_t num_columns_ = 0;
+  long rows_ = 0;
+};
+
+// A Solution with no rows yet: the model's columns, backend and compile time,
+// streaming into `output` when given.
+Solution StartSolution(const CompiledModel& model, RowSink* output = nullptr);
+
 // Integrates from the model's initial state and records the outputs at t0,
-// every dt_out and t_end. Throws Error on solver failure.
-Solution Simulate(const CompiledModel& model, const SolverOptions& options);
+// every dt_out and t_end: into the Solution's rows, or into `output` when
+// given (the Solution then keeps none). Throws Error on solver failure.
+Solution Simulate(const CompiledModel& model, const SolverOptions& options, RowSink* output = nullptr);
 
 // The general form (the methods for constrained mechanisms use it):
 // integrates `problem` from x0 and appends the model's outputs to `out` as
-// they come (rows survive an exception thrown by `watch`; a row at the time
-// of the last one is not repeated). When the integrated state is not the
-// model's (minimal coordinates), full_state maps it to the model's state;
-// watch sees every recorded full state. `out`'s columns are set when empty,
-// and its stats are added to.
+// they come (Solution::AddRow: into its rows, or into its sink; rows survive
+// an exception thrown by `watch`; a row at the time of the last one is not
+// repeated). When the integrated state is not the model's (minimal
+// coordinates), full_state maps it to the model's state; watch sees every
+// recorded full state. `out`'s columns are set when empty, and its stats are
+// added to.
 void SimulateFrom(const CompiledModel& model, const OdeProblem& problem, const std::vector<double>& x0,
                   const SolverOptions& options,
                   const std::function<void(double, const double*, double*)>& full_state,
                   const std::function<void(double, const double*)>& watch, Solution* out);
 
-// Writes a Solution as CSV (header "t,<outputs...>"), atomically: the file
-// appears complete or not at all.
+// Writes a Solution's rows as CSV (CsvWriter: the same bytes as streaming the
+// run into one), atomically: the file appears complete or not at all.
 void WriteCsv(const Solution& solution, const std::string& path);
 
 }  // namespace paynter

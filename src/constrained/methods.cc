@@ -79,7 +79,7 @@ Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& so
       if (n.size() > 4 && n.rfind("q_", 0) == 0 && n.compare(n.size() - 2, 2, "_k") == 0) springs.push_back(i);
     }
     double stretch = 0;
-    Solution sol;
+    Solution sol = StartSolution(model, options.output);
     SimulateFrom(model, problem, x0, solver, nullptr, [&](double, const double* x) {
       for (int i : springs) stretch = std::max(stretch, std::fabs(x[i]));
     }, &sol);
@@ -141,7 +141,7 @@ Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& so
       std::copy(y, y + n, x);
       at_output.Project(t, x);
     };
-  Solution sol;
+  Solution sol = StartSolution(model, options.output);
   SimulateFrom(model, problem, x0, solver, full_state, [&](double t, const double* x) {
     double gp = 0, gv = 0;
     watcher.Errors(t, x, &gp, &gv);

@@ -238,7 +238,7 @@ Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double
   Partitioned part(model, options.condition_limit > 0 ? options.condition_limit : 1e4);
   std::vector<double> x = x0;
   double t = solver.t0;
-  Solution all;
+  Solution all = StartSolution(model, options.output);
   std::vector<double> dx(model.num_states());
   ConstraintProjector watcher(model);
   for (int round = 0;; ++round) {

@@ -196,13 +196,10 @@ Solution Zcp(const CompiledModel &model, const std::vector<double> &x0, const So
       for (int k = 0; k < nm; ++k) r[nx + nl + k] = g[rows_pos[k]];
     };
 
-    Solution sol;
-    sol.columns.push_back("t");
-    for (const auto &o : model.output_names()) sol.columns.push_back(o);
-    sol.compile_seconds = model.compile_seconds() + fm.compile_seconds();
-    sol.backend = model.backend_name();
+    Solution sol = StartSolution(model);
+    sol.compile_seconds += fm.compile_seconds();
     ConstraintProjector watcher(model);
-    std::vector<double> out(model.num_outputs()), xs(nx);
+    std::vector<double> row(1 + model.num_outputs()), xs(nx);
     const auto start = std::chrono::steady_clock::now();
     try {
       sol.stats = IntegrateDae(dae, y0, yp0, solver, [&](double t, const double *y) {
@@ -211,10 +208,12 @@ Solution Zcp(const CompiledModel &model, const std::vector<double> &x0, const So
         watcher.Errors(t, xs.data(), &gp, &gv);
         report->max_position_drift = std::max(report->max_position_drift, gp);
         report->max_velocity_drift = std::max(report->max_velocity_drift, gv);
-        model.CalcOutputs(t, xs.data(), out.data());
-        std::vector<double> row{t};
-        row.insert(row.end(), out.begin(), out.end());
-        sol.rows.push_back(std::move(row));
+        row[0] = t;
+        model.CalcOutputs(t, xs.data(), row.data() + 1);
+        sol.AddRow(row.data());
+        // Rows are held until the start is past (a failure there retries at
+        // velocity level, below), then streamed.
+        if (options.output && !sol.sink() && sol.num_rows() >= 2) sol.StreamTo(options.output);
         refresh_q(t, xs);
       });
     } catch (const Error &) {
@@ -222,7 +221,7 @@ Solution Zcp(const CompiledModel &model, const std::vector<double> &x0, const So
       // at the start (seen on a hyperstatic mechanism, depending on which
       // redundant rows are left out); the velocity-level DAE (index 2) then
       // runs instead, and the report says so.
-      if (pass == 0 && sol.rows.size() <= 1 && !rows_pos.empty()) {
+      if (pass == 0 && sol.num_rows() <= 1 && !rows_pos.empty()) {
         report->zcp_note =
             "position stabilization (GGL) made IDA fail at the "
             "start: integrated at velocity level, "
@@ -232,6 +231,7 @@ Solution Zcp(const CompiledModel &model, const std::vector<double> &x0, const So
       throw;
     }
     sol.stats.integrate_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (options.output && !sol.sink()) sol.StreamTo(options.output);
     return sol;
   }
 }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -150,6 +151,54 @@ std::vector<double> Solution::Column(const std::string& name) const {
   throw Error(fmt::format("no column '{}' in the solution", name));
 }
 
+void Solution::AddRow(const double* values) {
+  if (sink_) {
+    sink_->Row(values);
+    last_t_ = values[0];
+    ++streamed_;
+    return;
+  }
+  rows.emplace_back(values, values + columns.size());
+}
+
+void Solution::StreamTo(RowSink* sink) {
+  if (sink_ || !sink || columns.empty())
+    throw Error("Solution::StreamTo: needs the columns, a sink, and none set before");
+  sink_ = sink;
+  sink_->Begin(columns);
+  for (const auto& r : rows) AddRow(r.data());
+  rows.clear();
+  rows.shrink_to_fit();
+}
+
+CsvWriter::CsvWriter(const std::string& path) : file_(std::make_unique<OutputFile>(path, "output file")) {}
+
+CsvWriter::~CsvWriter() = default;
+
+void CsvWriter::Begin(const std::vector<std::string>& columns) {
+  std::string header;
+  for (size_t c = 0; c < columns.size(); ++c) header += (c ? "," : "") + columns[c];
+  header += '\n';
+  file_->Write(header);
+  num_columns_ = columns.size();
+}
+
+void CsvWriter::Row(const double* values) {
+  // The shortest decimal that reads back (strtod) as the same double.
+  constexpr size_t kMaxChars = 32;  // to_chars needs at most 24, plus the separator
+  for (size_t c = 0; c < num_columns_; ++c) {
+    char* p = file_->Reserve(kMaxChars);
+    char* q = p;
+    if (c) *q++ = ',';
+    q = std::to_chars(q, p + kMaxChars - 1, values[c]).ptr;
+    if (c + 1 == num_columns_) *q++ = '\n';
+    file_->Advance(static_cast<size_t>(q - p));
+  }
+  ++rows_;
+}
+
+void CsvWriter::Commit() { file_->Commit(); }
+
 void SimulateFrom(const CompiledModel& model, const OdeProblem& problem, const std::vector<double>& x0,
                   const SolverOptions& options,
                   const std::function<void(double, const double*, double*)>& full_state,
@@ -161,7 +210,8 @@ void SimulateFrom(const CompiledModel& model, const OdeProblem& problem, const s
     sol.compile_seconds = model.compile_seconds();
     sol.backend = model.backend_name();
   }
-  std::vector<double> outv(model.num_outputs()), x(model.num_states());
+  // row = (t, outputs...), filled in place and handed to AddRow.
+  std::vector<double> row(1 + model.num_outputs()), x(model.num_states());
   const SolverStats stats = Integrate(problem, x0, options, [&](double t, const double* y) {
     const double* xs = y;
     if (full_state) {
@@ -169,13 +219,12 @@ void SimulateFrom(const CompiledModel& model, const OdeProblem& problem, const s
       xs = x.data();
     }
     if (watch) watch(t, xs);
-    model.CalcOutputs(t, xs, outv.data());
-    if (!sol.rows.empty() && sol.rows.back()[0] == t) return;  // a restart repeats its start
-    std::vector<double> row;
-    row.reserve(outv.size() + 1);
-    row.push_back(t);
-    row.insert(row.end(), outv.begin(), outv.end());
-    sol.rows.push_back(std::move(row));
+    // Outputs first, even for a row not recorded: evaluating them may leave
+    // the start of the next Newton solve in the workspace.
+    model.CalcOutputs(t, xs, row.data() + 1);
+    if (sol.LastRowAt(t)) return;  // a restart repeats its start
+    row[0] = t;
+    sol.AddRow(row.data());
   });
   sol.stats.steps += stats.steps;
   sol.stats.rejected += stats.rejected;
@@ -189,31 +238,36 @@ void SimulateFrom(const CompiledModel& model, const OdeProblem& problem, const s
   }
 }
 
-Solution Simulate(const CompiledModel& model, const SolverOptions& options) {
+Solution StartSolution(const CompiledModel& model, RowSink* output) {
+  Solution sol;
+  sol.columns.push_back("t");
+  for (const auto& o : model.output_names()) sol.columns.push_back(o);
+  sol.compile_seconds = model.compile_seconds();
+  sol.backend = model.backend_name();
+  if (output) sol.StreamTo(output);
+  return sol;
+}
+
+Solution Simulate(const CompiledModel& model, const SolverOptions& options, RowSink* output) {
   options.Validate();
   OdeProblem problem;
   problem.n = model.num_states();
   problem.state_names = model.state_names();
   problem.rhs = [&model](double t, const double* x, double* dx) { model.CalcDerivatives(t, x, dx); };
-  Solution sol;
+  Solution sol = StartSolution(model, output);
   SimulateFrom(model, problem, model.initial_state(), options, nullptr, nullptr, &sol);
   return sol;
 }
 
 void WriteCsv(const Solution& sol, const std::string& path) {
-  std::string text;
-  for (size_t c = 0; c < sol.columns.size(); ++c) text += (c ? "," : "") + sol.columns[c];
-  text += '\n';
-  char buf[32];
+  CsvWriter csv(path);
+  csv.Begin(sol.columns);
   for (const auto& r : sol.rows) {
-    for (size_t c = 0; c < r.size(); ++c) {
-      std::snprintf(buf, sizeof buf, "%.15g", r[c]);
-      if (c) text += ',';
-      text += buf;
-    }
-    text += '\n';
+    if (r.size() != sol.columns.size())
+      throw Error(fmt::format("{}: error: a row of {} values for {} columns", path, r.size(), sol.columns.size()));
+    csv.Row(r.data());
   }
-  WriteFileAtomically(path, text, "output file");
+  csv.Commit();
 }
 
 }  // namespace paynter

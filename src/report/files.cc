@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 
@@ -165,6 +167,126 @@ void WriteFileAtomically(const std::string& path, const std::string& text, const
     throw Error(fmt::format("{}: error: writing the {} failed (disk full?)", path, what));
   }
   MoveIntoPlace(tmp, path, what);
+}
+
+namespace {
+
+// The temporaries of the OutputFiles alive, removed by a signal that ends the
+// process (an interrupted run, `paynter simulate -o /dev/stdout | head`), so
+// that not even a killed run leaves a file behind. The handler only reads
+// these slots and calls unlink, which is async-signal-safe.
+constexpr int kMaxTemporaries = 8;
+constexpr size_t kMaxPath = 4096;
+char g_temporary[kMaxTemporaries][kMaxPath];
+std::atomic<bool> g_claimed[kMaxTemporaries];  // the slot belongs to an OutputFile
+std::atomic<bool> g_armed[kMaxTemporaries];    // and holds a complete name: the handler may unlink it
+constexpr int kFatalSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+
+void RemoveTemporariesAndDie(int sig) {
+  for (int i = 0; i < kMaxTemporaries; ++i)
+    if (g_armed[i].load()) ::unlink(g_temporary[i]);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+// Installs the handler for the signals left at their default action (once).
+void InstallSignalHandlers() {
+  static const bool installed = [] {
+    for (int sig : kFatalSignals) {
+      struct sigaction old {};
+      if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+      struct sigaction sa {};
+      sa.sa_handler = RemoveTemporariesAndDie;
+      sigemptyset(&sa.sa_mask);
+      ::sigaction(sig, &sa, nullptr);
+    }
+    return true;
+  }();
+  (void)installed;
+}
+
+// Registers a temporary for removal by a fatal signal; returns its slot, or -1
+// when all are taken or the name is too long (then only the destructor
+// removes it).
+int RegisterTemporary(const std::string& path) {
+  if (path.size() >= kMaxPath) return -1;
+  InstallSignalHandlers();
+  for (int i = 0; i < kMaxTemporaries; ++i) {
+    bool expected = false;
+    if (!g_claimed[i].compare_exchange_strong(expected, true)) continue;
+    std::memcpy(g_temporary[i], path.c_str(), path.size() + 1);
+    g_armed[i].store(true);
+    return i;
+  }
+  return -1;
+}
+
+void UnregisterTemporary(int slot) {
+  if (slot < 0) return;
+  g_armed[slot].store(false);
+  g_claimed[slot].store(false);
+}
+
+}  // namespace
+
+OutputFile::OutputFile(const std::string& target, const std::string& what)
+    : target_(target), what_(what), buffer_(new char[kBufferSize]) {
+  fd_ = CreateTemporary(target, ".tmp", &tmp_);
+  slot_ = RegisterTemporary(tmp_);
+}
+
+OutputFile::~OutputFile() { Discard(); }
+
+void OutputFile::Discard() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (!tmp_.empty()) {
+    std::error_code ignored;
+    fs::remove(tmp_, ignored);
+    tmp_.clear();
+  }
+  UnregisterTemporary(slot_);
+  slot_ = -1;
+}
+
+void OutputFile::WriteThrough(const char* data, size_t size) {
+  if (fd_ < 0) throw Error(fmt::format("{}: error: the {} is already closed", target_, what_));
+  if (!WriteAll(fd_, data, size)) {
+    const std::string why = std::strerror(errno);
+    Discard();
+    throw Error(fmt::format("{}: error: writing the {} failed: {}", target_, what_, why));
+  }
+}
+
+void OutputFile::Flush() {
+  if (used_ == 0) return;
+  const size_t n = used_;
+  used_ = 0;
+  WriteThrough(buffer_.get(), n);
+}
+
+void OutputFile::Commit() {
+  Flush();
+  if (fd_ < 0) throw Error(fmt::format("{}: error: the {} is already closed", target_, what_));
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) {
+    Discard();
+    throw Error(fmt::format("{}: error: writing the {} failed (disk full?)", target_, what_));
+  }
+  const std::string tmp = tmp_;
+  tmp_.clear();
+  // Still registered while MoveIntoPlace copies into a special output (a
+  // closed pipe ends the process there).
+  try {
+    MoveIntoPlace(tmp, target_, what_);  // removes tmp on failure
+  } catch (...) {
+    UnregisterTemporary(slot_);
+    slot_ = -1;
+    throw;
+  }
+  UnregisterTemporary(slot_);
+  slot_ = -1;
 }
 
 int RunTool(const std::vector<std::string>& argv, std::string* output) {

@@ -138,12 +138,17 @@ constexpr const char* kStiffHint =
 
 }  // namespace
 
-SolverStats IntegrateDopri5(const OdeProblem& problem,
-                            const std::vector<double>& x0,
-                            const SolverOptions& options,
-                            const Observer& observer, Progress& progress) {
+namespace {
+
+// The integrator for kN states (kN = 0: any number, problem.n). With kN fixed
+// at compile time the loops over the states are unrolled: on models of a few
+// states their set-up cost more than their arithmetic. Every expression is
+// the same for any kN, so the results are the same bit for bit.
+template <int kN>
+SolverStats Dopri5Loop(const OdeProblem& problem, const std::vector<double>& x0, const SolverOptions& options,
+                       const Observer& observer, Progress& progress) {
   constexpr double kEps = std::numeric_limits<double>::epsilon();
-  const int n = problem.n;
+  const int n = kN > 0 ? kN : problem.n;
   const double t0 = options.t0, tfinal = options.t_end;
   const double span = tfinal - t0;  // > 0 (validated)
 
@@ -370,6 +375,23 @@ SolverStats IntegrateDopri5(const OdeProblem& problem,
     progress.Update(t);
   }
   return stats;
+}
+
+}  // namespace
+
+SolverStats IntegrateDopri5(const OdeProblem& problem, const std::vector<double>& x0, const SolverOptions& options,
+                            const Observer& observer, Progress& progress) {
+  switch (problem.n) {
+    case 1: return Dopri5Loop<1>(problem, x0, options, observer, progress);
+    case 2: return Dopri5Loop<2>(problem, x0, options, observer, progress);
+    case 3: return Dopri5Loop<3>(problem, x0, options, observer, progress);
+    case 4: return Dopri5Loop<4>(problem, x0, options, observer, progress);
+    case 5: return Dopri5Loop<5>(problem, x0, options, observer, progress);
+    case 6: return Dopri5Loop<6>(problem, x0, options, observer, progress);
+    case 7: return Dopri5Loop<7>(problem, x0, options, observer, progress);
+    case 8: return Dopri5Loop<8>(problem, x0, options, observer, progress);
+    default: return Dopri5Loop<0>(problem, x0, options, observer, progress);
+  }
 }
 
 }  // namespace paynter::internal
