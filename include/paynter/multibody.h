@@ -26,6 +26,17 @@ namespace paynter {
 // multibody section. Throws Error (file, line, body or joint, hint) on bad input.
 void ExpandMultibody(ModelSpec* spec);
 
+// The multibody section in joint coordinates, for Lagrange's equations
+// (--form lagrange1|lagrange2): ExpandMultibody, then the joints of a tree
+// from the ground become generalized 1-junctions (<J>_angledot, <J>_sdot, in
+// `generalized:` and `independent:`) and each body's velocity junctions take
+// their flows from them through transformers (the Jacobian's columns); poses
+// become definitions of the joint coordinates. Open chains of revolute,
+// prismatic, cylindrical and fixed joints; anything else (a closed loop, a
+// spherical joint, a free body) throws Error naming the joints or bodies.
+// Implemented in src/multibody/joint_coordinates.cc.
+void ExpandMultibodyInJointCoordinates(ModelSpec* spec, bool cut_joints_as_multipliers = false);
+
 // Turns vector bonds (dim > 1) and the multiport elements on them — vector
 // junctions, sources, diagonal I/C/R fields, TF/MTF and GY/MGY with matrix
 // moduli (cross([rx, ry, rz]) for a cross product), EJS — into scalar bonds and
