@@ -470,6 +470,18 @@ class JointCoordinateExpander {
         joint_load[b][c] = "e_" + (terms ? sum : junction + "_held");
       }
     }
+    // A joint rate that moves a single velocity component and carries no
+    // spring, damper or actuator: a resistor of zero resistance keeps its
+    // junction two-bonded (LaCAP's ASF is its other end). Not a zero effort
+    // source: sources are made causal before the ASFs, and the junction's one
+    // open bond would then take its flow from the body.
+    for (const auto& g : s_.generalized) {
+      int n = 0;
+      for (const auto& b : s_.bonds) n += (b.from == g.name) + (b.to == g.name);
+      if (n >= 2) continue;
+      Element(g.name + "_r0", "R", "resistance", "0", g.where);
+      Bond(g.name, g.name + "_r0", g.where);
+    }
     JointForces(joint_load);
   }
 
