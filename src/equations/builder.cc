@@ -64,6 +64,10 @@ class EquationBuilder {
     RequireNoConflicts(m_, g_);
     sys_.model_name = m_.name;
     sys_.form = FormOf(g_);
+    // Constraint sources (joints that close loops) bring multipliers too.
+    if (sys_.form == Formulation::kLagrange2)
+      for (const auto& e : m_.elements)
+        if (e.form == LawForm::kConstraint) sys_.form = Formulation::kLagrange1;
     DeclareStates();
     for (size_t i = 0; i < m_.elements.size(); ++i) ElementEquations(static_cast<int>(i));
     for (const auto& d : m_.definitions) AddExplicit(m_.Symbol(d.name), d.value, "definition " + d.name);
@@ -454,7 +458,10 @@ class EquationBuilder {
     }
     for (const auto& de : derivative_effort_) {
       if (!GiNaC::is_a<symbol>(de.port)) Internal("derivative port is not a variable");
-      AddExplicit(GiNaC::ex_to<symbol>(de.port), de.sign * DotVar(de.storage), de.origin + " (derivative causality)");
+      // A unit inertance makes the momentum a copy of its flow, eliminated
+      // above: differentiate what it copies.
+      const ex rate = aliases_.count(de.storage) ? Dot(aliases_.at(de.storage)) : ex(DotVar(de.storage));
+      AddExplicit(GiNaC::ex_to<symbol>(de.port), de.sign * rate, de.origin + " (derivative causality)");
     }
   }
 

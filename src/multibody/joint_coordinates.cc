@@ -218,6 +218,9 @@ class JointCoordinateExpander {
     const std::string hint =
         "simulate with --form state (the default: joints as constraint forces), or --constraints "
         "minimal-coordinates for the motion in independent coordinates";
+    const std::string loop_hint =
+        "--form lagrange1 keeps the joint that closes the loop as constraint forces (multipliers); or simulate "
+        "with --form state, or --constraints minimal-coordinates for the motion in independent coordinates";
     for (bool changed = true; changed;) {
       changed = false;
       for (size_t k = 0; k < joints_.size(); ++k) {
@@ -259,7 +262,7 @@ class JointCoordinateExpander {
                        "for open chains (trees of joints) only",
                        j.name, fmt::format("{}", fmt::join(names, " - "))),
            "an open chain: every joint joins a body to the chain from the ground",
-           fmt::format("a closed chain of {} joints", names.size()), hint);
+           fmt::format("a closed chain of {} joints", names.size()), loop_hint);
     }
     for (size_t b = 1; b < bodies_.size(); ++b)
       if (bodies_[b].velocity_given)
@@ -471,16 +474,15 @@ class JointCoordinateExpander {
       }
     }
     // A joint rate that moves a single velocity component and carries no
-    // spring, damper or actuator: a resistor of zero resistance keeps its
-    // junction two-bonded (LaCAP's ASF is its other end). Not a zero effort
-    // source: sources are made causal before the ASFs, and the junction's one
-    // open bond would then take its flow from the body.
+    // spring, damper or actuator: a zero effort keeps its junction
+    // two-bonded (LaCAP's ASF is its other end), as a body's weight does for
+    // the body's junctions (bodies.cc).
     for (const auto& g : s_.generalized) {
       int n = 0;
       for (const auto& b : s_.bonds) n += (b.from == g.name) + (b.to == g.name);
       if (n >= 2) continue;
-      Element(g.name + "_r0", "R", "resistance", "0", g.where);
-      Bond(g.name, g.name + "_r0", g.where);
+      Element(g.name + "_load", "Se", "effort", "0", g.where);
+      Bond(g.name + "_load", g.name, g.where);
     }
     JointForces(joint_load);
   }

@@ -1,0 +1,198 @@
+// Lagrange's and Hamilton's equations of mechanisms written under
+// `multibody:` (docs/multibody.md, "Lagrange and Hamilton forms"), against an
+// independent formulation of the same mechanism: the Newton–Euler state form,
+// whose states are the bodies' momenta and poses and whose joints are
+// constraint forces. Lagrange's equations are formed in the joints'
+// coordinates (src/multibody/joint_coordinates.cc); they share with the state
+// form only the model file.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+namespace paynter {
+namespace {
+
+double MaxDiff(const std::vector<double>& a, const std::vector<double>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double d = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) d = std::max(d, std::fabs(a[i] - b[i]));
+  return d;
+}
+
+std::string ReadText(const std::string& rel) {
+  std::ifstream in(testing::SourcePath(rel));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The model in joint coordinates, as `--form lagrange1|lagrange2` loads it.
+Model JointCoordinateModel(const std::string& yaml, const std::string& label, bool cut_joints = false) {
+  ModelSpec spec = ReadModelSpec(yaml, label);
+  ExpandMultibodyInJointCoordinates(&spec, cut_joints);
+  ExpandVectorBonds(&spec);
+  return BuildModel(spec);
+}
+
+SolverOptions Tight(double t_end) {
+  SolverOptions so;
+  so.t_end = t_end;
+  so.rtol = 1e-11;
+  so.atol = 1e-12;
+  return so;
+}
+
+// A form simulated as `paynter simulate --form F` does: the constraint
+// methods' default (lagrange-multipliers, projected) where joints are
+// constraint forces, a plain ODE otherwise.
+// `formed` is the form the equations come out in: lagrange1 of an open chain
+// has no multiplier, so it is Lagrange's equations of the second kind.
+Solution SimulateForm(Model model, Formulation form, double t_end, std::optional<Formulation> formed = {}) {
+  CausalGraph g = AssignCausality(model, OptionsFor(form, model));
+  EXPECT_TRUE(g.conflicts.empty()) << g.conflicts.front().message;
+  const EquationSystem eqs = BuildEquations(model, g);
+  EXPECT_EQ(eqs.form, formed.value_or(form));
+  CompiledModel cm(eqs);
+  ConstrainedOptions co;
+  co.source = &model;
+  return SimulateConstrained(cm, Tight(t_end), co);
+}
+
+Solution StateForm(const std::string& yaml, const std::string& label, double t_end) {
+  return SimulateForm(LoadModelFromString(yaml, label), Formulation::kState, t_end);
+}
+
+// B1 (a bar on a revolute joint, damped): Lagrange's equation of the second
+// kind in the joint angle is (M L^2/4 + I0) th'' = -B th' - M g L/2 cos th;
+// the kinetic co-energy of its Lagrange subsystem is that inertia's.
+TEST(MultibodyForms, PendulumLagrangeSubsystemIsTheBarAboutItsPivot) {
+  const std::string yaml = ReadText("examples/B1_pendulum_3d.yaml");
+  Model m = JointCoordinateModel(yaml, "B1_pendulum_3d.yaml");
+  CausalGraph g = AssignCausality(m, OptionsFor(Formulation::kLagrange2, m));
+  const EquationSystem eqs = BuildEquations(m, g);
+  ASSERT_EQ(eqs.generalized_velocities, std::vector<std::string>{"v_pivot_angledot"});
+  const LagrangeSubsystem ls = DeriveLagrangeSubsystem(eqs, m);
+  // T = (M L^2/4 + I0) v^2 / 2 at any angle: L = 1, M = 1, I0 = 0.083.
+  GiNaC::exmap at = m.ParameterValues();
+  for (double th : {0.0, 0.7, 2.1, -1.3}) {
+    at[m.Symbol("pivot_angle")] = th;
+    at[ls.velocities[0]] = 1.7;
+    const double T = GiNaC::ex_to<GiNaC::numeric>(GiNaC::evalf(ls.kinetic_coenergy.subs(at).subs(at))).to_double();
+    EXPECT_NEAR(T, (1.0 / 4 + 0.083) * 1.7 * 1.7 / 2, 1e-12) << th;
+  }
+}
+
+// The same pendulum by every form: the joint angle, its rate, the centre of
+// mass and the pivot's force agree with the Newton–Euler state form.
+TEST(MultibodyForms, PendulumFormsAgreeWithTheStateForm) {
+  const std::string yaml = ReadText("examples/B1_pendulum_3d.yaml");
+  const Solution state = StateForm(yaml, "B1.yaml", 3);
+  const Solution lag2 = SimulateForm(JointCoordinateModel(yaml, "B1.yaml"), Formulation::kLagrange2, 3);
+  const Solution lag1 =
+      SimulateForm(JointCoordinateModel(yaml, "B1.yaml", true), Formulation::kLagrange1, 3, Formulation::kLagrange2);
+  const Solution ham = SimulateForm(LoadModelFromString(yaml, "B1.yaml"), Formulation::kHamilton, 3);
+  for (const Solution* s : {&lag2, &lag1, &ham}) {
+    for (const char* c : {"gamma", "gammadot", "xG", "yG"})
+      EXPECT_LT(MaxDiff(s->Column(c), state.Column(c)), 1e-8) << c;
+    for (const char* c : {"FAx", "FAy"}) EXPECT_LT(MaxDiff(s->Column(c), state.Column(c)), 1e-7) << c;
+  }
+  // It moved: the comparison is not of two resting pendulums.
+  EXPECT_GT(std::fabs(state.Column("gamma").back()), 0.5);
+}
+
+// An open spatial chain of three revolute joints on skew axes, one link with
+// a full inertia tensor, started from joint angles and rates.
+TEST(MultibodyForms, SpatialChainLagrange2AgreesWithTheStateForm) {
+  const std::string yaml = ReadText("examples/spatial_chain_3r.yaml");
+  const Solution state = StateForm(yaml, "chain.yaml", 3);
+  const Solution lag2 = SimulateForm(JointCoordinateModel(yaml, "chain.yaml"), Formulation::kLagrange2, 3);
+  const Solution ham = SimulateForm(LoadModelFromString(yaml, "chain.yaml"), Formulation::kHamilton, 3);
+  for (const char* c :
+       {"q1", "q2", "q3", "q1dot", "q2dot", "q3dot", "x1", "y1", "z1", "x2", "y2", "z2", "x3", "y3", "z3"}) {
+    EXPECT_LT(MaxDiff(lag2.Column(c), state.Column(c)), 1e-8) << c;
+    EXPECT_LT(MaxDiff(ham.Column(c), state.Column(c)), 1e-8) << c;
+  }
+  for (const char* c : {"F1x", "F1y", "F1z"}) EXPECT_LT(MaxDiff(lag2.Column(c), state.Column(c)), 1e-7) << c;
+  // The start is the joints' (0.3, -0.4, 0.6) rad at (1.5, 0.5, -1) rad/s.
+  EXPECT_NEAR(lag2.Column("q2").front(), -0.4, 1e-15);
+  EXPECT_NEAR(lag2.Column("q3dot").front(), -1, 1e-15);
+}
+
+// The spatial arm of benchmark B4: revolute, revolute and a prismatic joint
+// with a spring (whose force stays on the slide's generalized junction).
+TEST(MultibodyForms, SpatialArmWithASlideAgreesWithTheStateForm) {
+  const std::string yaml = ReadText("examples/B4_spatial_arm.yaml");
+  const Solution state = StateForm(yaml, "B4.yaml", 2);
+  const Solution lag2 = SimulateForm(JointCoordinateModel(yaml, "B4.yaml"), Formulation::kLagrange2, 2);
+  for (const char* c : {"X3", "Y3", "Z3", "s", "sdot", "theta1", "theta2"})
+    EXPECT_LT(MaxDiff(lag2.Column(c), state.Column(c)), 1e-8) << c;
+  for (const char* c : {"FJ3x", "FJ3y", "FJ3z"}) EXPECT_LT(MaxDiff(lag2.Column(c), state.Column(c)), 1e-7) << c;
+}
+
+// A closed chain: lagrange1 keeps the joint that closes the loop as
+// multipliers (the four-bar from rest, swinging under gravity).
+TEST(MultibodyForms, FourBarLagrange1WithTheClosingJointAsMultipliers) {
+  std::string yaml = ReadText("examples/fourbar.yaml");
+  yaml =
+      std::regex_replace(yaml, std::regex(",\\s*velocity: \\[[^\\]]*\\],\\s*angular_velocity: \\[[^\\]]*\\]\\}"), "}");
+  const Solution state = StateForm(yaml, "fourbar.yaml", 2);
+  const Solution lag1 = SimulateForm(JointCoordinateModel(yaml, "fourbar.yaml", true), Formulation::kLagrange1, 2);
+  for (const char* c : {"crank_angle", "coupler_angle", "rocker_angle", "crank_rate", "coupler_y", "rocker_wz"})
+    EXPECT_LT(MaxDiff(lag1.Column(c), state.Column(c)), 1e-8) << c;
+  // The in-plane forces of the ground pivots are unique.
+  for (const char* c : {"FOx", "FOy", "FDx", "FDy"}) EXPECT_LT(MaxDiff(lag1.Column(c), state.Column(c)), 1e-6) << c;
+  EXPECT_GT(MaxDiff(state.Column("crank_angle"), std::vector<double>(state.Column("crank_angle").size(), 0.3)), 0.1);
+}
+
+std::string ErrorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(MultibodyForms, Lagrange2OfAClosedChainNamesTheLoop) {
+  const std::string yaml = ReadText("examples/fourbar.yaml");
+  const std::string msg = ErrorOf([&] { JointCoordinateModel(yaml, "fourbar.yaml"); });
+  EXPECT_NE(msg.find("joint 'D' closes the kinematic loop O - A - B - D"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--constraints minimal-coordinates"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--form lagrange1"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("_c1"), std::string::npos) << msg;  // no internal element names
+}
+
+TEST(MultibodyForms, JointsWithoutCoordinatesAndFreeBodiesAreNamed) {
+  const std::string spherical = R"(
+multibody:
+  bodies:
+    - {name: ball, mass: 1, inertia: [1, 1, 1], position: [1, 0, 0]}
+  joints:
+    - {name: socket, type: spherical, body1: ground, body2: ball, point2: [-1, 0, 0]}
+)";
+  std::string msg = ErrorOf([&] { JointCoordinateModel(spherical, "ball.yaml"); });
+  EXPECT_NE(msg.find("ball.yaml:6"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("joint 'socket' is spherical"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("revolute, prismatic, cylindrical or fixed"), std::string::npos) << msg;
+  const std::string free_body = R"(
+multibody:
+  bodies:
+    - {name: stone, mass: 1, inertia: [1, 1, 1]}
+)";
+  msg = ErrorOf([&] { JointCoordinateModel(free_body, "stone.yaml"); });
+  EXPECT_NE(msg.find("body 'stone' is not joined to the ground"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--form state"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace paynter
