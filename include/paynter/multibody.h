@@ -31,9 +31,11 @@ void ExpandMultibody(ModelSpec* spec);
 // from the ground become generalized 1-junctions (<J>_angledot, <J>_sdot, in
 // `generalized:` and `independent:`) and each body's velocity junctions take
 // their flows from them through transformers (the Jacobian's columns); poses
-// become definitions of the joint coordinates. Open chains of revolute,
-// prismatic, cylindrical and fixed joints; anything else (a closed loop, a
-// spherical joint, a free body) throws Error naming the joints or bodies.
+// become definitions of the joint coordinates. Trees of revolute,
+// prismatic, cylindrical and fixed joints. A joint that closes a loop keeps
+// its constraint rows when `cut_joints_as_multipliers` (lagrange1), else
+// throws Error naming the loop's joints; a spherical, universal or planar
+// joint on the tree or a free body throws Error naming it.
 // Implemented in src/multibody/joint_coordinates.cc.
 void ExpandMultibodyInJointCoordinates(ModelSpec* spec, bool cut_joints_as_multipliers = false);
 
