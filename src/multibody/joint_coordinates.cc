@@ -429,6 +429,7 @@ class JointCoordinateExpander {
     // joint rates (or the flow source holding a component at zero), whose
     // effort is the net force or moment of the joints on the body.
     std::vector<std::array<std::string, 6>> joint_load(bodies_.size());
+    std::set<std::string> held;  // velocity components no joint rate moves
     for (size_t b = 1; b < bodies_.size(); ++b) {
       const BodyInfo& B = bodies_[b];
       // Columns of the Jacobian, by coordinate: v_G (world) and w_B (body).
@@ -471,6 +472,7 @@ class JointCoordinateExpander {
           Bond(junction + "_held", junction, B.where);
         }
         joint_load[b][c] = "e_" + (terms ? sum : junction + "_held");
+        if (!terms) held.insert(junction);
       }
     }
     // A joint rate that moves a single velocity component and carries no
@@ -484,7 +486,47 @@ class JointCoordinateExpander {
       Element(g.name + "_load", "Se", "effort", "0", g.where);
       Bond(g.name + "_load", g.name, g.where);
     }
+    DropRowsOfHeldComponents(held);
     JointForces(joint_load);
+  }
+
+  // A constraint row of a joint that closes a loop (lagrange1) whose every
+  // contribution is a velocity component held at zero: in joint coordinates
+  // it holds whatever the motion (the out-of-plane rows of a planar loop), so
+  // its force is not determined by anything. It goes, and its force is 0 in
+  // the joint's <J>_F.../<J>_T... (the minimum-norm choice).
+  void DropRowsOfHeldComponents(const std::set<std::string>& held) {
+    std::set<std::string> removed;
+    for (const auto& src : s_.elements) {
+      if (src.joint.empty() || src.kind != "Se") continue;
+      std::string row;
+      for (const auto& b : s_.bonds)
+        if (b.to == src.name) row = b.from;
+      bool free = false;
+      std::vector<std::string> parts;
+      for (const auto& b : s_.bonds) {
+        if (b.to != row || b.from == src.name) continue;
+        parts.push_back(b.from);
+        for (const auto& in : s_.bonds)
+          if (in.to == b.from && !held.count(in.from)) free = true;
+      }
+      if (free || row.empty()) continue;
+      removed.insert(src.name);
+      removed.insert(row);
+      removed.insert(parts.begin(), parts.end());
+    }
+    if (removed.empty()) return;
+    for (const auto& name : removed)
+      for (const auto& e : s_.elements)
+        if (e.name == name && e.kind == "Se") RenameVariable("e_" + name, "0");
+    std::vector<ModelSpec::ElementSpec> elements;
+    for (auto& e : s_.elements)
+      if (!removed.count(e.name)) elements.push_back(std::move(e));
+    s_.elements = std::move(elements);
+    std::vector<ModelSpec::BondSpec> bonds;
+    for (auto& b : s_.bonds)
+      if (!removed.count(b.from) && !removed.count(b.to)) bonds.push_back(std::move(b));
+    s_.bonds = std::move(bonds);
   }
 
   // The force and moment each tree joint applies to its body2 (<J>_Fx ...
