@@ -37,10 +37,12 @@ std::string ReadText(const std::string& rel) {
 }
 
 // The model in joint coordinates, as `--form lagrange1|lagrange2` loads it.
-Model JointCoordinateModel(const std::string& yaml, const std::string& label, bool cut_joints = false) {
+Model JointCoordinateModel(const std::string& yaml, const std::string& label, bool cut_joints = false,
+                           bool energy = false) {
   ModelSpec spec = ReadModelSpec(yaml, label);
   ExpandMultibodyInJointCoordinates(&spec, cut_joints);
   ExpandVectorBonds(&spec);
+  if (energy) EXPECT_TRUE(AddEnergyAccounting(&spec));
   return BuildModel(spec);
 }
 
@@ -126,6 +128,22 @@ TEST(MultibodyForms, SpatialChainLagrange2AgreesWithTheStateForm) {
   // The start is the joints' (0.3, -0.4, 0.6) rad at (1.5, 0.5, -1) rad/s.
   EXPECT_NEAR(lag2.Column("q2").front(), -0.4, 1e-15);
   EXPECT_NEAR(lag2.Column("q3dot").front(), -1, 1e-15);
+}
+
+// Energy in joint coordinates: the kinetic energy of the bodies' inertias
+// (functions of the joint rates), the work of gravity and the damper's loss
+// balance, with no reference to the state form.
+TEST(MultibodyForms, SpatialChainLagrange2BalancesEnergy) {
+  const std::string yaml = ReadText("examples/spatial_chain_3r.yaml");
+  const Solution s = SimulateForm(JointCoordinateModel(yaml, "chain.yaml", false, true), Formulation::kLagrange2, 2);
+  const auto st = s.Column("energy_stored"), in = s.Column("energy_delivered"), out = s.Column("energy_dissipated");
+  double err = 0, scale = 0;
+  for (size_t i = 0; i < st.size(); ++i) {
+    err = std::max(err, std::fabs(st[i] - st[0] - in[i] + out[i]));
+    scale = std::max({scale, std::fabs(st[i]), std::fabs(in[i]), std::fabs(out[i])});
+  }
+  EXPECT_LT(err, 1e-9 * scale);
+  EXPECT_GT(out.back(), 0.1);  // the damper worked
 }
 
 // The spatial arm of benchmark B4: revolute, revolute and a prismatic joint

@@ -221,19 +221,23 @@ class JointCoordinateExpander {
     const std::string loop_hint =
         "--form lagrange1 keeps the joint that closes the loop as constraint forces (multipliers); or simulate "
         "with --form state, or --constraints minimal-coordinates for the motion in independent coordinates";
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (size_t k = 0; k < joints_.size(); ++k) {
-        JointInfo& j = joints_[k];
-        if (j.tree || bodies_[j.b1].placed == bodies_[j.b2].placed) continue;
-        j.tree = true;
-        j.reversed = bodies_[j.b2].placed;
-        const int child = j.reversed ? j.b1 : j.b2;
-        bodies_[child].placed = true;
-        bodies_[child].parent_joint = static_cast<int>(k);
-        changed = true;
+    // Joints with coordinates first: under lagrange1 a joint without them
+    // (spherical, universal, ...) may still close a loop.
+    for (int pass = 0; pass < 2; ++pass)
+      for (bool changed = true; changed;) {
+        changed = false;
+        for (size_t k = 0; k < joints_.size(); ++k) {
+          JointInfo& j = joints_[k];
+          if (j.tree || bodies_[j.b1].placed == bodies_[j.b2].placed) continue;
+          if (pass == 0 && !HasJointCoordinates(j.type)) continue;
+          j.tree = true;
+          j.reversed = bodies_[j.b2].placed;
+          const int child = j.reversed ? j.b1 : j.b2;
+          bodies_[child].placed = true;
+          bodies_[child].parent_joint = static_cast<int>(k);
+          changed = true;
+        }
       }
-    }
     for (size_t b = 1; b < bodies_.size(); ++b)
       if (!bodies_[b].placed)
         Fail(bodies_[b].where, bodies_[b].name,
