@@ -157,6 +157,42 @@ TEST(MultibodyForms, SpatialArmWithASlideAgreesWithTheStateForm) {
   for (const char* c : {"FJ3x", "FJ3y", "FJ3z"}) EXPECT_LT(MaxDiff(lag2.Column(c), state.Column(c)), 1e-7) << c;
 }
 
+// A cylindrical joint (a slide and an angle about one axis, two generalized
+// junctions), a fixed joint (no coordinate) and a point-to-point spring.
+TEST(MultibodyForms, CylindricalAndFixedJointsAgreeWithTheStateForm) {
+  const std::string yaml = R"(parameters: {g: 9.81}
+multibody:
+  gravity: [0, -g, 0]
+  bodies:
+    - {name: arm, mass: 1, inertia: [0.01, 0.02, 0.03], position: [0.3, 0, 0]}
+    - {name: tip, mass: 0.5, inertia: [0.002, 0.002, 0.001], position: [0.6, 0.1, 0], orientation: [0.1, 0.2, 0.3]}
+    - {name: sleeve, mass: 0.7, inertia: [0.003, 0.004, 0.005], position: [0.3, 0, 0.2]}
+  joints:
+    - {name: J1, type: revolute, body1: ground, body2: arm, axis: [0, 1, 1], point2: [-0.3, 0, 0], initial: [0.2, 1]}
+    - {name: F, type: fixed, body1: arm, body2: tip, point1: [0.3, 0.1, 0]}
+    - {name: C, type: cylindrical, body1: arm, body2: sleeve, axis: [1, 0, 0], point1: [0, 0, 0.2]}
+  loads:
+    - {name: k, type: spring, body1: arm, point1: [0, 0, 0.2], body2: sleeve, point2: [0.05, 0, 0], stiffness: 40, rest: 0.05, damping: 0.2}
+outputs:
+  a: J1_angle
+  s: C_s1
+  c: C_angle2
+  sx: sleeve_x
+  sy: sleeve_y
+  sz: sleeve_z
+  tx: tip_x
+  tz: tip_z
+  Fx: C_Fx
+  Tz: F_Tz
+)";
+  const Solution state = StateForm(yaml, "cyl.yaml", 2);
+  const Solution lag2 = SimulateForm(JointCoordinateModel(yaml, "cyl.yaml"), Formulation::kLagrange2, 2);
+  for (const char* c : {"a", "s", "c", "sx", "sy", "sz", "tx", "tz"})
+    EXPECT_LT(MaxDiff(lag2.Column(c), state.Column(c)), 1e-8) << c;
+  for (const char* c : {"Fx", "Tz"}) EXPECT_LT(MaxDiff(lag2.Column(c), state.Column(c)), 1e-7) << c;
+  EXPECT_GT(MaxDiff(state.Column("s"), std::vector<double>(state.Column("s").size(), 0.0)), 0.1);
+}
+
 // A closed chain: lagrange1 keeps the joint that closes the loop as
 // multipliers (the four-bar from rest, swinging under gravity).
 TEST(MultibodyForms, FourBarLagrange1WithTheClosingJointAsMultipliers) {
