@@ -1,6 +1,6 @@
 // The multibody expansion in joint coordinates, for Lagrange's equations
 // (`--form lagrange1|lagrange2` on a model with a `multibody:` section; see
-// include/paynter/multibody.h and docs/multibody.md, "Lagrange forms").
+// include/paynter/multibody.h and docs/multibody.md, "Lagrange and Hamilton forms").
 //
 // The Newton–Euler expansion (multibody.cc and its steps) is run first; this
 // file then rewrites its result. The joints of a spanning tree from the ground
@@ -15,6 +15,10 @@
 // derivative causality, and the chain rule carries the inertias onto the
 // joint coordinates: the virtual inertia sum T^T I T and the gyristor
 // sum T^T I dT/dt of seed 003, eqs. 12-13, formed by the equation builder.
+//
+// A joint that closes a loop is an error (lagrange2), or keeps its
+// constraint rows, now in joint coordinates, as the multipliers of
+// Lagrange's equations of the first kind (lagrange1).
 #include <fmt/format.h>
 #include <ginac/ginac.h>
 
@@ -32,10 +36,24 @@ namespace paynter {
 namespace multibody {
 namespace {
 
-// The joint types that have one coordinate per free direction, about or
-// along their axis.
+// The joint types (joints.h) whose every direction is a row, constrained or
+// free, and whose free directions are all about or along the axis: one
+// coordinate each, in the Newton–Euler expansion's names. (A spherical
+// joint's rotations have no rows; a planar joint slides across its axis.)
+bool TypeHasJointCoordinates(const JointType& t) {
+  if (t.axis2_row) return false;
+  if (t.constrained_translations.size() + t.free_translations.size() != 3 ||
+      t.constrained_rotations.size() + t.free_rotations.size() != 3)
+    return false;
+  for (const auto* dirs : {&t.free_translations, &t.free_rotations})
+    for (Direction d : *dirs)
+      if (d != Direction::kAxis) return false;
+  return true;
+}
+
 bool HasJointCoordinates(const std::string& type) {
-  return type == "revolute" || type == "prismatic" || type == "cylindrical" || type == "fixed";
+  const JointType* t = FindJointType(type);
+  return t && TypeHasJointCoordinates(*t);
 }
 
 struct BodyInfo {
@@ -178,9 +196,14 @@ class JointCoordinateExpander {
       }
       n = std::sqrt(n);
       j.axis = {v[0] / n, v[1] / n, v[2] / n};
-      if (j.type == "revolute") j.angle = j.name + "_angle";
-      if (j.type == "prismatic") j.slide = j.name + "_s";
-      if (j.type == "cylindrical") j.slide = j.name + "_s1", j.angle = j.name + "_angle2";
+      // The coordinates as joints.cc names them: <J>_s / <J>_angle for one
+      // free direction, else numbered, translations first.
+      if (const JointType* t = FindJointType(j.type); t && HasJointCoordinates(j.type)) {
+        const bool one = t->FreeCount() == 1;
+        if (!t->free_translations.empty()) j.slide = j.name + (one ? "_s" : "_s1");
+        if (!t->free_rotations.empty())
+          j.angle = j.name + (one ? "_angle" : fmt::format("_angle{}", t->free_translations.size() + 1));
+      }
       if (const auto* f = Get(e, "initial"); f && f->is_list && f->values.size() == 2) {
         j.rate = Parse(f->values[1]);
         j.has_rate = true;
@@ -250,7 +273,8 @@ class JointCoordinateExpander {
         Fail(j.where, j.name,
              fmt::format("joint '{}' is {}: its free motion has no joint coordinates for Lagrange's equations yet",
                          j.name, j.type),
-             "revolute, prismatic, cylindrical or fixed joints (one coordinate per free direction)", j.type, hint);
+             JointTypeNames(TypeHasJointCoordinates, " or ") + " joints (one coordinate per free direction)", j.type,
+             hint);
     for (size_t k = 0; k < joints_.size() && !cut_joints_; ++k) {
       const JointInfo& j = joints_[k];
       if (j.tree) continue;
@@ -302,7 +326,6 @@ class JointCoordinateExpander {
     // 1. The tree joints' rows go; their free directions become generalized
     //    1-junctions.
     std::set<std::string> removed;
-    std::vector<std::string> coordinates;  // in the order written
     for (const auto& j : joints_) {
       if (!j.tree) continue;
       const std::regex row("^" + j.name + "_(c[0-9]+(_[0-9]+)?|f[0-9]+|m[0-9]+|free[0-9]+(_[0-9]+)?)$");
@@ -310,8 +333,6 @@ class JointCoordinateExpander {
         if (std::regex_match(e.name, row)) removed.insert(e.name);
       for (const char* a : {"x", "y", "z"})
         for (const char* k : {"F", "T"}) removed_definitions_.insert(fmt::format("{}_{}{}", j.name, k, a));
-      for (const std::string& c : {j.slide, j.angle})
-        if (!c.empty()) coordinates.push_back(c);
     }
     std::vector<ModelSpec::ElementSpec> elements;
     for (auto& e : s_.elements)
