@@ -59,7 +59,8 @@ SolverOptions Tight(double t_end) {
 // constraint forces, a plain ODE otherwise.
 // `formed` is the form the equations come out in: lagrange1 of an open chain
 // has no multiplier, so it is Lagrange's equations of the second kind.
-Solution SimulateForm(Model model, Formulation form, double t_end, std::optional<Formulation> formed = {}) {
+Solution SimulateForm(Model model, Formulation form, double t_end, std::optional<Formulation> formed = {},
+                      bool assemble = false) {
   CausalGraph g = AssignCausality(model, OptionsFor(form, model));
   EXPECT_TRUE(g.conflicts.empty()) << g.conflicts.front().message;
   const EquationSystem eqs = BuildEquations(model, g);
@@ -67,6 +68,7 @@ Solution SimulateForm(Model model, Formulation form, double t_end, std::optional
   CompiledModel cm(eqs);
   ConstrainedOptions co;
   co.source = &model;
+  co.assemble = assemble;
   return SimulateConstrained(cm, Tight(t_end), co);
 }
 
@@ -206,6 +208,25 @@ TEST(MultibodyForms, FourBarLagrange1WithTheClosingJointAsMultipliers) {
   // The in-plane forces of the ground pivots are unique.
   for (const char* c : {"FOx", "FOy", "FDx", "FDy"}) EXPECT_LT(MaxDiff(lag1.Column(c), state.Column(c)), 1e-6) << c;
   EXPECT_GT(MaxDiff(state.Column("crank_angle"), std::vector<double>(state.Column("crank_angle").size(), 0.3)), 0.1);
+}
+
+// The four-bar started from its crank's rate alone (initial: [0, w0] on the
+// crank's joint): the assembly of lagrange1 keeps that rate and finds the
+// coupler's and rocker's, which the model file computes in closed form for
+// the state form.
+TEST(MultibodyForms, FourBarLagrange1AssembledFromTheCrankRate) {
+  const std::string yaml = ReadText("examples/fourbar.yaml");
+  std::string from_rate =
+      std::regex_replace(yaml, std::regex(",\\s*velocity: \\[[^\\]]*\\],\\s*angular_velocity: \\[[^\\]]*\\]\\}"), "}");
+  from_rate = std::regex_replace(from_rate, std::regex("damping: bO, actuator: tau\\}"),
+                                 "damping: bO, actuator: tau, initial: [0, w0]}");
+  ASSERT_NE(from_rate.find("initial: [0, w0]"), std::string::npos);
+  const Solution state = StateForm(yaml, "fourbar.yaml", 1);
+  const Solution lag1 = SimulateForm(JointCoordinateModel(from_rate, "fourbar.yaml", true), Formulation::kLagrange1, 1,
+                                     {}, /*assemble=*/true);
+  EXPECT_NEAR(lag1.Column("crank_rate").front(), 8, 1e-12);
+  for (const char* c : {"crank_angle", "coupler_angle", "rocker_angle", "crank_rate", "coupler_wz", "rocker_wz"})
+    EXPECT_LT(MaxDiff(lag1.Column(c), state.Column(c)), 1e-8) << c;
 }
 
 // The hyperstatic slider crank (benchmark B2): its prismatic guide closes

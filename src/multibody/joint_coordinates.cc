@@ -78,6 +78,7 @@ struct JointInfo {
   std::string angle, slide;             // coordinate names ("" when the joint has none)
   ex rate = 0;                          // initial rate (of the one coordinate)
   bool has_rate = false;
+  bool has_initial = false;
 };
 
 class JointCoordinateExpander {
@@ -204,9 +205,12 @@ class JointCoordinateExpander {
         if (!t->free_rotations.empty())
           j.angle = j.name + (one ? "_angle" : fmt::format("_angle{}", t->free_translations.size() + 1));
       }
-      if (const auto* f = Get(e, "initial"); f && f->is_list && f->values.size() == 2) {
-        j.rate = Parse(f->values[1]);
-        j.has_rate = true;
+      if (const auto* f = Get(e, "initial")) {
+        j.has_initial = true;
+        if (f->is_list && f->values.size() == 2) {
+          j.rate = Parse(f->values[1]);
+          j.has_rate = true;
+        }
       }
       joints_.push_back(j);
     }
@@ -448,7 +452,23 @@ class JointCoordinateExpander {
     for (auto& d : s_.definitions)
       if (!removed_definitions_.count(d.name)) definitions.push_back(std::move(d));
     s_.definitions = std::move(definitions);
+    // An assembly of the start (lagrange1 of a closed chain) keeps the
+    // coordinates and rates of the joints with initial values, and of the
+    // joints between them and the ground, as the Newton–Euler expansion
+    // keeps the bodies they place (initial_coordinates.cc).
     s_.assembly_held.clear();
+    std::set<int> held_joints;
+    for (size_t k = 0; k < joints_.size(); ++k) {
+      if (!joints_[k].tree || !joints_[k].has_initial) continue;
+      for (int j = static_cast<int>(k); j >= 0 && !held_joints.count(j);) {
+        held_joints.insert(j);
+        const int parent = joints_[j].reversed ? joints_[j].b2 : joints_[j].b1;
+        j = bodies_[parent].parent_joint;
+      }
+    }
+    for (int j : held_joints)
+      for (const std::string& c : {joints_[j].slide, joints_[j].angle})
+        if (!c.empty()) s_.assembly_held.push_back(c), s_.assembly_held.push_back("v_" + c + "dot");
 
     // The junctions of each body's velocity components: the 0-junction of the
     // joint rates (or the flow source holding a component at zero), whose
