@@ -501,7 +501,9 @@ class JointCoordinateExpander {
         for (const auto& [coord, col] : columns) {
           const ex ratio = col[c].expand();
           // Leave out the entries that vanish once the poses are written out.
-          if (ratio.is_zero() || TrigZero(ratio.subs(full_))) continue;
+          const ex written_out = ratio.subs(full_);
+          if (ratio.is_zero() || TrigZero(written_out)) continue;
+          jacobian_[junction][coord] = written_out;
           if (terms++ == 0) {
             Element(sum, "0", "", "", B.where);
             Bond(sum, junction, B.where);
@@ -535,11 +537,11 @@ class JointCoordinateExpander {
     JointForces(joint_load);
   }
 
-  // A constraint row of a joint that closes a loop (lagrange1) whose every
-  // contribution is a velocity component held at zero: in joint coordinates
-  // it holds whatever the motion (the out-of-plane rows of a planar loop), so
-  // its force is not determined by anything. It goes, and its force is 0 in
-  // the joint's <J>_F.../<J>_T... (the minimum-norm choice).
+  // A constraint row of a joint that closes a loop (lagrange1) whose flow,
+  // written out in the joint rates, is zero: it holds whatever the motion
+  // (the out-of-plane rows of a planar loop), so its force is not determined
+  // by anything. It goes, and its force is 0 in the joint's <J>_F.../<J>_T...
+  // (the minimum-norm choice).
   void DropRowsOfHeldComponents(const std::set<std::string>& held) {
     std::set<std::string> removed;
     for (const auto& src : s_.elements) {
@@ -547,15 +549,21 @@ class JointCoordinateExpander {
       std::string row;
       for (const auto& b : s_.bonds)
         if (b.to == src.name) row = b.from;
-      bool free = false;
+      std::map<std::string, ex> flow;  // by joint coordinate
       std::vector<std::string> parts;
       for (const auto& b : s_.bonds) {
         if (b.to != row || b.from == src.name) continue;
         parts.push_back(b.from);
+        ex ratio = 0;
+        for (const auto& e : s_.elements)
+          if (e.name == b.from && !e.laws.empty()) ratio = Parse(e.laws[0].second).subs(full_);
         for (const auto& in : s_.bonds)
-          if (in.to == b.from && !held.count(in.from)) free = true;
+          if (in.to == b.from && !held.count(in.from))
+            for (const auto& [coord, column] : jacobian_[in.from]) flow[coord] += ratio * column;
       }
-      if (free || row.empty()) continue;
+      bool moves = false;
+      for (const auto& [coord, f] : flow) moves = moves || !TrigZero(f);
+      if (moves || row.empty()) continue;
       removed.insert(src.name);
       removed.insert(row);
       removed.insert(parts.begin(), parts.end());
@@ -654,6 +662,8 @@ class JointCoordinateExpander {
   std::set<std::string> parameters_, removed_definitions_;
   std::map<std::string, GiNaC::symbol> syms_;
   GiNaC::exmap full_;  // pose definitions written out in the joint coordinates
+  // Each body velocity junction's flow per joint rate, written out.
+  std::map<std::string, std::map<std::string, ex>> jacobian_;
 };
 
 }  // namespace
