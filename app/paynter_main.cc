@@ -22,21 +22,41 @@ struct Analysis {
   CausalGraph graph;
 };
 
-// Lagrange's equations of a mechanism with joints need its generalized
-// coordinates, which paynter does not form from joints yet: say so, instead
-// of the causal conflicts of the artificial sources on the bodies' junctions.
+// Lagrange's equations of a mechanism written under `multibody:` are formed
+// in its joint coordinates (src/multibody/joint_coordinates.cc); every other
+// form keeps the bodies' Newton–Euler expansion with the joints as
+// constraint forces.
+bool InJointCoordinates(const std::string& form) { return form == "lagrange1" || form == "lagrange2"; }
+
+// The model file as `form` needs it; `energy` adds the energy accounting.
+Model LoadModelForForm(const std::string& path, const std::string& form, bool energy = false) {
+  ModelSpec spec = ReadModelSpecFile(path);
+  if (!spec.multibody.present || !InJointCoordinates(form)) {
+    if (!energy) return LoadModel(path);
+    return LoadModelFor(path, ConstraintMethod::kAuto, ParasiticOptions{}, energy);
+  }
+  ExpandMultibodyInJointCoordinates(&spec, /*cut_joints_as_multipliers=*/form == "lagrange1");
+  ExpandVectorBonds(&spec);
+  if (energy) AddEnergyAccounting(&spec);
+  return BuildModel(spec);
+}
+
+// LaCAP's artificial sources conflict with the constraint sources of a
+// hand-written bond graph (Se with `constraint:`): say so, instead of listing
+// the conflicts at the junctions.
 void RequireLagrangeApplies(const Model& model, const CausalGraph& graph, const std::string& form) {
   if (graph.conflicts.empty() || (form != "lagrange1" && form != "lagrange2")) return;
   for (const auto& e : model.elements)
     if (e.form == LawForm::kConstraint) {
       Diagnostic d;
       d.where.file = model.file;
-      d.message = fmt::format("--form {} is not available for a mechanism with joints (its generalized coordinates "
-                              "would be the joints' coordinates, which paynter does not form from the joints yet)",
+      d.message = fmt::format("--form {} is not available for a bond graph with constraint sources (Se with "
+                              "'constraint:'): their constraint forces conflict with the generalized velocities",
                               form);
-      d.expected = "--form state or hamilton on a mechanism";
+      d.expected = "--form state or hamilton with constraint sources";
       d.got = fmt::format("--form {} ({} causal conflicts of the artificial sources)", form, graph.conflicts.size());
-      d.hint = "for the equations in independent coordinates, simulate with --constraints minimal-coordinates";
+      d.hint = "write the mechanism under 'multibody:' (paynter then forms Lagrange's equations in its joint "
+               "coordinates), or simulate with --constraints minimal-coordinates";
       throw Error(std::move(d));
     }
 }
@@ -50,7 +70,9 @@ Analysis Analyze(Model model, const std::string& form = "state") {
 }
 
 // Loads a model and assigns the causality that `form` asks for.
-Analysis Analyze(const std::string& path, const std::string& form = "state") { return Analyze(LoadModel(path), form); }
+Analysis Analyze(const std::string& path, const std::string& form = "state") {
+  return Analyze(LoadModelForForm(path, form), form);
+}
 
 // ---- what causality, equations and draw show under --constraints METHOD -------
 // The model a constraint method works on: parasitic writes a spring and a
@@ -64,10 +86,10 @@ struct MethodView {
   std::vector<std::string> break_variables;  // zcp
 };
 
-MethodView LoadForMethod(const std::string& path, const std::string& constraints) {
+MethodView LoadForMethod(const std::string& path, const std::string& constraints, const std::string& form = "state") {
   MethodView v;
   v.method = ParseConstraintMethod(constraints);
-  v.model = v.method == ConstraintMethod::kParasitic ? LoadModelFor(path, v.method) : LoadModel(path);
+  v.model = v.method == ConstraintMethod::kParasitic ? LoadModelFor(path, v.method) : LoadModelForForm(path, form);
   if (v.method == ConstraintMethod::kZcp || v.method == ConstraintMethod::kMinimalCoordinates) {
     bool any = false;
     for (const auto& e : v.model.elements) any = any || e.form == LawForm::kConstraint;
@@ -225,7 +247,7 @@ int Expand(const std::string& path, const std::string& out) {
 
 int Equations(const std::string& path, bool latex, const std::string& form, bool explain,
               const std::string& constraints) {
-  const MethodView view = LoadForMethod(path, constraints);
+  const MethodView view = LoadForMethod(path, constraints, form);
   Analysis a = Analyze(view.model, form);
   EquationSystem eqs = BuildEquations(a.model, a.graph);
   const std::string header = MethodHeader(view);
@@ -303,7 +325,21 @@ Compiled CompileFor(const SimulateArgs& args, ConstraintMethod method, bool ener
   po.stiffness = args.parasitic_stiffness;
   po.damping = args.parasitic_damping;
   Compiled c;
-  c.model = LoadModelFor(args.file, method, po, energy);
+  if (InJointCoordinates(args.form)) {
+    if (method != ConstraintMethod::kAuto && method != ConstraintMethod::kLagrangeMultipliers) {
+      Diagnostic d;
+      d.where.file = args.file;
+      d.message = fmt::format("--constraints {} does not combine with --form {}", args.constraints, args.form);
+      d.expected = "--form state with --constraints, or --form lagrange1|lagrange2 alone";
+      d.got = fmt::format("--form {} --constraints {}", args.form, args.constraints);
+      d.hint = "Lagrange's equations of a mechanism are formed in its joint coordinates, which leave no joint "
+               "constraint to relax or to solve";
+      throw Error(std::move(d));
+    }
+    c.model = LoadModelForForm(args.file, args.form, energy);
+  } else {
+    c.model = LoadModelFor(args.file, method, po, energy);
+  }
   // Masses, inertias and capacitances stay positive under the overrides.
   std::map<std::string, double> overrides;
   for (const auto& [name, value] : Overrides(args)) overrides[name] = value;

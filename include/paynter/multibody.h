@@ -26,6 +26,19 @@ namespace paynter {
 // multibody section. Throws Error (file, line, body or joint, hint) on bad input.
 void ExpandMultibody(ModelSpec* spec);
 
+// The multibody section in joint coordinates, for Lagrange's equations
+// (--form lagrange1|lagrange2): ExpandMultibody, then the joints of a tree
+// from the ground become generalized 1-junctions (<J>_angledot, <J>_sdot, in
+// `generalized:` and `independent:`) and each body's velocity junctions take
+// their flows from them through transformers (the Jacobian's columns); poses
+// become definitions of the joint coordinates. Trees of revolute,
+// prismatic, cylindrical and fixed joints. A joint that closes a loop keeps
+// its constraint rows when `cut_joints_as_multipliers` (lagrange1), else
+// throws Error naming the loop's joints; a spherical, universal or planar
+// joint on the tree or a free body throws Error naming it.
+// Implemented in src/multibody/joint_coordinates.cc.
+void ExpandMultibodyInJointCoordinates(ModelSpec* spec, bool cut_joints_as_multipliers = false);
+
 // Turns vector bonds (dim > 1) and the multiport elements on them — vector
 // junctions, sources, diagonal I/C/R fields, TF/MTF and GY/MGY with matrix
 // moduli (cross([rx, ry, rz]) for a cross product), EJS — into scalar bonds and

@@ -59,6 +59,10 @@ class Engine {
 
   // ---- procedures ----------------------------------------------------------
   CausalGraph Run(const std::vector<int>& generalized) {
+    // The Lagrangian procedures make no choice before their artificial flow
+    // sources are on: a generalized junction left with one open bond by its
+    // sources (an actuator, say) would otherwise take its flow from that bond.
+    hold_choices_ = Lagrangian();
     Sources();
     switch (proc_) {
       case CausalityProcedure::kSCAP:
@@ -87,6 +91,7 @@ class Engine {
         // Every ASF first, propagated together, so that the flows of two
         // generalized junctions meet at the 0-junctions that constrain them.
         for (int j : generalized) AttachAsf(j, /*propagate=*/false);
+        hold_choices_ = false;
         Propagate();
         g_.generalized = generalized;
         Storage(true, false);   // C integral
@@ -315,7 +320,7 @@ class Engine {
   void Propagate() {
     for (;;) {
       if (queue_.empty()) {
-        if (deferred_.empty()) return;
+        if (deferred_.empty() || hold_choices_) return;
         const int el = deferred_.front();
         deferred_.pop_front();
         Step(el, /*allow_choice=*/true);
@@ -388,6 +393,7 @@ class Engine {
   CausalityProcedure proc_;
   CausalGraph g_;
   std::deque<int> queue_, deferred_;
+  bool hold_choices_ = false;  // deferred choices wait (Lagrangian procedures, before the ASFs)
 };
 
 std::vector<int> Generalized(const Model& model, const CausalityOptions& options) {

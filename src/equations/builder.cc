@@ -64,6 +64,10 @@ class EquationBuilder {
     RequireNoConflicts(m_, g_);
     sys_.model_name = m_.name;
     sys_.form = FormOf(g_);
+    // Constraint sources (joints that close loops) bring multipliers too.
+    if (sys_.form == Formulation::kLagrange2)
+      for (const auto& e : m_.elements)
+        if (e.form == LawForm::kConstraint) sys_.form = Formulation::kLagrange1;
     DeclareStates();
     for (size_t i = 0; i < m_.elements.size(); ++i) ElementEquations(static_cast<int>(i));
     for (const auto& d : m_.definitions) AddExplicit(m_.Symbol(d.name), d.value, "definition " + d.name);
@@ -122,7 +126,9 @@ class EquationBuilder {
       if (e.kind == ElementKind::kC) AddState("q_" + e.name, "displacement of C " + e.name, e.initial.value_or(0));
     }
     // Generalized velocities imposed by artificial flow sources. The initial
-    // velocity is that of the junction's inertia (p0 / I), else 0.
+    // velocity is that of the junction's inertia (p0 / I), else the parameter
+    // <junction>_v0 if there is one (the multibody library writes it from a
+    // joint's initial rate), else 0.
     for (size_t i = 0; i < m_.elements.size(); ++i) {
       const Element& e = m_.elements[i];
       if (e.artificial != Artificial::kASF) continue;
@@ -131,6 +137,8 @@ class EquationBuilder {
       symbol v(name, "\\dot{q}_{" + j + "}");
       local_symbols_.emplace(name, v);
       ex v0 = 0;
+      for (const auto& par : m_.parameters)
+        if (par.name == j + "_v0") v0 = par.value;
       for (int b : m_.elements[e.attached_to].bonds) {
         const int o = m_.bonds[b].from == e.attached_to ? m_.bonds[b].to : m_.bonds[b].from;
         const Element& oe = m_.elements[o];
@@ -139,6 +147,15 @@ class EquationBuilder {
       }
       AddState(v, name, "generalized velocity of 1-junction " + j, v0);
       sys_.generalized_velocities.push_back(name);
+      // With constraint sources (lagrange1 of a closed chain in joint
+      // coordinates) the velocity constraints are linear in the generalized
+      // velocities: they are projected like momenta of unit inertance.
+      bool constrained = false;
+      for (const auto& el : m_.elements) constrained = constrained || el.form == LawForm::kConstraint;
+      if (constrained) {
+        sys_.state_inertia.resize(sys_.states.size(), 0.0);
+        sys_.state_inertia.back() = 1.0;
+      }
     }
     for (const auto& d : m_.displacements)
       AddState(d.name, d.of.empty() ? "integral of its rate" : "displacement (integral of f_" + d.of + ")", d.initial);
@@ -441,7 +458,10 @@ class EquationBuilder {
     }
     for (const auto& de : derivative_effort_) {
       if (!GiNaC::is_a<symbol>(de.port)) Internal("derivative port is not a variable");
-      AddExplicit(GiNaC::ex_to<symbol>(de.port), de.sign * DotVar(de.storage), de.origin + " (derivative causality)");
+      // A unit inertance makes the momentum a copy of its flow, eliminated
+      // above: differentiate what it copies.
+      const ex rate = aliases_.count(de.storage) ? Dot(aliases_.at(de.storage)) : ex(DotVar(de.storage));
+      AddExplicit(GiNaC::ex_to<symbol>(de.port), de.sign * rate, de.origin + " (derivative causality)");
     }
   }
 
