@@ -19,15 +19,25 @@
 
 namespace paynter::codegen {
 
-// The C source of a plan (deterministic; exposed for tests and debugging).
-std::string GenerateC(const Plan& plan);
+// How the C source is cut up (defaults for production; tests shrink them).
+struct NativeTuning {
+  size_t max_function_ops = 1000;  // operations per generated function, at most
+  size_t unit_ops = 8000;          // operations per translation unit (a larger function gets one alone)
+  int jobs = 0;                    // compiler processes at once; 0 = one per online CPU
+  std::string flags;               // optimization flags; empty = chosen by the source's size
+};
+
+// The C source of a plan, all units one after another (deterministic; exposed for
+// tests and debugging).
+std::string GenerateC(const Plan& plan, const NativeTuning& tuning = {});
 
 class NativeProgram final : public CompiledProgram {
  public:
   // Compiles (or loads from the cache) the plan's C code. Throws paynter::Error when
   // no C compiler is found or it fails, leaving `plan` untouched; on success the plan
   // is moved into the program.
-  static std::unique_ptr<NativeProgram> Create(Plan& plan, const CodegenOptions& options);
+  static std::unique_ptr<NativeProgram> Create(Plan& plan, const CodegenOptions& options,
+                                               const NativeTuning& tuning = {});
   ~NativeProgram() override;
 
   void Run(double* slots) const override;
@@ -38,6 +48,10 @@ class NativeProgram final : public CompiledProgram {
   bool cache_hit() const { return cache_hit_; }  // the shared object was already in the cache
   const std::string& library_path() const { return library_path_; }
   const std::string& compiler() const { return compiler_; }
+  int num_units() const { return num_units_; }  // translation units of the source
+  // The units compiled by this call (indices; empty on a cache hit of the shared object).
+  const std::vector<int>& compiled_units() const { return compiled_units_; }
+  size_t max_function_ops() const { return max_function_ops_; }  // of the largest generated function
 
  private:
   NativeProgram() = default;
@@ -49,6 +63,9 @@ class NativeProgram final : public CompiledProgram {
   void* handle_ = nullptr;
   bool cache_hit_ = false;
   std::string library_path_, compiler_, cache_note_;
+  int num_units_ = 0;
+  std::vector<int> compiled_units_;
+  size_t max_function_ops_ = 0;
   struct Stage {  // one function of straight code, or one block
     GroupFn straight;
     NativeBlock* block;
