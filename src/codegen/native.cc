@@ -34,10 +34,17 @@ constexpr const char* kExactFlags = "-ffp-contract=off -fno-fast-math";
 constexpr const char* kLinkFlags = "-fPIC -shared";
 constexpr const char* kFormatVersion = "paynter-codegen-c-3";
 
-// The compile flags for a program's units (see docs/performance.md for the measurements).
-std::string CompileFlags(const std::vector<std::string>& units) {
-  (void)units;
-  return fmt::format("-O2 {}", kExactFlags);
+// The optimization level by the size of the program (operations of the plan),
+// chosen by measurement (docs/performance.md, bench/bench_codegen): the generated
+// code is straight-line arithmetic on the slot array, so beyond a few thousand
+// operations it is bound by memory and -O2 buys little over -O1, while compile time
+// grows with the level (per operation -O2 costs about 8 times -O0's; a few
+// thousand operations at -O2 still take under 0.1 s). Large programs get -O0: their
+// calls are at most ~3 times slower and usually much less, their compile time the
+// least.
+std::string CompileFlags(size_t ops) {
+  const char* level = ops <= 3000 ? "-O2" : ops <= 30000 ? "-O1" : "-O0";
+  return fmt::format("{} {}", level, kExactFlags);
 }
 
 // The helpers repeat the formulas of the tape interpreter (tape.cc) so that both
@@ -104,6 +111,7 @@ class CWriter {
   std::vector<std::string> WriteUnits();
   int num_w() const { return num_w_; }
   size_t max_function_ops() const { return max_function_ops_; }
+  size_t num_ops() const { return num_ops_; }  // of all functions
   // The functions running group g's straight code, in order, with the count of
   // Plan::written entries produced once each has run (each assignment writes its
   // slot exactly once).
@@ -144,7 +152,7 @@ class CWriter {
   std::vector<int> local_;    // per temporary: its local name t<k> in that function
   std::vector<int> w_index_;  // per temporary: its slot in w when another function reads it
   int num_w_ = 0;
-  size_t max_function_ops_ = 0;
+  size_t max_function_ops_ = 0, num_ops_ = 0;
   std::string out_;
 };
 
@@ -170,7 +178,10 @@ CWriter::CWriter(const Plan& plan, const NativeTuning& tuning)
     }
     if (plan.groups[g].block >= 0) AddBlock(plan.groups[g].block, max_ops);
   }
-  for (const Function& f : fns_) max_function_ops_ = std::max(max_function_ops_, f.ops());
+  for (const Function& f : fns_) {
+    max_function_ops_ = std::max(max_function_ops_, f.ops());
+    num_ops_ += f.ops();
+  }
 }
 
 // A block's code is cut into pieces of max_ops operations, its outputs into the
@@ -352,7 +363,9 @@ std::string FindProgram(const std::string& name) {
 }
 
 // The compiler command: $CC verbatim (it may carry arguments, e.g. "ccache gcc"),
-// else the first of cc, gcc, clang on PATH.
+// else the first of clang, cc, gcc on PATH: clang compiles the generated sources
+// 1.5 to 4 times faster than gcc at the same level (docs/performance.md), and
+// both give the results of the tape bit for bit.
 std::string FindCompiler() {
   const char* env = std::getenv("CC");
   if (env && *env) {
@@ -364,11 +377,11 @@ std::string FindCompiler() {
            "set CC to an installed C compiler, or use the tape backend, which needs none");
     return cc;
   }
-  for (const char* name : {"cc", "gcc", "clang"}) {
+  for (const char* name : {"clang", "cc", "gcc"}) {
     const std::string p = FindProgram(name);
     if (!p.empty()) return p;
   }
-  Fail("no C compiler found (looked for $CC, then cc, gcc and clang on PATH)",
+  Fail("no C compiler found (looked for $CC, then clang, cc and gcc on PATH)",
        "install a C compiler (e.g. the Debian package build-essential), or use the tape backend");
 }
 
@@ -580,7 +593,8 @@ std::unique_ptr<NativeProgram> NativeProgram::Create(Plan& plan, const CodegenOp
   const std::vector<std::string> units = writer.WriteUnits();
   const std::string compiler = FindCompiler();
   const ObjectDir dir = ChooseObjectDir(options);
-  const std::string flags = tuning.flags.empty() ? CompileFlags(units) : tuning.flags + " " + kExactFlags;
+  const std::string flags =
+      tuning.flags.empty() ? CompileFlags(writer.num_ops()) : tuning.flags + " " + kExactFlags;
   const uint64_t command_key = Fnv1a64(fmt::format("{}\n{}\n{}\n{}\n", kFormatVersion, compiler, flags, kLinkFlags));
   std::vector<uint64_t> unit_keys;
   uint64_t key = command_key;
@@ -596,6 +610,8 @@ std::unique_ptr<NativeProgram> NativeProgram::Create(Plan& plan, const CodegenOp
   prog->cache_note_ = dir.note;
   prog->num_units_ = static_cast<int>(units.size());
   prog->max_function_ops_ = writer.max_function_ops();
+  prog->num_ops_ = writer.num_ops();
+  prog->flags_ = flags;
   std::error_code ec;
   struct stat st;
   if (dir.cached && ::lstat(so_path.c_str(), &st) == 0) {

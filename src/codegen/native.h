@@ -21,10 +21,10 @@ namespace paynter::codegen {
 
 // How the C source is cut up (defaults for production; tests shrink them).
 struct NativeTuning {
-  size_t max_function_ops = 1000;  // operations per generated function, at most
+  size_t max_function_ops = 200;   // operations per generated function, at most
   size_t unit_ops = 8000;          // operations per translation unit (a larger function gets one alone)
   int jobs = 0;                    // compiler processes at once; 0 = one per online CPU
-  std::string flags;               // optimization flags; empty = chosen by the source's size
+  std::string flags;               // optimization flags; empty = chosen by the program's size
 };
 
 // The C source of a plan, all units one after another (deterministic; exposed for
@@ -52,6 +52,8 @@ class NativeProgram final : public CompiledProgram {
   // The units compiled by this call (indices; empty on a cache hit of the shared object).
   const std::vector<int>& compiled_units() const { return compiled_units_; }
   size_t max_function_ops() const { return max_function_ops_; }  // of the largest generated function
+  size_t num_ops() const { return num_ops_; }                    // of all generated functions
+  const std::string& flags() const { return flags_; }            // the compiler's optimization flags
 
  private:
   NativeProgram() = default;
@@ -65,7 +67,8 @@ class NativeProgram final : public CompiledProgram {
   std::string library_path_, compiler_, cache_note_;
   int num_units_ = 0;
   std::vector<int> compiled_units_;
-  size_t max_function_ops_ = 0;
+  size_t max_function_ops_ = 0, num_ops_ = 0;
+  std::string flags_;
   struct Stage {  // one function of straight code, or one block
     GroupFn straight;
     NativeBlock* block;
