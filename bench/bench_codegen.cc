@@ -80,8 +80,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> flag_sets;
   for (int i = arg + 1; i < argc; ++i) flag_sets.push_back(argv[i]);
   if (flag_sets.empty())
-    flag_sets = {"-O0", "-O1", "-O2", "-O1 -g0 -fno-var-tracking",
-                 "-O2 -fno-tree-dse -fno-dse -fno-tree-slp-vectorize"};
+    flag_sets = {"-O0", "-O1", "-O2", "auto"};
   Model model = LoadModel(model_path);
   const CausalGraph graph = AssignCausality(model, OptionsFor(Formulation::kState, model));
   const EquationSystem sys = BuildEquations(model, graph);
@@ -105,7 +104,13 @@ int main(int argc, char** argv) {
     codegen::Plan plan = codegen::Lower(sys.rhs);
     const double cpu0 = ChildCpuSeconds();
     const auto t0 = std::chrono::steady_clock::now();
-    auto native = codegen::NativeProgram::Create(plan, options, tuning);
+    std::unique_ptr<codegen::NativeProgram> native;
+    try {
+      native = codegen::NativeProgram::Create(plan, options, tuning);
+    } catch (const Error& e) {  // e.g. a flag the compiler does not know
+      fmt::print("{:<52} failed: {}\n", flags, e.diagnostic().message.substr(0, 200));
+      continue;
+    }
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double cpu = ChildCpuSeconds() - cpu0;
     std::vector<double> got = init;

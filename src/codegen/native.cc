@@ -35,15 +35,15 @@ constexpr const char* kLinkFlags = "-fPIC -shared";
 constexpr const char* kFormatVersion = "paynter-codegen-c-3";
 
 // The optimization level by the size of the program (operations of the plan),
-// chosen by measurement (docs/performance.md, bench/bench_codegen): the generated
-// code is straight-line arithmetic on the slot array, so beyond a few thousand
-// operations it is bound by memory and -O2 buys little over -O1, while compile time
-// grows with the level (per operation -O2 costs about 8 times -O0's; a few
-// thousand operations at -O2 still take under 0.1 s). Large programs get -O0: their
-// calls are at most ~3 times slower and usually much less, their compile time the
-// least.
+// chosen by measurement (docs/performance.md, bench/bench_codegen). Per operation,
+// compiling costs about 0.03 ms at -O0, 0.1-0.2 ms at -O1 and more at -O2, while -O1
+// code runs 1.5 to 3.5 times faster than -O0 code and -O2 code barely faster than
+// -O1 (straight-line arithmetic on the slot array). -O1 over -O0 pays off only after
+// some 20,000 to 30,000 calls whatever the size: small programs, whose compile time
+// is small anyway, get -O2 and -O1, large ones -O0, so that a large model is ready
+// within seconds.
 std::string CompileFlags(size_t ops) {
-  const char* level = ops <= 3000 ? "-O2" : ops <= 30000 ? "-O1" : "-O0";
+  const char* level = ops <= 3000 ? "-O2" : ops <= 10000 ? "-O1" : "-O0";
   return fmt::format("{} {}", level, kExactFlags);
 }
 

@@ -1,14 +1,17 @@
 // codegen/native.h — the native backend: the lowered plan (tape.h) printed as C99,
 // compiled by the system C compiler into a shared object and loaded with dlopen.
 //
-// One C function per straight-line group (per 1000 operations of it) and, per
-// block, a residual and a Jacobian function; all work on the caller's slot array `s`
-// (values shared between functions go through a small scratch array `w`), so Run is
-// one indirect call per group. Shared objects are cached by a hash of the source and
-// the compiler command, in a directory of the user's own that nobody else may write;
-// an object is loaded only if it too is the user's and nobody else's to write.
-// Without such a directory the code is built in a private directory of the run and
-// not cached (cache_note() says why).
+// No generated function exceeds NativeTuning::max_function_ops operations: straight
+// code is cut into a run of functions, and so are a block's residual and Jacobian
+// code (the solver calls the pieces in order). All work on the caller's slot array
+// `s`; values shared between functions go through a scratch array `w`. The
+// functions are grouped into translation units in program order; a single unit is
+// compiled straight into the shared object, several are compiled in parallel into
+// object files, each cached by a hash of its own source and the compiler command,
+// and linked. Files are cached in a directory of the user's own that nobody else may
+// write; an object is loaded or linked only if it too is the user's and nobody
+// else's to write. Without such a directory the code is built in a private
+// directory of the run and not cached (cache_note() says why).
 #pragma once
 
 #include <memory>
