@@ -42,8 +42,11 @@ constexpr const char* kFormatVersion = "paynter-codegen-c-3";
 // some 20,000 to 30,000 calls whatever the size: small programs, whose compile time
 // is small anyway, get -O2 and -O1, large ones -O0, so that a large model is ready
 // within seconds.
+// $PAYNTER_CFLAGS, when set, replaces the level (e.g. -O2 for a long run of a large
+// model); the flags for exact results always come after it, so they win.
 std::string CompileFlags(size_t ops) {
-  const char* level = ops <= 3000 ? "-O2" : ops <= 10000 ? "-O1" : "-O0";
+  const char* env = std::getenv("PAYNTER_CFLAGS");
+  const std::string level = env && *env ? env : ops <= 3000 ? "-O2" : ops <= 10000 ? "-O1" : "-O0";
   return fmt::format("{} {}", level, kExactFlags);
 }
 
