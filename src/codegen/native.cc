@@ -161,8 +161,9 @@ class CWriter {
 
 // Every generated function is at most tuning.max_function_ops operations (an output
 // copied into r or J counts as one): compilers are superlinear in function size (gcc
-// -O2 takes ~20 s on one 30000-line function, about 1 s split up), and a call per
-// thousand operations costs nothing. Values crossing functions go through w.
+// -O2 takes ~20 s on one 30000-line function, about 1 s split up; docs/performance.md
+// has the measurements behind the default of 200), and a call per 200 operations
+// costs little. Values crossing functions go through w.
 CWriter::CWriter(const Plan& plan, const NativeTuning& tuning)
     : plan_(plan), tuning_(tuning), chunks_(plan.groups.size()), block_fns_(2 * plan.blocks.size()) {
   const size_t max_ops = std::max<size_t>(1, tuning.max_function_ops);
@@ -181,6 +182,8 @@ CWriter::CWriter(const Plan& plan, const NativeTuning& tuning)
     }
     if (plan.groups[g].block >= 0) AddBlock(plan.groups[g].block, max_ops);
   }
+  for (size_t b = 0; b < plan.blocks.size(); ++b)  // (every block follows a group; this is a safeguard)
+    if (block_fns_[2 * b].empty()) AddBlock(int(b), max_ops);
   for (const Function& f : fns_) {
     max_function_ops_ = std::max(max_function_ops_, f.ops());
     num_ops_ += f.ops();
