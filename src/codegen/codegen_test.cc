@@ -802,6 +802,25 @@ TEST(Codegen, UnsafeUnitObjectIsRebuilt) {
   ExpectBitwiseEqual(RunOnce(*n2, 0.7), RunOnce(*tape, 0.7), "rebuilt units vs tape");
 }
 
+// Without a safe cache directory the units are compiled and linked in a private
+// directory of the run, and nothing is written where others may write.
+TEST(Codegen, UnitsWithoutSafeCacheDirectoryAreBuiltPrivately) {
+  const fs::path dir = fs::path(TestCacheDir()) / "open_units";
+  fs::create_directory(dir);
+  fs::permissions(dir, static_cast<fs::perms>(0777));
+  codegen::NativeTuning tuning;
+  tuning.max_function_ops = 25;
+  tuning.unit_ops = 100;
+  const Program p = LargeProgram(30, 6);
+  auto native = CreateNative(p, dir.string(), tuning);
+  EXPECT_GE(native->num_units(), 4);
+  EXPECT_NE(native->cache_note().find("not cached"), std::string::npos) << native->cache_note();
+  EXPECT_TRUE(fs::is_empty(dir)) << "a file was written into a directory others may write";
+  EXPECT_FALSE(fs::exists(native->library_path())) << "the private build directory was not removed";
+  auto tape = Compile(p, Opts(Backend::kTape));
+  ExpectBitwiseEqual(RunOnce(*native, 0.9), RunOnce(*tape, 0.9), "privately built units vs tape");
+}
+
 TEST(Codegen, MissingCompilerFallsBackToTape) {
   ProgramBuilder b;
   symbol x = b.Slot("x"), y = b.Slot("y");
