@@ -718,7 +718,8 @@ TEST(Codegen, GeneratedFunctionsStayWithinTheBound) {
   EXPECT_LE(native->max_function_ops(), 37u);
   EXPECT_GT(native->num_units(), 2);
   auto tape = Compile(p, Opts(Backend::kTape));
-  for (double x : {0.3, -1.7, 2.5}) ExpectBitwiseEqual(RunOnce(*native, x), RunOnce(*tape, x), "bounded native vs tape");
+  for (double x : {0.3, -1.7, 2.5})
+    ExpectBitwiseEqual(RunOnce(*native, x), RunOnce(*tape, x), "bounded native vs tape");
 }
 
 TEST(Codegen, UnitsAreCompiledAndCachedSeparately) {
