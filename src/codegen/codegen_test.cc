@@ -8,7 +8,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <map>
 #include <new>
 #include <random>
 #include <string>
@@ -627,6 +629,197 @@ TEST(Codegen, NativeCacheIsReused) {
   std::vector<double> s = {0.5, 0};
   second->Run(s.data());
   EXPECT_DOUBLE_EQ(s[1], std::exp(-0.25) * 42);
+}
+
+// A program with long straight code (a chain of coupled assignments) and a nonlinear
+// block of n unknowns whose residual and Jacobian code (n*n entries) are both
+// larger than the bounds the tests set.
+Program LargeProgram(int links, int n, double scale = 1.0) {
+  ProgramBuilder b;
+  symbol x = b.Slot("x");
+  ex prev = x;
+  std::vector<symbol> y;
+  for (int i = 0; i < links; ++i) {
+    y.push_back(b.Slot("y" + std::to_string(i)));
+    b.Assign(y.back(), GiNaC::sin(prev) * (i + 1) * scale + GiNaC::cos(x * (i + 2)) / (prev * prev + 1));
+    prev = y.back();
+  }
+  std::vector<symbol> u;
+  for (int i = 0; i < n; ++i) u.push_back(b.Slot("u" + std::to_string(i)));
+  std::vector<ex> r;
+  for (int i = 0; i < n; ++i) {
+    ex ri = 4 * u[i] + GiNaC::pow(u[i], 3) / 10 - y[i % links];
+    for (int j = 0; j < n; ++j)
+      if (j != i) ri += GiNaC::sin(u[j] * (i + 1)) / (n * (j + 2)) * y[(i + j) % links];
+    r.push_back(ri);
+  }
+  b.Block(u, r, false, "large */ block");
+  symbol z = b.Slot("z");
+  ex sum = 0;
+  for (int i = 0; i < n; ++i) sum += u[i] * u[i] * (i + 1);
+  b.Assign(z, sum);
+  return b.p;
+}
+
+// Operations per generated function, as the C source shows them: every statement
+// computing a value or storing a block output (copies of a value to w and the
+// NaN/Inf check are not operations).
+std::vector<int> OpsPerFunction(const std::string& source) {
+  std::vector<int> ops;
+  size_t pos = 0;
+  while (pos < source.size()) {
+    size_t end = source.find('\n', pos);
+    if (end == std::string::npos) end = source.size();
+    const std::string line = source.substr(pos, end - pos);
+    pos = end + 1;
+    if (line.rfind("int pn_", 0) == 0 || line.rfind("void pn_", 0) == 0) ops.push_back(0);
+    else if (!ops.empty() && (line.rfind("  s[", 0) == 0 || line.rfind("  const double t", 0) == 0 ||
+                              line.rfind("  r[", 0) == 0 || line.rfind("  J[", 0) == 0))
+      ++ops.back();
+  }
+  return ops;
+}
+
+std::unique_ptr<codegen::NativeProgram> CreateNative(const Program& p, const std::string& dir,
+                                                     const codegen::NativeTuning& tuning) {
+  codegen::Plan plan = codegen::Lower(p);
+  return codegen::NativeProgram::Create(plan, Opts(Backend::kNative, dir), tuning);
+}
+
+std::vector<double> RunOnce(const CompiledProgram& prog, double x) {
+  std::vector<double> s(prog.num_slots(), 0.1);
+  s[0] = x;
+  prog.Run(s.data());
+  return s;
+}
+
+void ExpectBitwiseEqual(const std::vector<double>& a, const std::vector<double>& b, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_EQ(std::memcmp(&a[i], &b[i], sizeof(double)), 0) << what << ": slot " << i << ": " << a[i] << " vs " << b[i];
+}
+
+TEST(Codegen, GeneratedFunctionsStayWithinTheBound) {
+  const Program p = LargeProgram(40, 9);
+  codegen::NativeTuning tuning;
+  tuning.max_function_ops = 37;
+  tuning.unit_ops = 200;
+  const codegen::Plan plan = codegen::Lower(p);
+  ASSERT_GT(plan.groups[0].straight.code.size(), 3 * tuning.max_function_ops);
+  ASSERT_GT(plan.blocks[0].residual.code.size() + plan.blocks[0].residual_out.size(), 2 * tuning.max_function_ops);
+  ASSERT_GT(plan.blocks[0].jacobian.code.size() + plan.blocks[0].jacobian_out.size(), 2 * tuning.max_function_ops);
+  const std::string source = codegen::GenerateC(plan, tuning);
+  const std::vector<int> ops = OpsPerFunction(source);
+  ASSERT_GT(ops.size(), 8u);
+  for (size_t f = 0; f < ops.size(); ++f) EXPECT_LE(ops[f], 37) << "function " << f;
+  EXPECT_EQ(source.find("large"), std::string::npos) << "a label reached the C source";
+
+  auto native = CreateNative(p, (fs::path(TestCacheDir()) / "bounded").string(), tuning);
+  EXPECT_LE(native->max_function_ops(), 37u);
+  EXPECT_GT(native->num_units(), 2);
+  auto tape = Compile(p, Opts(Backend::kTape));
+  for (double x : {0.3, -1.7, 2.5})
+    ExpectBitwiseEqual(RunOnce(*native, x), RunOnce(*tape, x), "bounded native vs tape");
+}
+
+TEST(Codegen, UnitsAreCompiledAndCachedSeparately) {
+  const std::string dir = (fs::path(TestCacheDir()) / "units").string();
+  codegen::NativeTuning tuning;
+  tuning.max_function_ops = 25;
+  tuning.unit_ops = 100;
+  auto objects = [&] {
+    std::map<std::string, fs::file_time_type> out;
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".o") out[e.path().filename().string()] = fs::last_write_time(e.path());
+    return out;
+  };
+  const Program p1 = LargeProgram(30, 6);
+  auto n1 = CreateNative(p1, dir, tuning);
+  const int units = n1->num_units();
+  ASSERT_GE(units, 4);
+  EXPECT_EQ(static_cast<int>(n1->compiled_units().size()), units);
+  const auto before = objects();
+  EXPECT_EQ(static_cast<int>(before.size()), units);
+
+  // The same program again: the shared object is reused, nothing compiled.
+  auto again = CreateNative(p1, dir, tuning);
+  EXPECT_TRUE(again->cache_hit());
+  EXPECT_TRUE(again->compiled_units().empty());
+
+  // A change to the last block's output only (a coefficient of z): one unit recompiles,
+  // the other objects are linked as they are.
+  Program p2 = p1;
+  p2.steps.back().value = p2.steps.back().value * 3;
+  auto n2 = CreateNative(p2, dir, tuning);
+  EXPECT_FALSE(n2->cache_hit());
+  EXPECT_EQ(n2->num_units(), units);
+  ASSERT_EQ(n2->compiled_units().size(), 1u);
+  EXPECT_EQ(n2->compiled_units()[0], units - 1);  // units follow program order: z is last
+  const auto after = objects();
+  EXPECT_EQ(after.size(), before.size() + 1);
+  for (const auto& [name, time] : before) {
+    ASSERT_TRUE(after.count(name)) << name;
+    EXPECT_EQ(after.at(name), time) << name << " was rebuilt";
+  }
+
+  // Bitwise the same as one unit (compiled straight into a shared object) and as the tape.
+  codegen::NativeTuning one = tuning;
+  one.unit_ops = 1u << 30;
+  for (const Program* p : {&p1, static_cast<const Program*>(&p2)}) {
+    auto single = CreateNative(*p, dir, one);
+    EXPECT_EQ(single->num_units(), 1);
+    auto split = CreateNative(*p, dir, tuning);
+    auto tape = Compile(*p, Opts(Backend::kTape));
+    for (double x : {0.4, 1.9}) {
+      ExpectBitwiseEqual(RunOnce(*split, x), RunOnce(*single, x), "units vs one unit");
+      ExpectBitwiseEqual(RunOnce(*split, x), RunOnce(*tape, x), "units vs tape");
+    }
+  }
+}
+
+// An object file in the cache is linked into code that runs: one writable by
+// others is never used but rebuilt in its place.
+TEST(Codegen, UnsafeUnitObjectIsRebuilt) {
+  const std::string dir = (fs::path(TestCacheDir()) / "unsafe_units").string();
+  codegen::NativeTuning tuning;
+  tuning.max_function_ops = 25;
+  tuning.unit_ops = 100;
+  const Program p1 = LargeProgram(30, 6);
+  auto n1 = CreateNative(p1, dir, tuning);
+  std::vector<fs::path> objects;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".o") objects.push_back(e.path());
+  ASSERT_FALSE(objects.empty());
+  for (const fs::path& o : objects) {
+    EXPECT_EQ(fs::status(o).permissions(), fs::perms::owner_all) << o;
+    fs::permissions(o, static_cast<fs::perms>(0666));
+  }
+  fs::remove(n1->library_path());  // so that the objects are linked again
+  auto n2 = CreateNative(p1, dir, tuning);
+  EXPECT_EQ(static_cast<int>(n2->compiled_units().size()), n2->num_units());
+  EXPECT_NE(n2->cache_note().find("writable by group or others"), std::string::npos) << n2->cache_note();
+  for (const fs::path& o : objects) EXPECT_EQ(fs::status(o).permissions(), fs::perms::owner_all) << o;
+  auto tape = Compile(p1, Opts(Backend::kTape));
+  ExpectBitwiseEqual(RunOnce(*n2, 0.7), RunOnce(*tape, 0.7), "rebuilt units vs tape");
+}
+
+// Without a safe cache directory the units are compiled and linked in a private
+// directory of the run, and nothing is written where others may write.
+TEST(Codegen, UnitsWithoutSafeCacheDirectoryAreBuiltPrivately) {
+  const fs::path dir = fs::path(TestCacheDir()) / "open_units";
+  fs::create_directory(dir);
+  fs::permissions(dir, static_cast<fs::perms>(0777));
+  codegen::NativeTuning tuning;
+  tuning.max_function_ops = 25;
+  tuning.unit_ops = 100;
+  const Program p = LargeProgram(30, 6);
+  auto native = CreateNative(p, dir.string(), tuning);
+  EXPECT_GE(native->num_units(), 4);
+  EXPECT_NE(native->cache_note().find("not cached"), std::string::npos) << native->cache_note();
+  EXPECT_TRUE(fs::is_empty(dir)) << "a file was written into a directory others may write";
+  EXPECT_FALSE(fs::exists(native->library_path())) << "the private build directory was not removed";
+  auto tape = Compile(p, Opts(Backend::kTape));
+  ExpectBitwiseEqual(RunOnce(*native, 0.9), RunOnce(*tape, 0.9), "privately built units vs tape");
 }
 
 TEST(Codegen, MissingCompilerFallsBackToTape) {

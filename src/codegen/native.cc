@@ -16,6 +16,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <mutex>
+#include <thread>
 
 #include "newton.h"
 #include "paynter/error.h"
@@ -25,8 +28,27 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kFlags = "-O2 -fPIC -shared -ffp-contract=off -fno-fast-math";
-constexpr const char* kFormatVersion = "paynter-codegen-c-2";
+// Flags for the results: no fused multiply-add and no value-changing optimization,
+// so that native code computes exactly what the tape does.
+constexpr const char* kExactFlags = "-ffp-contract=off -fno-fast-math";
+constexpr const char* kLinkFlags = "-fPIC -shared";
+constexpr const char* kFormatVersion = "paynter-codegen-c-3";
+
+// The optimization level by the size of the program (operations of the plan),
+// chosen by measurement (docs/performance.md, bench/bench_codegen). Per operation,
+// compiling costs about 0.03 ms at -O0, 0.1-0.2 ms at -O1 and more at -O2, while -O1
+// code runs 1.5 to 3.5 times faster than -O0 code and -O2 code barely faster than
+// -O1 (straight-line arithmetic on the slot array). -O1 over -O0 pays off only after
+// some 20,000 to 30,000 calls whatever the size: small programs, whose compile time
+// is small anyway, get -O2 and -O1, large ones -O0, so that a large model is ready
+// within seconds.
+// $PAYNTER_CFLAGS, when set, replaces the level (e.g. -O2 for a long run of a large
+// model); the flags for exact results always come after it, so they win.
+std::string CompileFlags(size_t ops) {
+  const char* env = std::getenv("PAYNTER_CFLAGS");
+  const std::string level = env && *env ? env : ops <= 3000 ? "-O2" : ops <= 10000 ? "-O1" : "-O0";
+  return fmt::format("{} {}", level, kExactFlags);
+}
 
 // The helpers repeat the formulas of the tape interpreter (tape.cc) so that both
 // backends agree bit for bit.
@@ -85,62 +107,112 @@ std::string Literal(double v) {
   return std::signbit(v) ? "(" + s + ")" : s;
 }
 
-// Straight code is split into functions of at most this many operations: compilers
-// are superlinear in function size (gcc -O2 takes ~20 s on one 30000-line function,
-// about 1 s split up), and a call per thousand operations costs nothing.
-constexpr size_t kChunk = 1000;
-
 class CWriter {
  public:
-  // A C function running straight code: written_end is the count of Plan::written
-  // entries produced once it has run (each assignment writes its slot exactly once).
+  CWriter(const Plan& plan, const NativeTuning& tuning);
+  // The C source, one string per translation unit (each starts with the prelude).
+  std::vector<std::string> WriteUnits();
+  int num_w() const { return num_w_; }
+  size_t max_function_ops() const { return max_function_ops_; }
+  size_t num_ops() const { return num_ops_; }  // of all functions
+  // The functions running group g's straight code, in order, with the count of
+  // Plan::written entries produced once each has run (each assignment writes its
+  // slot exactly once).
   struct Chunk {
     std::string name;
     int written_end;
   };
-
-  explicit CWriter(const Plan& plan);
-  std::string Write();
-  int num_w() const { return num_w_; }
   const std::vector<Chunk>& chunks(int group) const { return chunks_[group]; }
+  // The functions computing block b's residual (jacobian = false) or Jacobian, in order.
+  const std::vector<std::string>& block_fns(int b, bool jacobian) const { return block_fns_[2 * b + jacobian]; }
 
  private:
   struct Function {
+    std::string name;
     const Section* sec;
-    size_t begin, end;  // instruction range of sec
-    int group = -1;     // straight code of this group, or
-    int block = -1;     // residual (jacobian = false) or Jacobian of this block
+    size_t begin, end;          // instruction range of sec
+    size_t out_begin = 0, out_end = 0;  // block outputs written ([i] = outs[i])
+    int group = -1;             // straight code of this group, or
+    int block = -1;             // residual (jacobian = false) or Jacobian of this block
     bool jacobian = false;
+    size_t ops() const { return end - begin + out_end - out_begin; }
   };
+  const std::vector<Ref>& Outputs(const Function& f) const {
+    return f.jacobian ? plan_.blocks[f.block].jacobian_out : plan_.blocks[f.block].residual_out;
+  }
+  void AddBlock(int b, size_t max_ops);
   void Use(const Ref& r, int fn);
   std::string Text(const Ref& r, int fn) const;
+  void EmitFunction(int fn);
   void EmitCode(int fn, bool check);
 
   const Plan& plan_;
+  NativeTuning tuning_;
   std::vector<Function> fns_;
   std::vector<std::vector<Chunk>> chunks_;  // per group
+  std::vector<std::vector<std::string>> block_fns_;  // per block: residual, Jacobian
   std::vector<int> def_fn_;   // per temporary: the function computing it
+  std::vector<int> local_;    // per temporary: its local name t<k> in that function
   std::vector<int> w_index_;  // per temporary: its slot in w when another function reads it
   int num_w_ = 0;
+  size_t max_function_ops_ = 0, num_ops_ = 0;
   std::string out_;
 };
 
-CWriter::CWriter(const Plan& plan) : plan_(plan), chunks_(plan.groups.size()) {
+// Every generated function is at most tuning.max_function_ops operations (an output
+// copied into r or J counts as one): compilers are superlinear in function size (gcc
+// -O2 takes ~20 s on one 30000-line function, about 1 s split up; docs/performance.md
+// has the measurements behind the default of 200), and a call per 200 operations
+// costs little. Values crossing functions go through w.
+CWriter::CWriter(const Plan& plan, const NativeTuning& tuning)
+    : plan_(plan), tuning_(tuning), chunks_(plan.groups.size()), block_fns_(2 * plan.blocks.size()) {
+  const size_t max_ops = std::max<size_t>(1, tuning.max_function_ops);
+  // In program order: group g's straight code, then its block's functions.
   for (size_t g = 0; g < plan.groups.size(); ++g) {
     const Section& sec = plan.groups[g].straight;
     int written = plan.groups[g].written_end;
     for (const Instr& in : sec.code) written -= in.out.kind == Ref::Kind::kSlot;
-    for (size_t begin = 0; begin < sec.code.size(); begin += kChunk) {
-      const size_t end = std::min(sec.code.size(), begin + kChunk);
+    for (size_t begin = 0; begin < sec.code.size(); begin += max_ops) {
+      const size_t end = std::min(sec.code.size(), begin + max_ops);
       for (size_t i = begin; i < end; ++i) written += sec.code[i].out.kind == Ref::Kind::kSlot;
-      chunks_[g].push_back(Chunk{fmt::format("pn_g{}_{}", g, chunks_[g].size()), written});
-      fns_.push_back(Function{&sec, begin, end, int(g)});
+      Function f{fmt::format("pn_g{}_{}", g, chunks_[g].size()), &sec, begin, end};
+      f.group = int(g);
+      chunks_[g].push_back(Chunk{f.name, written});
+      fns_.push_back(std::move(f));
     }
+    if (plan.groups[g].block >= 0) AddBlock(plan.groups[g].block, max_ops);
   }
-  for (size_t b = 0; b < plan.blocks.size(); ++b) {
-    const BlockPlan& bp = plan.blocks[b];
-    fns_.push_back(Function{&bp.residual, 0, bp.residual.code.size(), -1, int(b), false});
-    fns_.push_back(Function{&bp.jacobian, 0, bp.jacobian.code.size(), -1, int(b), true});
+  for (size_t b = 0; b < plan.blocks.size(); ++b)  // (every block follows a group; this is a safeguard)
+    if (block_fns_[2 * b].empty()) AddBlock(int(b), max_ops);
+  for (const Function& f : fns_) {
+    max_function_ops_ = std::max(max_function_ops_, f.ops());
+    num_ops_ += f.ops();
+  }
+}
+
+// A block's code is cut into pieces of max_ops operations, its outputs into the
+// room left after the last piece of code and further output-only pieces; the
+// solver calls the pieces in order.
+void CWriter::AddBlock(int b, size_t max_ops) {
+  const BlockPlan& bp = plan_.blocks[b];
+  for (const bool jac : {false, true}) {
+    const Section& sec = jac ? bp.jacobian : bp.residual;
+    const size_t num_outs = (jac ? bp.jacobian_out : bp.residual_out).size();
+    const size_t total = sec.code.size() + num_outs;
+    std::vector<std::string>& names = block_fns_[2 * b + jac];
+    size_t pos = 0;  // counts instructions, then outputs
+    do {
+      const size_t end = std::min(total, pos + max_ops);
+      Function f{fmt::format("pn_{}{}_{}", jac ? 'j' : 'r', b, names.size()), &sec, std::min(pos, sec.code.size()),
+                 std::min(end, sec.code.size())};
+      f.out_begin = std::max(pos, sec.code.size()) - sec.code.size();
+      f.out_end = std::max(end, sec.code.size()) - sec.code.size();
+      f.block = b;
+      f.jacobian = jac;
+      names.push_back(f.name);
+      fns_.push_back(std::move(f));
+      pos = end;
+    } while (pos < total);
   }
 }
 
@@ -155,7 +227,7 @@ std::string CWriter::Text(const Ref& r, int fn) const {
     case Ref::Kind::kConst: return Literal(plan_.constants[r.index]);
     case Ref::Kind::kTemp: break;
   }
-  if (def_fn_[r.index] == fn) return fmt::format("t{}", r.index);
+  if (def_fn_[r.index] == fn) return fmt::format("t{}", local_[r.index]);
   return fmt::format("w[{}]", w_index_[r.index]);
 }
 
@@ -187,8 +259,9 @@ void CWriter::EmitCode(int fn, bool check) {
       out_ += fmt::format("  s[{}] = {};\n", in.out.index, e);
       written.push_back(in.out.index);
     } else {
-      out_ += fmt::format("  const double t{} = {};\n", in.out.index, e);
-      if (w_index_[in.out.index] >= 0) out_ += fmt::format("  w[{}] = t{};\n", w_index_[in.out.index], in.out.index);
+      const int t = local_[in.out.index];
+      out_ += fmt::format("  const double t{} = {};\n", t, e);
+      if (w_index_[in.out.index] >= 0) out_ += fmt::format("  w[{}] = t{};\n", w_index_[in.out.index], t);
     }
   }
   if (!check) return;
@@ -202,52 +275,68 @@ void CWriter::EmitCode(int fn, bool check) {
   out_ += ";\n  return c - c != 0.0;\n";
 }
 
-std::string CWriter::Write() {
-  // Which temporaries cross function boundaries (they live in w; the rest are locals).
+void CWriter::EmitFunction(int fn) {
+  const Function& f = fns_[fn];
+  if (f.group >= 0) {
+    out_ += fmt::format("\nint {}(double* restrict s, double* restrict w) {{\n", f.name);
+    EmitCode(fn, /*check=*/true);
+    out_ += "}\n";
+    return;
+  }
+  // Labels are the model's text: never printed into the source.
+  out_ += fmt::format("\nvoid {}(double* restrict s, double* restrict w, double* restrict {}) {{\n", f.name,
+                      f.jacobian ? 'J' : 'r');
+  EmitCode(fn, false);
+  const std::vector<Ref>& outs = Outputs(f);
+  for (size_t i = f.out_begin; i < f.out_end; ++i)
+    out_ += fmt::format("  {}[{}] = {};\n", f.jacobian ? 'J' : 'r', i, Text(outs[i], fn));
+  out_ += "}\n";
+}
+
+std::vector<std::string> CWriter::WriteUnits() {
+  // Which temporaries cross function boundaries (they live in w; the rest are
+  // locals, numbered from 0 in each function so that a function's text does not
+  // depend on how many temporaries come before it).
   def_fn_.assign(plan_.num_temps, -1);
+  local_.assign(plan_.num_temps, -1);
   w_index_.assign(plan_.num_temps, -1);
   const int nfn = static_cast<int>(fns_.size());
-  for (int fn = 0; fn < nfn; ++fn)
-    for (size_t i = fns_[fn].begin; i < fns_[fn].end; ++i)
-      if (fns_[fn].sec->code[i].out.kind == Ref::Kind::kTemp) def_fn_[fns_[fn].sec->code[i].out.index] = fn;
+  for (int fn = 0; fn < nfn; ++fn) {
+    int next = 0;
+    for (size_t i = fns_[fn].begin; i < fns_[fn].end; ++i) {
+      const Ref& out = fns_[fn].sec->code[i].out;
+      if (out.kind != Ref::Kind::kTemp) continue;
+      def_fn_[out.index] = fn;
+      local_[out.index] = next++;
+    }
+  }
   for (int fn = 0; fn < nfn; ++fn) {
     const Function& f = fns_[fn];
     for (size_t i = f.begin; i < f.end; ++i) {
       Use(f.sec->code[i].a, fn);
       if (IsBinary(f.sec->code[i].op)) Use(f.sec->code[i].b, fn);
     }
-    if (f.block >= 0) {
-      const BlockPlan& bp = plan_.blocks[f.block];
-      for (const Ref& r : f.jacobian ? bp.jacobian_out : bp.residual_out) Use(r, fn);
-    }
+    if (f.block >= 0)
+      for (size_t i = f.out_begin; i < f.out_end; ++i) Use(Outputs(f)[i], fn);
   }
 
-  out_ = kPrelude;
-  int chunk = 0;
+  // Units: consecutive functions, cut before a function that would take the unit
+  // past tuning.unit_ops operations.
+  std::vector<std::string> units;
+  size_t unit_ops = 0;
   for (int fn = 0; fn < nfn; ++fn) {
-    const Function& f = fns_[fn];
-    if (f.group >= 0) {
-      const int g = f.group;
-      chunk = fn > 0 && fns_[fn - 1].group == g ? chunk + 1 : 0;
-      out_ += fmt::format("\nint {}(double* restrict s, double* restrict w) {{\n", chunks_[g][chunk].name);
-      EmitCode(fn, /*check=*/true);
-      out_ += "}\n";
-      continue;
+    if (units.empty() || (unit_ops > 0 && unit_ops + fns_[fn].ops() > tuning_.unit_ops)) {
+      if (!units.empty()) units.back() = std::move(out_);
+      out_ = kPrelude;
+      units.emplace_back();
+      unit_ops = 0;
     }
-    const BlockPlan& bp = plan_.blocks[f.block];
-    if (!f.jacobian) {
-      out_ += fmt::format("\n/* block {}: {} */\n", f.block, bp.label.find("*/") == std::string::npos ? bp.label : "");
-      out_ += fmt::format("void pn_r{}(double* restrict s, double* restrict w, double* restrict r) {{\n", f.block);
-    } else {
-      out_ += fmt::format("\nvoid pn_j{}(double* restrict s, double* restrict w, double* restrict J) {{\n", f.block);
-    }
-    EmitCode(fn, false);
-    const std::vector<Ref>& outs = f.jacobian ? bp.jacobian_out : bp.residual_out;
-    for (size_t i = 0; i < outs.size(); ++i)
-      out_ += fmt::format("  {}[{}] = {};\n", f.jacobian ? "J" : "r", i, Text(outs[i], fn));
-    out_ += "}\n";
+    EmitFunction(fn);
+    unit_ops += fns_[fn].ops();
   }
-  return std::move(out_);
+  if (units.empty()) units.emplace_back(), out_ = kPrelude;
+  units.back() = std::move(out_);
+  return units;
 }
 
 uint64_t Fnv1a64(const std::string& text, uint64_t h = 14695981039346656037ull) {
@@ -280,7 +369,9 @@ std::string FindProgram(const std::string& name) {
 }
 
 // The compiler command: $CC verbatim (it may carry arguments, e.g. "ccache gcc"),
-// else the first of cc, gcc, clang on PATH.
+// else the first of clang, cc, gcc on PATH: clang compiles the generated sources
+// 1.5 to 4 times faster than gcc at the same level (docs/performance.md), and
+// both give the results of the tape bit for bit.
 std::string FindCompiler() {
   const char* env = std::getenv("CC");
   if (env && *env) {
@@ -292,11 +383,11 @@ std::string FindCompiler() {
            "set CC to an installed C compiler, or use the tape backend, which needs none");
     return cc;
   }
-  for (const char* name : {"cc", "gcc", "clang"}) {
+  for (const char* name : {"clang", "cc", "gcc"}) {
     const std::string p = FindProgram(name);
     if (!p.empty()) return p;
   }
-  Fail("no C compiler found (looked for $CC, then cc, gcc and clang on PATH)",
+  Fail("no C compiler found (looked for $CC, then clang, cc and gcc on PATH)",
        "install a C compiler (e.g. the Debian package build-essential), or use the tape backend");
 }
 
@@ -380,21 +471,8 @@ ObjectDir ChooseObjectDir(const CodegenOptions& options) {
   return {templ, false, "native code not cached: " + reasons};
 }
 
-// Compiles `source` into `so_path`. The object is built under a temporary name in the
-// same directory and renamed, so a concurrent run never loads a half-written file.
-void CompileSharedObject(const std::string& compiler, const std::string& source, const fs::path& c_path,
-                         const fs::path& so_path) {
-  static std::atomic<unsigned> counter{0};
-  const std::string tag = fmt::format(".tmp-{}-{}", getpid(), counter++);
-  const fs::path tmp_c = c_path.string() + tag + ".c";
-  const fs::path tmp_so = so_path.string() + tag + ".so";
-  {
-    std::ofstream f(tmp_c, std::ios::binary);
-    f << source;
-    if (!f.flush()) Fail(fmt::format("cannot write generated C source to '{}'", tmp_c.string()));
-  }
-  const std::string cmd = fmt::format("{} {} -o {} {} -lm 2>&1", compiler, kFlags, Quote(tmp_so), Quote(tmp_c));
-  std::string output;
+// Runs `cmd` (stderr folded into stdout); true when it exits with status 0.
+bool RunCommand(const std::string& cmd, std::string& output) {
   int status = -1;
   if (FILE* p = popen(cmd.c_str(), "r")) {
     char buf[4096];
@@ -403,48 +481,143 @@ void CompileSharedObject(const std::string& compiler, const std::string& source,
       if (output.size() < 8000) output.append(buf, n);
     status = pclose(p);
   }
+  return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// A unique suffix for temporary files of this process.
+std::string TempTag() {
+  static std::atomic<unsigned> counter{0};
+  return fmt::format(".tmp-{}-{}", getpid(), counter++);
+}
+
+// Compiles `source` with `flags` into `out_path`. The output is built under a
+// temporary name in the same directory and renamed, so a concurrent run never
+// uses a half-written file; the source is kept next to it, for debugging.
+void CompileFile(const std::string& compiler, const std::string& flags, const std::string& source,
+                 const fs::path& c_path, const fs::path& out_path, const std::string& libs) {
+  const std::string tag = TempTag();
+  const fs::path tmp_c = c_path.string() + tag + ".c";
+  const fs::path tmp_out = out_path.string() + tag + out_path.extension().string();
+  {
+    std::ofstream f(tmp_c, std::ios::binary);
+    f << source;
+    if (!f.flush()) Fail(fmt::format("cannot write generated C source to '{}'", tmp_c.string()));
+  }
+  const std::string cmd =
+      fmt::format("{} {} -o {} {}{} 2>&1", compiler, flags, Quote(tmp_out.string()), Quote(tmp_c.string()), libs);
+  std::string output;
   std::error_code ec;
-  const bool ok = status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && fs::exists(tmp_so, ec);
-  if (!ok) {
-    fs::remove(tmp_so, ec);
+  if (!RunCommand(cmd, output) || !fs::exists(tmp_out, ec)) {
+    fs::remove(tmp_out, ec);
     fs::rename(tmp_c, c_path.string() + ".failed.c", ec);  // kept for inspection
     if (output.size() > 2000) output = output.substr(0, 2000) + "\n...";
     Fail(fmt::format("the C compiler failed on the generated code: {}\n{}", cmd, output),
          fmt::format("the source is kept as {}.failed.c; use the tape backend to run without a compiler",
                      c_path.string()));
   }
-  ::chmod(tmp_so.c_str(), 0700);  // only the user may write what will be loaded
+  ::chmod(tmp_out.c_str(), 0700);  // only the user may write what will be loaded or linked
+  fs::rename(tmp_out, out_path, ec);
+  if (ec) Fail(fmt::format("cannot move '{}' to '{}': {}", tmp_out.string(), out_path.string(), ec.message()));
+  fs::rename(tmp_c, c_path, ec);
+}
+
+// Links the objects into `so_path` (built under a temporary name and renamed).
+void LinkSharedObject(const std::string& compiler, const std::vector<fs::path>& objects, const fs::path& so_path) {
+  const fs::path tmp_so = so_path.string() + TempTag() + ".so";
+  std::string cmd = fmt::format("{} {} -o {}", compiler, kLinkFlags, Quote(tmp_so.string()));
+  for (const fs::path& o : objects) cmd += " " + Quote(o.string());
+  cmd += " -lm 2>&1";
+  std::string output;
+  std::error_code ec;
+  if (!RunCommand(cmd, output) || !fs::exists(tmp_so, ec)) {
+    fs::remove(tmp_so, ec);
+    if (output.size() > 2000) output = output.substr(0, 2000) + "\n...";
+    Fail(fmt::format("linking the compiled model failed: {}\n{}", cmd, output),
+         "use the tape backend to run without a compiler");
+  }
+  ::chmod(tmp_so.c_str(), 0700);
   fs::rename(tmp_so, so_path, ec);
   if (ec) Fail(fmt::format("cannot move '{}' to '{}': {}", tmp_so.string(), so_path.string(), ec.message()));
-  fs::rename(tmp_c, c_path, ec);  // the source next to the object, for debugging
+}
+
+// Runs job(i) for i in [0, n) on up to `threads` threads; rethrows the first error.
+void ParallelFor(int n, int threads, const std::function<void(int)>& job) {
+  std::atomic<int> next{0};
+  std::mutex mu;
+  std::exception_ptr error;
+  auto worker = [&] {
+    for (int i; (i = next++) < n;) {
+      try {
+        job(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!error) error = std::current_exception();
+        next = n;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::min(n, threads); ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+int DefaultJobs() {
+  const long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
 }
 
 }  // namespace
 
-std::string GenerateC(const Plan& plan) { return CWriter(plan).Write(); }
+std::string GenerateC(const Plan& plan, const NativeTuning& tuning) {
+  std::string all;
+  for (const std::string& unit : CWriter(plan, tuning).WriteUnits()) all += unit;
+  return all;
+}
 
 struct NativeProgram::NativeBlock final : BlockFns {
   NativeBlock(const Plan& plan, int b, const CodegenOptions& o, const RuntimeChecks* c) : solver(plan, b, o, c) {}
-  void Residual(double* s, double* r) override { res(s, w, r); }
-  void Jacobian(double* s, double* J) override { jac(s, w, J); }
-  BlockFn res = nullptr, jac = nullptr;
+  void Residual(double* s, double* r) override {
+    for (BlockFn f : res) f(s, w, r);
+  }
+  void Jacobian(double* s, double* J) override {
+    for (BlockFn f : jac) f(s, w, J);
+  }
+  std::vector<BlockFn> res, jac;
   double* w = nullptr;
   NewtonSolver solver;
 };
 
-std::unique_ptr<NativeProgram> NativeProgram::Create(Plan& plan, const CodegenOptions& options) {
-  CWriter writer(plan);
-  const std::string source = writer.Write();
+// A single unit is compiled straight into the shared object. Several are compiled
+// into objects in parallel, each cached under the hash of its own source and
+// command (so a change to one part of a model recompiles only its units), and
+// linked into the shared object, cached under the hash of all of them.
+std::unique_ptr<NativeProgram> NativeProgram::Create(Plan& plan, const CodegenOptions& options,
+                                                     const NativeTuning& tuning) {
+  CWriter writer(plan, tuning);
+  const std::vector<std::string> units = writer.WriteUnits();
   const std::string compiler = FindCompiler();
   const ObjectDir dir = ChooseObjectDir(options);
-  const uint64_t key = Fnv1a64(source, Fnv1a64(fmt::format("{}\n{}\n{}\n", kFormatVersion, compiler, kFlags)));
+  const std::string flags =
+      tuning.flags.empty() ? CompileFlags(writer.num_ops()) : tuning.flags + " " + kExactFlags;
+  const uint64_t command_key = Fnv1a64(fmt::format("{}\n{}\n{}\n{}\n", kFormatVersion, compiler, flags, kLinkFlags));
+  std::vector<uint64_t> unit_keys;
+  uint64_t key = command_key;
+  for (const std::string& unit : units) {
+    unit_keys.push_back(Fnv1a64(unit, command_key));
+    key = Fnv1a64(fmt::format("{:016x}\n", unit_keys.back()), key);
+  }
   const fs::path so_path = dir.path / fmt::format("pn_{:016x}.so", key);
-  const fs::path c_path = dir.path / fmt::format("pn_{:016x}.c", key);
 
   std::unique_ptr<NativeProgram> prog(new NativeProgram());
   prog->compiler_ = compiler;
   prog->library_path_ = so_path.string();
   prog->cache_note_ = dir.note;
+  prog->num_units_ = static_cast<int>(units.size());
+  prog->max_function_ops_ = writer.max_function_ops();
+  prog->num_ops_ = writer.num_ops();
+  prog->flags_ = flags;
   std::error_code ec;
   struct stat st;
   if (dir.cached && ::lstat(so_path.c_str(), &st) == 0) {
@@ -459,7 +632,32 @@ std::unique_ptr<NativeProgram> NativeProgram::Create(Plan& plan, const CodegenOp
   }
   if (!prog->handle_) {
     try {
-      CompileSharedObject(compiler, source, c_path, so_path);
+      if (units.size() == 1) {
+        CompileFile(compiler, flags + " " + kLinkFlags, units[0], dir.path / fmt::format("pn_{:016x}.c", key), so_path,
+                    " -lm");
+        prog->compiled_units_ = {0};
+      } else {
+        std::vector<fs::path> objects;
+        std::vector<int> todo;
+        for (size_t u = 0; u < units.size(); ++u) {
+          objects.push_back(dir.path / fmt::format("pn_o_{:016x}.o", unit_keys[u]));
+          // An object is linked into code that will run: reused only when safe to load.
+          if (!dir.cached || ::lstat(objects[u].c_str(), &st) != 0) {
+            todo.push_back(int(u));
+          } else if (const std::string why = UnsafeObjectReason(objects[u]); !why.empty()) {
+            todo.push_back(int(u));  // rebuilt in its place (the directory is the user's alone)
+            if (prog->cache_note_.empty())
+              prog->cache_note_ = fmt::format("cached object '{}' not used: {}; rebuilt", objects[u].string(), why);
+          }
+        }
+        ParallelFor(static_cast<int>(todo.size()), tuning.jobs > 0 ? tuning.jobs : DefaultJobs(), [&](int i) {
+          const int u = todo[i];
+          CompileFile(compiler, flags + " -fPIC -c", units[u], dir.path / fmt::format("pn_o_{:016x}.c", unit_keys[u]),
+                      objects[u], "");
+        });
+        prog->compiled_units_ = todo;
+        LinkSharedObject(compiler, objects, so_path);
+      }
     } catch (...) {
       if (!dir.cached) fs::remove_all(dir.path, ec);
       throw;
@@ -480,10 +678,13 @@ std::unique_ptr<NativeProgram> NativeProgram::Create(Plan& plan, const CodegenOp
   std::vector<std::vector<GroupFn>> group_fns(plan.groups.size());
   for (size_t g = 0; g < plan.groups.size(); ++g)
     for (const CWriter::Chunk& c : writer.chunks(int(g))) group_fns[g].push_back(reinterpret_cast<GroupFn>(sym(c.name)));
-  std::vector<std::pair<BlockFn, BlockFn>> block_fns;
-  for (size_t b = 0; b < plan.blocks.size(); ++b)
-    block_fns.emplace_back(reinterpret_cast<BlockFn>(sym(fmt::format("pn_r{}", b))),
-                           reinterpret_cast<BlockFn>(sym(fmt::format("pn_j{}", b))));
+  std::vector<std::pair<std::vector<BlockFn>, std::vector<BlockFn>>> block_fns(plan.blocks.size());
+  for (size_t b = 0; b < plan.blocks.size(); ++b) {
+    for (const std::string& name : writer.block_fns(int(b), false))
+      block_fns[b].first.push_back(reinterpret_cast<BlockFn>(sym(name)));
+    for (const std::string& name : writer.block_fns(int(b), true))
+      block_fns[b].second.push_back(reinterpret_cast<BlockFn>(sym(name)));
+  }
 
   // Nothing can fail from here on: take the plan.
   prog->plan_ = std::move(plan);
@@ -491,8 +692,8 @@ std::unique_ptr<NativeProgram> NativeProgram::Create(Plan& plan, const CodegenOp
   prog->checks_ = std::make_unique<RuntimeChecks>(prog->plan_);
   for (size_t b = 0; b < block_fns.size(); ++b) {
     auto nb = std::make_unique<NativeBlock>(prog->plan_, int(b), options, prog->checks_.get());
-    nb->res = block_fns[b].first;
-    nb->jac = block_fns[b].second;
+    nb->res = std::move(block_fns[b].first);
+    nb->jac = std::move(block_fns[b].second);
     nb->w = prog->w_.data();
     prog->blocks_.push_back(std::move(nb));
   }

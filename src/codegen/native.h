@@ -1,14 +1,17 @@
 // codegen/native.h — the native backend: the lowered plan (tape.h) printed as C99,
 // compiled by the system C compiler into a shared object and loaded with dlopen.
 //
-// One C function per straight-line group (per 1000 operations of it) and, per
-// block, a residual and a Jacobian function; all work on the caller's slot array `s`
-// (values shared between functions go through a small scratch array `w`), so Run is
-// one indirect call per group. Shared objects are cached by a hash of the source and
-// the compiler command, in a directory of the user's own that nobody else may write;
-// an object is loaded only if it too is the user's and nobody else's to write.
-// Without such a directory the code is built in a private directory of the run and
-// not cached (cache_note() says why).
+// No generated function exceeds NativeTuning::max_function_ops operations: straight
+// code is cut into a run of functions, and so are a block's residual and Jacobian
+// code (the solver calls the pieces in order). All work on the caller's slot array
+// `s`; values shared between functions go through a scratch array `w`. The
+// functions are grouped into translation units in program order; a single unit is
+// compiled straight into the shared object, several are compiled in parallel into
+// object files, each cached by a hash of its own source and the compiler command,
+// and linked. Files are cached in a directory of the user's own that nobody else may
+// write; an object is loaded or linked only if it too is the user's and nobody
+// else's to write. Without such a directory the code is built in a private
+// directory of the run and not cached (cache_note() says why).
 #pragma once
 
 #include <memory>
@@ -19,15 +22,25 @@
 
 namespace paynter::codegen {
 
-// The C source of a plan (deterministic; exposed for tests and debugging).
-std::string GenerateC(const Plan& plan);
+// How the C source is cut up (defaults for production; tests shrink them).
+struct NativeTuning {
+  size_t max_function_ops = 200;   // operations per generated function, at most
+  size_t unit_ops = 8000;          // operations per translation unit (a larger function gets one alone)
+  int jobs = 0;                    // compiler processes at once; 0 = one per online CPU
+  std::string flags;               // optimization flags; empty = chosen by the program's size
+};
+
+// The C source of a plan, all units one after another (deterministic; exposed for
+// tests and debugging).
+std::string GenerateC(const Plan& plan, const NativeTuning& tuning = {});
 
 class NativeProgram final : public CompiledProgram {
  public:
   // Compiles (or loads from the cache) the plan's C code. Throws paynter::Error when
   // no C compiler is found or it fails, leaving `plan` untouched; on success the plan
   // is moved into the program.
-  static std::unique_ptr<NativeProgram> Create(Plan& plan, const CodegenOptions& options);
+  static std::unique_ptr<NativeProgram> Create(Plan& plan, const CodegenOptions& options,
+                                               const NativeTuning& tuning = {});
   ~NativeProgram() override;
 
   void Run(double* slots) const override;
@@ -38,6 +51,12 @@ class NativeProgram final : public CompiledProgram {
   bool cache_hit() const { return cache_hit_; }  // the shared object was already in the cache
   const std::string& library_path() const { return library_path_; }
   const std::string& compiler() const { return compiler_; }
+  int num_units() const { return num_units_; }  // translation units of the source
+  // The units compiled by this call (indices; empty on a cache hit of the shared object).
+  const std::vector<int>& compiled_units() const { return compiled_units_; }
+  size_t max_function_ops() const { return max_function_ops_; }  // of the largest generated function
+  size_t num_ops() const { return num_ops_; }                    // of all generated functions
+  const std::string& flags() const { return flags_; }            // the compiler's optimization flags
 
  private:
   NativeProgram() = default;
@@ -49,6 +68,10 @@ class NativeProgram final : public CompiledProgram {
   void* handle_ = nullptr;
   bool cache_hit_ = false;
   std::string library_path_, compiler_, cache_note_;
+  int num_units_ = 0;
+  std::vector<int> compiled_units_;
+  size_t max_function_ops_ = 0, num_ops_ = 0;
+  std::string flags_;
   struct Stage {  // one function of straight code, or one block
     GroupFn straight;
     NativeBlock* block;
