@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "diagnostic_expr.h"
 #include "paynter/codegen.h"
 #include "paynter/program.h"
 
@@ -92,7 +93,7 @@ struct BlockPlan {
   std::vector<Ref> residual_out;  // r_i
   std::vector<Ref> jacobian_out;  // column-major: [i + j*n] = d r_i / d u_j
   std::vector<int> unmatched;     // positions of unknowns a structural (zero-pattern) matching leaves out
-  std::vector<GiNaC::ex> residual_exprs;  // for diagnostics
+  std::vector<DiagnosticExpr> residual_exprs;  // for diagnostics
   int written_before = 0;         // entries of Plan::written produced by earlier steps
 };
 
@@ -106,7 +107,7 @@ struct Group {
 struct WrittenSlot {
   int slot = 0;
   int block = -1;         // -1 for an assignment
-  GiNaC::ex expr;         // the assigned expression (assignments only)
+  DiagnosticExpr expr;    // the assigned expression (assignments only)
 };
 
 struct Plan {
@@ -117,7 +118,7 @@ struct Plan {
   std::vector<BlockPlan> blocks;
   std::vector<WrittenSlot> written;
   std::vector<std::string> slot_names;
-  std::vector<GiNaC::ex> symbols;  // symbol i <-> slot i (for diagnostics)
+  std::vector<DiagnosticExpr> symbols;  // symbol i <-> slot i (for diagnostics)
 };
 
 // Throws paynter::Error for expressions that cannot be compiled (unsupported
