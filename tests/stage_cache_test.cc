@@ -228,6 +228,12 @@ TEST_F(StageCacheTest, DerivedParametersPutTheOverridesInTheKey) {
   EXPECT_EQ(with, Simulate(model, "--t-end 1 --param M=2 --no-cache"));
   Simulate(model, "--t-end 1", &cached);
   EXPECT_TRUE(cached);
+  // A first run with overrides is served on the next run with the same ones.
+  for (const fs::path& e : Entries()) fs::remove(e);
+  Simulate(model, "--t-end 1 --param M=3", &cached);
+  EXPECT_FALSE(cached);
+  Simulate(model, "--t-end 1 --param M=3", &cached);
+  EXPECT_TRUE(cached);
 }
 
 // A failure at run time reads the expressions back from the entry's text: the

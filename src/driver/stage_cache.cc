@@ -368,8 +368,9 @@ StagedModel StageModel(const Model& model, LoweredModel lowered) {
 }
 
 bool PhysicalParametersHold(const StagedModel& staged, const std::map<std::string, double>& overrides) {
-  if (!staged.physical_complete) return overrides.empty();
-  if (!staged.physical) return true;
+  // Without overrides the values are those the Model was checked with.
+  if (overrides.empty() || !staged.physical) return true;
+  if (!staged.physical_complete) return false;
   CodegenOptions tape;
   tape.backend = Backend::kTape;
   try {
