@@ -61,6 +61,7 @@ struct LoweredProgram;
 // Throws Error as Compile does for a program that cannot be compiled.
 std::shared_ptr<const LoweredProgram> LowerProgram(const Program& program);
 std::unique_ptr<CompiledProgram> Compile(const LoweredProgram& program, const CodegenOptions& options = {});
+int NumSlots(const LoweredProgram& program);  // the size of the slot array Run works on
 // A lowered program as bytes (for this build of paynter only), appended to `out`.
 void WriteLoweredProgram(const LoweredProgram& program, std::string* out);
 // Reads one from the front of `in` and advances it; null (and `in` unchanged) when

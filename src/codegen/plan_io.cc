@@ -196,6 +196,8 @@ std::unique_ptr<CompiledProgram> Compile(const LoweredProgram& program, const Co
   return codegen::CompilePlan(program.plan, options);
 }
 
+int NumSlots(const LoweredProgram& program) { return program.plan.num_slots; }
+
 void WriteLoweredProgram(const LoweredProgram& program, std::string* out) {
   codegen::ByteWriter w(out);
   codegen::WritePlan(w, program.plan);

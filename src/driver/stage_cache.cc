@@ -165,6 +165,9 @@ bool ValidLowered(const LoweredModel& m) {
     if (!slot(s)) return false;
   for (int s : m.held_states)
     if (s < 0 || s >= states) return false;
+  // The programs run on the model's slot array.
+  if (NumSlots(*m.rhs) != n || NumSlots(*m.outputs) != n || (m.constraints && NumSlots(*m.constraints) != n))
+    return false;
   if (!m.constraint_rows.empty() && !m.constraints) return false;
   for (const ConstraintRow& r : m.constraint_rows)
     if (!slot(r.multiplier_slot) || !slot(r.velocity_slot) || (r.position_slot != -1 && !slot(r.position_slot)))
@@ -212,6 +215,7 @@ std::optional<StagedModel> Deserialize(const std::string& key, std::string_view 
   StagedFields(r, s);
   if (!r.ok() || r.remaining() != 0 || !ValidLowered(s.lowered)) return std::nullopt;
   if (s.physical_parameters.size() != s.physical_values.size()) return std::nullopt;
+  if (s.physical && static_cast<size_t>(NumSlots(*s.physical)) < s.physical_parameters.size()) return std::nullopt;
   return s;
 }
 
