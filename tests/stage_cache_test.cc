@@ -165,6 +165,30 @@ TEST_F(StageCacheTest, AnotherBuildNeverReusesAnEntry) {
   EXPECT_NE(a.Key(model, {"form=hamilton"}), key);
 }
 
+// Well-formed entries whose parts do not fit together are refused too.
+TEST_F(StageCacheTest, AnInconsistentEntryIsRefused) {
+  const std::string model = testing::SourcePath("examples/B1_pendulum.yaml");
+  Model m = LoadModel(model);
+  const StagedModel good = StageModel(m, LowerModel(BuildEquations(m, AssignCausality(m))));
+  StageCache cache({true, (dir_ / "api").string(), "build a"});
+  const std::string key = cache.Key(model, {});
+  const GiNaC::symbol a("a"), b("b");
+  Program small;
+  small.symbols = {a, b};
+  small.steps.push_back({ProgramStep::Kind::kAssign, 1, a * 2});
+  std::vector<StagedModel> bad(4, good);
+  bad[0].lowered.rhs = LowerProgram(small);  // another slot array
+  bad[1].lowered.output_slots[0] = good.lowered.num_slots;
+  bad[2].lowered.first_state_slot = good.lowered.num_slots;
+  bad[3].lowered.parameter_values.push_back(1.0);
+  for (const StagedModel& s : bad) {
+    cache.Store(key, s);
+    EXPECT_FALSE(cache.Load(key).has_value());
+  }
+  cache.Store(key, good);
+  EXPECT_TRUE(cache.Load(key).has_value());
+}
+
 // Damaged entries are ignored (and replaced), whatever the damage.
 TEST_F(StageCacheTest, ATruncatedOrCorruptEntryIsIgnoredAndRebuilt) {
   const std::string model = testing::SourcePath("examples/B3_quick_return.yaml");
