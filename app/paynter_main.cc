@@ -207,16 +207,16 @@ Compiled CompileFor(const SimulateArgs& args, ConstraintMethod method, bool ener
   const bool cacheable = args.stage_cache && method != ConstraintMethod::kZcp;
   StageCache cache(StageCacheOptions{cacheable, "", ""});
   const std::string key = cacheable ? cache.Key(args.file, StageSettings(args, method, energy)) : "";
-  // With derived parameters the entry holds values derived with the overrides,
-  // so then they are part of its key.
+  // A model whose build computes numbers from parameters (derived parameters,
+  // initial values) has entries per set of overrides (StagedModel::overrides_in_key).
   auto key_with_overrides = [&] {
     auto settings = StageSettings(args, method, energy);
     settings.push_back("param " + override_text);
     return key.empty() ? key : cache.Key(args.file, settings);
   };
-  // (Entries under the second key exist only for models with derived parameters.)
+  // (Entries under the second key exist only for such models.)
   std::optional<StagedModel> staged = cache.Load(key);
-  if ((!staged || staged->derived_parameters) && !overrides.empty()) staged = cache.Load(key_with_overrides());
+  if ((!staged || staged->overrides_in_key) && !overrides.empty()) staged = cache.Load(key_with_overrides());
   if (staged && !PhysicalParametersHold(*staged, overrides)) staged.reset();  // the Model's check explains
   if (!staged) {
     ParasiticOptions po;
@@ -227,7 +227,7 @@ Compiled CompileFor(const SimulateArgs& args, ConstraintMethod method, bool ener
     CausalGraph graph = AssignCausality(*c.model, OptionsFor(ParseFormulation(args.form), *c.model));
     RequireLagrangeApplies(*c.model, graph, args.form);
     staged = StageModel(*c.model, LowerModel(BuildEquations(*c.model, graph)));
-    cache.Store(staged->derived_parameters && !overrides.empty() ? key_with_overrides() : key, *staged);
+    cache.Store(staged->overrides_in_key && !overrides.empty() ? key_with_overrides() : key, *staged);
   } else {
     c.stages_cached = true;
   }

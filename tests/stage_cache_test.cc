@@ -239,7 +239,8 @@ TEST_F(StageCacheTest, ParametersOnTheCommandLineUseTheEntry) {
 }
 
 // B1's JA is an expression of other parameters: there the --param values are
-// part of the key, so an entry made without them is not used with them.
+// part of the key, so an entry made without them is not used with them (the
+// build may derive numbers from them).
 TEST_F(StageCacheTest, DerivedParametersPutTheOverridesInTheKey) {
   const std::string model = testing::SourcePath("examples/B1_pendulum.yaml");
   bool cached = true;
@@ -251,6 +252,20 @@ TEST_F(StageCacheTest, DerivedParametersPutTheOverridesInTheKey) {
   EXPECT_TRUE(cached);
   EXPECT_EQ(with, Simulate(model, "--t-end 1 --param M=2 --no-cache"));
   Simulate(model, "--t-end 1", &cached);
+  EXPECT_TRUE(cached);
+  // So are those of a model whose initial values use parameters.
+  const fs::path msd = dir_ / "msd.yaml";
+  std::string text = ReadAll(testing::SourcePath("examples/mass_spring_damper.yaml"));
+  const size_t at = text.find("kind: C, stiffness: k");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at + std::string("kind: C, stiffness: k").size(), ", initial: k/500");
+  WriteAll(msd, text);
+  Simulate(msd.string(), "--t-end 1", &cached);
+  EXPECT_FALSE(cached);
+  Simulate(msd.string(), "--t-end 1 --param c=3", &cached);
+  EXPECT_FALSE(cached);
+  EXPECT_EQ(Simulate(msd.string(), "--t-end 1 --param c=3", &cached),
+            Simulate(msd.string(), "--t-end 1 --param c=3 --no-cache"));
   EXPECT_TRUE(cached);
   // A first run with overrides is served on the next run with the same ones.
   for (const fs::path& e : Entries()) fs::remove(e);

@@ -8,8 +8,8 @@
 // only if it is a regular file of the user's own that nobody else may write,
 // is checksummed, and is validated (every index in range) before use; an entry
 // that fails any check is ignored and rebuilt. Parameter values are slots, so
-// --param does not change the key, except for models whose parameters are
-// expressions of other parameters (see StagedModel::derived_parameters).
+// --param does not change the key, except for models whose build computes
+// numbers from parameters (see StagedModel::overrides_in_key).
 #pragma once
 
 #include <map>
@@ -37,9 +37,11 @@ struct StageCacheOptions {
 struct StagedModel {
   LoweredModel lowered;
   bool assemble = false;  // Model::assemble
-  // Some parameter is an expression of others: --param values then enter the
-  // cache key (the entry holds the values derived with them).
-  bool derived_parameters = false;
+  // The build computes numbers from parameter values (a parameter written as an
+  // expression of others, an initial value that uses parameters): --param
+  // values then enter the cache key, so that an entry holds what was built
+  // with them, however the build applies them.
+  bool overrides_in_key = false;
   // CheckPhysicalParameters without the Model: the constant inertances and
   // capacitances as a program over the parameters (slots 0..n-1: the model's
   // parameters, in order; then one slot per law). Null when there are none.

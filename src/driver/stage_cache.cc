@@ -142,7 +142,7 @@ void LoweredFields(F& f, LoweredModel& m) {
 template <class F>
 void StagedFields(F& f, StagedModel& s) {
   f(s.assemble);
-  f(s.derived_parameters);
+  f(s.overrides_in_key);
   f(s.physical_parameters);
   f(s.physical_values);
   f(s.physical_complete);
@@ -338,11 +338,15 @@ StagedModel StageModel(const Model& model, LoweredModel lowered) {
   s.assemble = model.assemble;
   GiNaC::exmap values;
   for (const auto& p : model.parameters) {
-    if (!IsNumberText(p.text)) s.derived_parameters = true;
+    if (!IsNumberText(p.text)) s.overrides_in_key = true;
     s.physical_parameters.push_back(p.name);
     s.physical_values.push_back(p.value);
     values[model.Symbol(p.name)] = p.value;
   }
+  for (const auto& e : model.elements)
+    if (e.initial && !GiNaC::is_a<GiNaC::numeric>(*e.initial)) s.overrides_in_key = true;
+  for (const auto& d : model.displacements)
+    if (!GiNaC::is_a<GiNaC::numeric>(d.initial)) s.overrides_in_key = true;
   // The laws CheckPhysicalParameters checks: constant inertances and capacitances.
   Program check;
   for (const auto& p : model.parameters) {
