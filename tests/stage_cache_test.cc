@@ -175,7 +175,10 @@ TEST_F(StageCacheTest, AnInconsistentEntryIsRefused) {
   const GiNaC::symbol a("a"), b("b");
   Program small;
   small.symbols = {a, b};
-  small.steps.push_back({ProgramStep::Kind::kAssign, 1, a * 2});
+  ProgramStep step;
+  step.target = 1;
+  step.value = a * 2;
+  small.steps.push_back(step);
   std::vector<StagedModel> bad(4, good);
   bad[0].lowered.rhs = LowerProgram(small);  // another slot array
   bad[1].lowered.output_slots[0] = good.lowered.num_slots;
