@@ -163,6 +163,7 @@ bool ValidPlan(const Plan& plan) {
       return false;
   for (const BlockPlan& b : plan.blocks) {
     const size_t n = b.unknowns.size();
+    // Both backends copy jacobian_out into an n*n matrix.
     if (n == 0 || b.residual_out.size() != n || b.jacobian_out.size() != n * n) return false;
     if (b.written_before < 0 || b.written_before > written || !ok(b.residual) || !ok(b.jacobian)) return false;
     for (int u : b.unknowns)

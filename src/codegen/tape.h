@@ -84,6 +84,8 @@ struct Section {
   std::vector<Instr> code;
 };
 
+// The plan's structs are stored by the stage cache: a new field needs its line in
+// plan_io.h's Fields (and, for an index, a check in ValidPlan).
 struct BlockPlan {
   std::string label;
   std::vector<int> unknowns;  // slots
