@@ -227,7 +227,9 @@ Compiled CompileFor(const SimulateArgs& args, ConstraintMethod method, bool ener
     CausalGraph graph = AssignCausality(*c.model, OptionsFor(ParseFormulation(args.form), *c.model));
     RequireLagrangeApplies(*c.model, graph, args.form);
     staged = StageModel(*c.model, LowerModel(BuildEquations(*c.model, graph)));
-    cache.Store(staged->overrides_in_key && !overrides.empty() ? key_with_overrides() : key, *staged);
+    // Stored only if the file read for the key is still the file that was built.
+    if (cache.Key(args.file, StageSettings(args, method, energy)) == key)
+      cache.Store(staged->overrides_in_key && !overrides.empty() ? key_with_overrides() : key, *staged);
   } else {
     c.stages_cached = true;
   }
