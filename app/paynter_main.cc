@@ -4,14 +4,17 @@
 #include <fmt/ranges.h>
 #include <sys/resource.h>
 
+#include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <memory>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
 
 #include "paynter/paynter.h"
+#include "paynter/stage_cache.h"
 
 namespace {
 
@@ -278,6 +281,7 @@ struct SimulateArgs {
   long max_steps = 0;
   bool max_steps_given = false;  // else the solvers' defaults
   bool stats = false, assemble = false, method_given = false, no_stabilize = false, energy = false;
+  bool stage_cache = true;  // --no-cache turns it off
   std::vector<std::string> params;
 };
 
@@ -312,48 +316,91 @@ std::vector<std::pair<std::string, double>> Overrides(const SimulateArgs& args) 
   return out;
 }
 
-// A model loaded for a constraint method, and its compiled form.
+// A model loaded for a constraint method, and its compiled form. `model` is
+// built only when the stage cache could not serve the run (and for zcp, which
+// derives another model from it).
 struct Compiled {
-  Model model;
+  std::optional<Model> model;
+  bool assemble = false;  // Model::assemble
   CodegenOptions codegen;
   std::unique_ptr<CompiledModel> cm;
+  bool stages_cached = false;  // the symbolic stages came from the stage cache
+  double ready_seconds = 0;    // model file to compiled model
+  std::string stage_note;      // why the stage cache was not used, if it was not
 };
 
-// Loads, assigns causality, builds and compiles a model for a constraint method.
+// Everything besides the file's bytes and the build that shapes the lowered
+// equations (the stage cache's key): not the backend, tolerances or --param.
+std::vector<std::string> StageSettings(const SimulateArgs& args, ConstraintMethod method, bool energy) {
+  const bool parasitic = method == ConstraintMethod::kParasitic;
+  return {"form=" + args.form, fmt::format("parasitic={}", parasitic),
+          parasitic ? fmt::format("k={:a} c={:a}", args.parasitic_stiffness, args.parasitic_damping) : "",
+          fmt::format("energy={}", energy)};
+}
+
+// Loads, assigns causality, builds and compiles a model for a constraint
+// method; through the stage cache unless it is off or the method is zcp.
 Compiled CompileFor(const SimulateArgs& args, ConstraintMethod method, bool energy = false) {
-  ParasiticOptions po;
-  po.stiffness = args.parasitic_stiffness;
-  po.damping = args.parasitic_damping;
+  const auto start = std::chrono::steady_clock::now();
   Compiled c;
-  if (InJointCoordinates(args.form)) {
-    if (method != ConstraintMethod::kAuto && method != ConstraintMethod::kLagrangeMultipliers) {
-      Diagnostic d;
-      d.where.file = args.file;
-      d.message = fmt::format("--constraints {} does not combine with --form {}", args.constraints, args.form);
-      d.expected = "--form state with --constraints, or --form lagrange1|lagrange2 alone";
-      d.got = fmt::format("--form {} --constraints {}", args.form, args.constraints);
-      d.hint = "Lagrange's equations of a mechanism are formed in its joint coordinates, which leave no joint "
-               "constraint to relax or to solve";
-      throw Error(std::move(d));
-    }
-    c.model = LoadModelForForm(args.file, args.form, energy);
-  } else {
-    c.model = LoadModelFor(args.file, method, po, energy);
+  if (InJointCoordinates(args.form) && method != ConstraintMethod::kAuto &&
+      method != ConstraintMethod::kLagrangeMultipliers) {
+    Diagnostic d;
+    d.where.file = args.file;
+    d.message = fmt::format("--constraints {} does not combine with --form {}", args.constraints, args.form);
+    d.expected = "--form state with --constraints, or --form lagrange1|lagrange2 alone";
+    d.got = fmt::format("--form {} --constraints {}", args.form, args.constraints);
+    d.hint = "Lagrange's equations of a mechanism are formed in its joint coordinates, which leave no joint "
+             "constraint to relax or to solve";
+    throw Error(std::move(d));
   }
-  // Masses, inertias and capacitances stay positive under the overrides.
-  std::map<std::string, double> overrides;
-  for (const auto& [name, value] : Overrides(args)) overrides[name] = value;
-  CheckPhysicalParameters(c.model, overrides);
-  CausalGraph graph = AssignCausality(c.model, OptionsFor(ParseFormulation(args.form), c.model));
-  RequireLagrangeApplies(c.model, graph, args.form);
-  EquationSystem eqs = BuildEquations(c.model, graph);
   c.codegen.backend =
       args.backend == "tape" ? Backend::kTape : args.backend == "native" ? Backend::kNative : Backend::kAuto;
   using BlockSolve = CodegenOptions::BlockSolve;
   c.codegen.block_solve = args.block_solve == "dense"    ? BlockSolve::kDense
                           : args.block_solve == "sparse" ? BlockSolve::kSparse
                                                          : BlockSolve::kAuto;
-  c.cm = std::make_unique<CompiledModel>(eqs, c.codegen);
+  // Masses, inertias and capacitances stay positive under the overrides.
+  std::map<std::string, double> overrides;
+  std::string override_text;
+  for (const auto& [name, value] : Overrides(args)) {
+    overrides[name] = value;
+    override_text += fmt::format("{}={:a};", name, value);
+  }
+  const bool cacheable = args.stage_cache && method != ConstraintMethod::kZcp;
+  StageCache cache(StageCacheOptions{cacheable, "", ""});
+  const std::string key = cacheable ? cache.Key(args.file, StageSettings(args, method, energy)) : "";
+  // A model whose build computes numbers from parameters (derived parameters,
+  // initial values) has entries per set of overrides (StagedModel::overrides_in_key).
+  auto key_with_overrides = [&] {
+    auto settings = StageSettings(args, method, energy);
+    settings.push_back("param " + override_text);
+    return key.empty() ? key : cache.Key(args.file, settings);
+  };
+  // (Entries under the second key exist only for such models.)
+  std::optional<StagedModel> staged = cache.Load(key);
+  if ((!staged || staged->overrides_in_key) && !overrides.empty()) staged = cache.Load(key_with_overrides());
+  if (staged && !PhysicalParametersHold(*staged, overrides)) staged.reset();  // the Model's check explains
+  if (!staged) {
+    ParasiticOptions po;
+    po.stiffness = args.parasitic_stiffness;
+    po.damping = args.parasitic_damping;
+    c.model = InJointCoordinates(args.form) ? LoadModelForForm(args.file, args.form, energy)
+                                            : LoadModelFor(args.file, method, po, energy);
+    CheckPhysicalParameters(*c.model, overrides);
+    CausalGraph graph = AssignCausality(*c.model, OptionsFor(ParseFormulation(args.form), *c.model));
+    RequireLagrangeApplies(*c.model, graph, args.form);
+    staged = StageModel(*c.model, LowerModel(BuildEquations(*c.model, graph)));
+    // Stored only if the file read for the key is still the file that was built.
+    if (cache.Key(args.file, StageSettings(args, method, energy)) == key)
+      cache.Store(staged->overrides_in_key && !overrides.empty() ? key_with_overrides() : key, *staged);
+  } else {
+    c.stages_cached = true;
+  }
+  c.assemble = staged->assemble;
+  c.cm = std::make_unique<CompiledModel>(staged->lowered, c.codegen);
+  c.stage_note = cache.note();
+  c.ready_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return c;
 }
 
@@ -396,9 +443,9 @@ int Simulate(const SimulateArgs& args) {
   const SolverOptions so = SolverFor(args, method);
   ConstrainedOptions co;
   co.method = method;
-  co.source = &compiled.model;
+  co.source = compiled.model ? &*compiled.model : nullptr;
   co.codegen = compiled.codegen;
-  co.assemble = args.assemble || compiled.model.assemble;
+  co.assemble = args.assemble || compiled.assemble;
   co.stabilize = !args.no_stabilize;
   ConstrainedReport report;
   // The rows are streamed into a temporary beside the output as they are
@@ -418,6 +465,10 @@ int Simulate(const SimulateArgs& args) {
         report.method == ConstraintMethod::kZcp ? std::string("ida") : MethodName(so.method), sol.backend, sol.stats.steps, sol.stats.rejected, sol.stats.rhs_evals,
         sol.stats.jac_evals, sol.stats.projections ? fmt::format(", {} projections", sol.stats.projections) : "",
         sol.compile_seconds, sol.stats.integrate_seconds, sol.num_rows(), args.out, PeakMemoryMegabytes());
+    std::cerr << fmt::format("model to ready {:.4f} s ({})\n", compiled.ready_seconds,
+                             compiled.stages_cached ? "symbolic stages from the stage cache"
+                                                    : "symbolic stages built");
+    if (!compiled.stage_note.empty()) std::cerr << "note: " << compiled.stage_note << "\n";
     if (sol.stats.stiff)
       std::cerr << fmt::format("dopri5 found the problem stiff from t = {:.6g}: --method bdf may be faster\n",
                                sol.stats.stiff_t);
@@ -450,9 +501,9 @@ int Compare(SimulateArgs args, const std::string& prefix, const std::string& plo
       so.progress = false;
       ConstrainedOptions co;
       co.method = m;
-      co.source = &compiled.model;
+      co.source = compiled.model ? &*compiled.model : nullptr;
       co.codegen = compiled.codegen;
-      co.assemble = args.assemble || compiled.model.assemble;
+      co.assemble = args.assemble || compiled.assemble;
       r.sol = SimulateConstrained(cm, so, co, &r.report);
       r.report.method = m;
     } catch (const Error& e) {
@@ -636,6 +687,7 @@ int main(int argc, char** argv) {
   sim->add_option("--parasitic-stiffness", sa.parasitic_stiffness, "parasitic: stiffness of every joint direction");
   sim->add_option("--parasitic-damping", sa.parasitic_damping, "parasitic: damping of every joint direction");
   sim->add_option("-o,--output", sa.out, "CSV file to write")->required();
+  sim->add_flag("!--no-cache", sa.stage_cache, "build the symbolic stages afresh, without the stage cache");
 
   SimulateArgs ca;
   std::string compare_out;
@@ -652,6 +704,7 @@ int main(int argc, char** argv) {
   cmp->add_option("--parasitic-stiffness", ca.parasitic_stiffness, "parasitic: stiffness of every joint direction");
   cmp->add_option("--parasitic-damping", ca.parasitic_damping, "parasitic: damping of every joint direction");
   cmp->add_option("-o,--output", compare_out, "write PREFIX.md and PREFIX.csv");
+  cmp->add_flag("!--no-cache", ca.stage_cache, "build the symbolic stages afresh, without the stage cache");
   std::string compare_plot;
   cmp->add_option("--plot", compare_plot, "plot each method's difference to minimal coordinates on this output "
                                           "(PREFIX_<output>.csv and .png)");

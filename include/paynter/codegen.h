@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "paynter/program.h"
@@ -58,5 +59,20 @@ class CompiledProgram {
 };
 
 std::unique_ptr<CompiledProgram> Compile(const Program& program, const CodegenOptions& options = {});
+
+// A Program lowered for the backends (src/codegen/tape.h): Compile is LowerProgram,
+// then Compile of the result. Holds no symbolic work to redo: the GiNaC expressions
+// are kept only for error messages, and a lowered program read back keeps their
+// text, parsed only when a message needs them. The stage cache stores it.
+struct LoweredProgram;
+// Throws Error as Compile does for a program that cannot be compiled.
+std::shared_ptr<const LoweredProgram> LowerProgram(const Program& program);
+std::unique_ptr<CompiledProgram> Compile(const LoweredProgram& program, const CodegenOptions& options = {});
+int NumSlots(const LoweredProgram& program);  // the size of the slot array Run works on
+// A lowered program as bytes (for this build of paynter only), appended to `out`.
+void WriteLoweredProgram(const LoweredProgram& program, std::string* out);
+// Reads one from the front of `in` and advances it; null (and `in` unchanged) when
+// the bytes are not a valid lowered program, whatever they are.
+std::shared_ptr<const LoweredProgram> ReadLoweredProgram(std::string_view* in);
 
 }  // namespace paynter

@@ -17,9 +17,32 @@
 
 namespace paynter {
 
+// What a CompiledModel is made from, without GiNaC: an EquationSystem's programs
+// lowered (codegen.h) with its slot layout, names and numbers. The stage cache
+// (stage_cache.h) stores it, so that a warm run skips the symbolic stages.
+struct LoweredModel {
+  std::shared_ptr<const LoweredProgram> rhs, outputs;
+  std::shared_ptr<const LoweredProgram> constraints;  // null without constraint rows
+  std::vector<ConstraintRow> constraint_rows;
+  std::vector<EquationSystem::CoordinateRow> coordinate_rows;
+  std::vector<int> held_states;
+  std::vector<double> state_inertia;
+  std::vector<std::string> state_origin;
+  std::vector<std::string> parameter_names;
+  std::vector<double> parameter_values;
+  std::vector<double> initial_state;
+  std::vector<std::string> state_names, output_names;
+  std::vector<int> output_slots;
+  int num_slots = 0, first_parameter_slot = 1, first_state_slot = 0, first_derivative_slot = 0;
+  bool outputs_after_rhs = false;
+};
+// Throws Error as Compile does.
+LoweredModel LowerModel(const EquationSystem& system);
+
 class CompiledModel {
  public:
   explicit CompiledModel(const EquationSystem& system, const CodegenOptions& options = {});
+  explicit CompiledModel(const LoweredModel& model, const CodegenOptions& options = {});
   ~CompiledModel();
   CompiledModel(CompiledModel&&) noexcept;
   CompiledModel& operator=(CompiledModel&&) noexcept;
@@ -80,6 +103,8 @@ class CompiledModel {
   int first_state_ = 0, first_derivative_ = 0, first_parameter_ = 1;
   bool outputs_after_rhs_ = false;
   double compile_seconds_ = 0;
+
+  void Init(const LoweredModel& m, const CodegenOptions& options);
 };
 
 // Receives the rows of a simulation as they are recorded (CsvWriter writes

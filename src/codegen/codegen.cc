@@ -3,6 +3,7 @@
 
 #include "native.h"
 #include "paynter/error.h"
+#include "plan_io.h"
 #include "tape.h"
 
 namespace paynter {
@@ -10,7 +11,10 @@ namespace paynter {
 std::unique_ptr<CompiledProgram> Compile(const Program& program, const CodegenOptions& options) {
   // Lowering errors (unsupported function, malformed block) are the user's and
   // propagate whatever the backend; only failing to build native code falls back.
-  codegen::Plan plan = codegen::Lower(program);
+  return codegen::CompilePlan(codegen::Lower(program), options);
+}
+
+std::unique_ptr<CompiledProgram> codegen::CompilePlan(Plan plan, const CodegenOptions& options) {
   switch (options.backend) {
     case Backend::kTape:
       return std::make_unique<codegen::TapeProgram>(std::move(plan), options);

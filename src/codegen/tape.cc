@@ -235,7 +235,7 @@ void Lowerer::Block(const ProgramStep& step, size_t index) {
     bp.unknowns.push_back(u);
   }
   bp.linear = step.linear;
-  bp.residual_exprs = step.residuals;
+  bp.residual_exprs.assign(step.residuals.begin(), step.residuals.end());
   bp.written_before = static_cast<int>(plan_.written.size());
 
   std::vector<std::vector<int>> rows_of_col(n);

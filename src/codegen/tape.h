@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "diagnostic_expr.h"
 #include "paynter/codegen.h"
 #include "paynter/program.h"
 
@@ -83,6 +84,8 @@ struct Section {
   std::vector<Instr> code;
 };
 
+// The plan's structs are stored by the stage cache: a new field needs its line in
+// plan_io.h's Fields (and, for an index, a check in ValidPlan).
 struct BlockPlan {
   std::string label;
   std::vector<int> unknowns;  // slots
@@ -97,7 +100,7 @@ struct BlockPlan {
   std::vector<int> jacobian_nz;
   std::vector<Ref> jacobian_out;
   std::vector<int> unmatched;     // positions of unknowns a structural (zero-pattern) matching leaves out
-  std::vector<GiNaC::ex> residual_exprs;  // for diagnostics
+  std::vector<DiagnosticExpr> residual_exprs;  // for diagnostics
   int written_before = 0;         // entries of Plan::written produced by earlier steps
 };
 
@@ -111,7 +114,7 @@ struct Group {
 struct WrittenSlot {
   int slot = 0;
   int block = -1;         // -1 for an assignment
-  GiNaC::ex expr;         // the assigned expression (assignments only)
+  DiagnosticExpr expr;    // the assigned expression (assignments only)
 };
 
 struct Plan {
@@ -122,7 +125,7 @@ struct Plan {
   std::vector<BlockPlan> blocks;
   std::vector<WrittenSlot> written;
   std::vector<std::string> slot_names;
-  std::vector<GiNaC::ex> symbols;  // symbol i <-> slot i (for diagnostics)
+  std::vector<DiagnosticExpr> symbols;  // symbol i <-> slot i (for diagnostics)
 };
 
 // Throws paynter::Error for expressions that cannot be compiled (unsupported

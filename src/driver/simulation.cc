@@ -12,29 +12,63 @@
 
 namespace paynter {
 
+LoweredModel LowerModel(const EquationSystem& sys) {
+  LoweredModel m;
+  m.rhs = LowerProgram(sys.rhs);
+  m.outputs = LowerProgram(sys.outputs);
+  if (!sys.constraint_rows.empty()) m.constraints = LowerProgram(sys.constraint_program);
+  m.constraint_rows = sys.constraint_rows;
+  m.coordinate_rows = sys.coordinate_rows;
+  m.held_states = sys.held_states;
+  m.state_inertia = sys.state_inertia;
+  m.state_inertia.resize(sys.initial_state.size(), 0.0);
+  m.state_origin = sys.state_origin;
+  m.parameter_names = sys.parameter_names;
+  m.parameter_values = sys.parameter_values;
+  m.initial_state = sys.initial_state;
+  m.state_names = sys.state_names;
+  m.output_names = sys.output_names;
+  m.output_slots = sys.output_slots;
+  m.num_slots = sys.num_slots;
+  m.first_parameter_slot = sys.first_parameter_slot;
+  m.first_state_slot = sys.first_state_slot;
+  m.first_derivative_slot = sys.first_derivative_slot;
+  m.outputs_after_rhs = sys.outputs_after_rhs;
+  return m;
+}
+
 CompiledModel::CompiledModel(const EquationSystem& sys, const CodegenOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  rhs_ = Compile(sys.rhs, options);
-  outputs_ = Compile(sys.outputs, options);
-  if (!sys.constraint_rows.empty()) constraints_ = Compile(sys.constraint_program, options);
-  coordinate_rows_ = sys.coordinate_rows;
-  held_states_ = sys.held_states;
-  constraint_rows_ = sys.constraint_rows;
-  state_inertia_ = sys.state_inertia;
-  state_inertia_.resize(sys.initial_state.size(), 0.0);
-  state_origin_ = sys.state_origin;
+  Init(LowerModel(sys), options);
   compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  slots_.assign(sys.num_slots, 0.0);
-  first_parameter_ = sys.first_parameter_slot;
-  for (size_t i = 0; i < sys.parameter_values.size(); ++i) slots_[first_parameter_ + i] = sys.parameter_values[i];
-  parameter_names_ = sys.parameter_names;
-  initial_state_ = sys.initial_state;
-  state_names_ = sys.state_names;
-  first_state_ = sys.first_state_slot;
-  first_derivative_ = sys.first_derivative_slot;
-  output_names_ = sys.output_names;
-  output_slots_ = sys.output_slots;
-  outputs_after_rhs_ = sys.outputs_after_rhs;
+}
+
+CompiledModel::CompiledModel(const LoweredModel& m, const CodegenOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  Init(m, options);
+  compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void CompiledModel::Init(const LoweredModel& m, const CodegenOptions& options) {
+  rhs_ = Compile(*m.rhs, options);
+  outputs_ = Compile(*m.outputs, options);
+  if (!m.constraint_rows.empty()) constraints_ = Compile(*m.constraints, options);
+  coordinate_rows_ = m.coordinate_rows;
+  held_states_ = m.held_states;
+  constraint_rows_ = m.constraint_rows;
+  state_inertia_ = m.state_inertia;
+  state_origin_ = m.state_origin;
+  slots_.assign(m.num_slots, 0.0);
+  first_parameter_ = m.first_parameter_slot;
+  for (size_t i = 0; i < m.parameter_values.size(); ++i) slots_[first_parameter_ + i] = m.parameter_values[i];
+  parameter_names_ = m.parameter_names;
+  initial_state_ = m.initial_state;
+  state_names_ = m.state_names;
+  first_state_ = m.first_state_slot;
+  first_derivative_ = m.first_derivative_slot;
+  output_names_ = m.output_names;
+  output_slots_ = m.output_slots;
+  outputs_after_rhs_ = m.outputs_after_rhs;
   if (output_names_.empty()) {  // no outputs declared: report the states
     output_names_ = state_names_;
     for (int i = 0; i < num_states(); ++i) output_slots_.push_back(first_state_ + i);
