@@ -396,13 +396,15 @@ class Builder {
       for (const auto& e : m_.elements)
         state = state || (e.kind == ElementKind::kI && name == "p_" + e.name) ||
                 (e.kind == ElementKind::kC && name == "q_" + e.name);
+      // Lagrange forms: the generalized velocities v_<junction> are states too.
+      for (const auto& g : spec_.generalized) state = state || name == "v_" + g.name;
       if (!state) {
         std::vector<std::string> states;
         for (const auto& d : m_.displacements) states.push_back(d.name);
         for (const auto& e : m_.elements)
           if (IsStorage(e.kind)) states.push_back((e.kind == ElementKind::kI ? "p_" : "q_") + e.name);
         ThrowAt(spec_.file.empty() ? SourceLocation{} : SourceLocation{spec_.file, 0, 0}, "",
-                fmt::format("'assembly_held' lists '{}', which is not a state", name), "a displacement, p_<I> or q_<C>",
+                fmt::format("'assembly_held' lists '{}', which is not a state", name), "a displacement, p_<I>, q_<C> or v_<generalized junction>",
                 name, DidYouMean(name, states));
       }
     }

@@ -100,6 +100,13 @@ class JointCoordinateExpander {
       return name == "pi" || name == "Pi" ? ex(GiNaC::Pi) : ex(Sym(name));
     });
   }
+  // An expression the expansion handed over, in this pass's own symbols.
+  ex Adopt(const ex& e) {
+    GiNaC::exmap m;
+    for (auto it = e.preorder_begin(); it != e.preorder_end(); ++it)
+      if (GiNaC::is_a<GiNaC::symbol>(*it)) m[*it] = Sym(GiNaC::ex_to<GiNaC::symbol>(*it).get_name());
+    return m.empty() ? e : e.subs(m);
+  }
   GiNaC::symbol Sym(const std::string& name) {
     auto it = syms_.find(name);
     if (it != syms_.end()) return it->second;
@@ -313,16 +320,27 @@ class JointCoordinateExpander {
     return true;
   }
 
-  // Replaces the identifier `from` by `to` in every expression text of the spec.
+  // Replaces the identifier `from` by `to` (a name or "0") in every expression of the spec,
+  // texts and the expressions the expansion hands over as they are.
   void RenameVariable(const std::string& from, const std::string& to) {
     const std::regex re("\\b" + from + "\\b");
     auto fix = [&](std::string& text) { text = std::regex_replace(text, re, to); };
-    for (auto& d : s_.definitions) fix(d.text);
-    for (auto& o : s_.outputs) fix(o.text);
-    for (auto& d : s_.displacements) fix(d.rate), fix(d.position);
+    // `to` is a name, or "0" (a dropped row's effort).
+    const ex renamed = to == "0" ? ex(0) : ex(GiNaC::symbol(to));
+    auto fix_ex = [&](auto& value) {
+      if (!value) return;
+      GiNaC::exmap m;
+      for (auto it = value->preorder_begin(); it != value->preorder_end(); ++it)
+        if (GiNaC::is_a<GiNaC::symbol>(*it) && GiNaC::ex_to<GiNaC::symbol>(*it).get_name() == from) m[*it] = renamed;
+      if (!m.empty()) *value = value->subs(m);
+    };
+    for (auto& d : s_.definitions) fix(d.text), fix_ex(d.value);
+    for (auto& o : s_.outputs) fix(o.text), fix_ex(o.value);
+    for (auto& d : s_.displacements) fix(d.rate), fix(d.position), fix_ex(d.rate_value), fix_ex(d.position_value);
     for (auto& e : s_.elements) {
       for (auto& law : e.laws) fix(law.second);
       fix(e.position);
+      fix_ex(e.law_value), fix_ex(e.position_value);
     }
   }
 
@@ -370,7 +388,7 @@ class JointCoordinateExpander {
           RenameVariable(junction, "f_" + junction);
         }
         for (auto& d : s_.displacements)
-          if (d.name == c) d.of = junction, d.rate.clear();
+          if (d.name == c) d.of = junction, d.rate.clear(), d.rate_value.reset();
         s_.generalized.push_back({junction, "", j.where});
         if (!cut_joints_) s_.independent.push_back({junction, "", j.where});
         if (j.has_rate && (j.type == "revolute" || j.type == "prismatic"))
@@ -556,7 +574,8 @@ class JointCoordinateExpander {
         parts.push_back(b.from);
         ex ratio = 0;
         for (const auto& e : s_.elements)
-          if (e.name == b.from && !e.laws.empty()) ratio = Parse(e.laws[0].second).subs(full_);
+          if (e.name == b.from && !e.laws.empty())
+            ratio = (e.law_value ? Adopt(*e.law_value) : Parse(e.laws[0].second)).subs(full_);
         for (const auto& in : s_.bonds)
           if (in.to == b.from && !held.count(in.from))
             for (const auto& [coord, column] : jacobian_[in.from]) flow[coord] += ratio * column;
