@@ -177,11 +177,12 @@ Compiled CompileFor(const SimulateArgs& args, ConstraintMethod method, bool ener
   po.stiffness = args.parasitic_stiffness;
   po.damping = args.parasitic_damping;
   Compiled c;
-  c.model = LoadModelFor(args.file, method, po, energy);
-  // Masses, inertias and capacitances stay positive under the overrides.
+  // The overrides replace the parameters' values before anything is derived
+  // from them (other parameters, initial values, poses); BuildModel checks
+  // that masses, inertias and capacitances stay positive under them.
   std::map<std::string, double> overrides;
   for (const auto& [name, value] : Overrides(args)) overrides[name] = value;
-  CheckPhysicalParameters(c.model, overrides);
+  c.model = LoadModelFor(args.file, method, po, energy, overrides);
   CausalGraph graph = AssignCausality(c.model, OptionsFor(ParseFormulation(args.form), c.model));
   RequireLagrangeApplies(c.model, graph, args.form);
   EquationSystem eqs = BuildEquations(c.model, graph);
@@ -528,10 +529,19 @@ int main(int argc, char** argv) {
       return 0;
     }
   } catch (const paynter::Error& e) {
-    std::cerr << e.what() << "\n";
+    // An error found while simulating has no file of its own: it is the model's.
+    const std::string model_file = sim->parsed() ? sa.file : cmp->parsed() ? ca.file : plot->parsed() ? "" : file;
+    const std::string what = e.what();
+    if (e.diagnostic().where.file.empty() && !model_file.empty() && what.rfind("<model>", 0) == 0) {
+      Diagnostic d = e.diagnostic();
+      d.where.file = model_file;
+      std::cerr << d.ToString() << "\n";
+    } else {
+      std::cerr << what << "\n";
+    }
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "paynter: internal error: " << e.what() << "\n";
+    std::cerr << paynter::Error(std::string("paynter: internal error: ") + e.what()).what() << "\n";  // escaped
     return 2;
   }
   return 0;
