@@ -215,7 +215,25 @@ SolverOptions SolverFor(const SimulateArgs& args, ConstraintMethod method) {
   return so;
 }
 
+// The output rows are held in memory until the CSV is written: an interval
+// that asks for more than kMaxOutputRows is refused before anything is
+// compiled (it would exhaust the memory first).
+constexpr double kMaxOutputRows = 1e7;
+void CheckOutputRows(const SimulateArgs& args) {
+  const double rows = (args.t_end - args.t0) / args.dt_out;
+  if (!(args.dt_out > 0) || !std::isfinite(rows) || rows <= kMaxOutputRows) return;  // the solvers check the rest
+  Diagnostic d;
+  d.where.file = args.file;
+  d.message = fmt::format("--dt-out {:g} asks for {:.3g} output rows over [{:g}, {:g}]", args.dt_out, rows, args.t0,
+                          args.t_end);
+  d.expected = fmt::format("at most {:.0f} output rows", kMaxOutputRows);
+  d.got = fmt::format("(t_end - t0)/dt_out = {:.3g}", rows);
+  d.hint = fmt::format("use --dt-out {:g} or more", (args.t_end - args.t0) / kMaxOutputRows);
+  throw Error(std::move(d));
+}
+
 int Simulate(const SimulateArgs& args) {
+  CheckOutputRows(args);
   const ConstraintMethod method = ParseConstraintMethod(args.constraints);
   Compiled compiled = CompileFor(args, method, args.energy);
   CompiledModel& cm = *compiled.cm;
@@ -254,6 +272,7 @@ int Simulate(const SimulateArgs& args) {
 // Every applicable method on one model: time, steps, the largest difference
 // to minimal coordinates on each output, constraint drift.
 int Compare(SimulateArgs args, const std::string& prefix, const std::string& plot_column) {
+  CheckOutputRows(args);
   struct Run {
     std::string method;
     Solution sol;

@@ -1248,3 +1248,29 @@ bonds:
 
 }  // namespace
 }  // namespace paynter
+
+namespace paynter {
+namespace {
+
+// Item 6: an output interval that would hold more rows than memory can is
+// refused at once, before anything is compiled.
+TEST(Hostile, AbsurdNumberOfOutputRowsIsRefused) {
+  Dir d;
+  Spit(d / "m.yaml", ModelWith("1"));
+  const std::string out = (d / "o.csv").string();
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"simulate", (d / "m.yaml").string(), "--t-end", "1", "--dt-out", "1e-300", "-o", out},
+        std::vector<std::string>{"compare", (d / "m.yaml").string(), "--t-end", "10", "--dt-out", "1e-9"}}) {
+    SCOPED_TRACE(command[0]);
+    const auto start = std::chrono::steady_clock::now();
+    const CliResult r = Paynter(command);
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 30.0);
+    EXPECT_EQ(r.exit_code(), 1) << r.out;
+    EXPECT_NE(r.out.find("output rows"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("hint:     use --dt-out"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(out));
+  }
+}
+
+}  // namespace
+}  // namespace paynter
