@@ -32,12 +32,15 @@ struct Analysis {
 bool InJointCoordinates(const std::string& form) { return form == "lagrange1" || form == "lagrange2"; }
 
 // The model file as `form` needs it; `energy` adds the energy accounting.
-Model LoadModelForForm(const std::string& path, const std::string& form, bool energy = false) {
+// `overrides` (--param) replace parameters before anything is derived from them.
+Model LoadModelForForm(const std::string& path, const std::string& form, bool energy = false,
+                       const std::map<std::string, double>& overrides = {}) {
   ModelSpec spec = ReadModelSpecFile(path);
   if (!spec.multibody.present || !InJointCoordinates(form)) {
-    if (!energy) return LoadModel(path);
-    return LoadModelFor(path, ConstraintMethod::kAuto, ParasiticOptions{}, energy);
+    if (!energy && overrides.empty()) return LoadModel(path);
+    return LoadModelFor(path, ConstraintMethod::kAuto, ParasiticOptions{}, energy, overrides);
   }
+  ApplyParameterOverrides(&spec, overrides);
   ExpandMultibodyInJointCoordinates(&spec, /*cut_joints_as_multipliers=*/form == "lagrange1");
   ExpandVectorBonds(&spec);
   if (energy) AddEnergyAccounting(&spec);
@@ -360,7 +363,6 @@ Compiled CompileFor(const SimulateArgs& args, ConstraintMethod method, bool ener
   c.codegen.block_solve = args.block_solve == "dense"    ? BlockSolve::kDense
                           : args.block_solve == "sparse" ? BlockSolve::kSparse
                                                          : BlockSolve::kAuto;
-  // Masses, inertias and capacitances stay positive under the overrides.
   std::map<std::string, double> overrides;
   std::string override_text;
   for (const auto& [name, value] : Overrides(args)) {
@@ -370,30 +372,33 @@ Compiled CompileFor(const SimulateArgs& args, ConstraintMethod method, bool ener
   const bool cacheable = args.stage_cache && method != ConstraintMethod::kZcp;
   StageCache cache(StageCacheOptions{cacheable, "", ""});
   const std::string key = cacheable ? cache.Key(args.file, StageSettings(args, method, energy)) : "";
-  // A model whose build computes numbers from parameters (derived parameters,
-  // initial values) has entries per set of overrides (StagedModel::overrides_in_key).
   auto key_with_overrides = [&] {
     auto settings = StageSettings(args, method, energy);
     settings.push_back("param " + override_text);
     return key.empty() ? key : cache.Key(args.file, settings);
   };
-  // (Entries under the second key exist only for such models.)
+  // Overrides reach everything derived from the parameters when the model is
+  // built: a model whose build computes numbers from them (derived parameters,
+  // initial values; a mechanism's poses, which the multibody library
+  // computes) has an entry per set of overrides (StagedModel::overrides_in_key).
+  const bool mechanism = !overrides.empty() && cacheable && ReadModelSpecFile(args.file).multibody.present;
   std::optional<StagedModel> staged = cache.Load(key);
-  if ((!staged || staged->overrides_in_key) && !overrides.empty()) staged = cache.Load(key_with_overrides());
+  if ((!staged || staged->overrides_in_key || mechanism) && !overrides.empty()) staged = cache.Load(key_with_overrides());
   if (staged && !PhysicalParametersHold(*staged, overrides)) staged.reset();  // the Model's check explains
   if (!staged) {
     ParasiticOptions po;
     po.stiffness = args.parasitic_stiffness;
     po.damping = args.parasitic_damping;
-    c.model = InJointCoordinates(args.form) ? LoadModelForForm(args.file, args.form, energy)
-                                            : LoadModelFor(args.file, method, po, energy);
-    CheckPhysicalParameters(*c.model, overrides);
+    // BuildModel checks that masses, inertias and capacitances stay positive
+    // under the overrides.
+    c.model = InJointCoordinates(args.form) ? LoadModelForForm(args.file, args.form, energy, overrides)
+                                            : LoadModelFor(args.file, method, po, energy, overrides);
     CausalGraph graph = AssignCausality(*c.model, OptionsFor(ParseFormulation(args.form), *c.model));
     RequireLagrangeApplies(*c.model, graph, args.form);
     staged = StageModel(*c.model, LowerModel(BuildEquations(*c.model, graph)));
     // Stored only if the file read for the key is still the file that was built.
     if (cache.Key(args.file, StageSettings(args, method, energy)) == key)
-      cache.Store(staged->overrides_in_key && !overrides.empty() ? key_with_overrides() : key, *staged);
+      cache.Store((staged->overrides_in_key || mechanism) && !overrides.empty() ? key_with_overrides() : key, *staged);
   } else {
     c.stages_cached = true;
   }
@@ -435,7 +440,24 @@ double PeakMemoryMegabytes() {
   return static_cast<double>(usage.ru_maxrss) * 1024 / 1e6;
 }
 
+// An interval that asks for more than kMaxOutputRows is refused before
+// anything is compiled (the rows are streamed, but they would fill the disk).
+constexpr double kMaxOutputRows = 1e7;
+void CheckOutputRows(const SimulateArgs& args) {
+  const double rows = (args.t_end - args.t0) / args.dt_out;
+  if (!(args.dt_out > 0) || !std::isfinite(rows) || rows <= kMaxOutputRows) return;  // the solvers check the rest
+  Diagnostic d;
+  d.where.file = args.file;
+  d.message = fmt::format("--dt-out {:g} asks for {:.3g} output rows over [{:g}, {:g}]", args.dt_out, rows, args.t0,
+                          args.t_end);
+  d.expected = fmt::format("at most {:.0f} output rows", kMaxOutputRows);
+  d.got = fmt::format("(t_end - t0)/dt_out = {:.3g}", rows);
+  d.hint = fmt::format("use --dt-out {:g} or more", (args.t_end - args.t0) / kMaxOutputRows);
+  throw Error(std::move(d));
+}
+
 int Simulate(const SimulateArgs& args) {
+  CheckOutputRows(args);
   const ConstraintMethod method = ParseConstraintMethod(args.constraints);
   Compiled compiled = CompileFor(args, method, args.energy);
   CompiledModel& cm = *compiled.cm;
@@ -482,6 +504,7 @@ int Simulate(const SimulateArgs& args) {
 // Every applicable method on one model: time, steps, the largest difference
 // to minimal coordinates on each output, constraint drift.
 int Compare(SimulateArgs args, const std::string& prefix, const std::string& plot_column) {
+  CheckOutputRows(args);
   struct Run {
     std::string method;
     Solution sol;
@@ -771,10 +794,19 @@ int main(int argc, char** argv) {
       return 0;
     }
   } catch (const paynter::Error& e) {
-    std::cerr << e.what() << "\n";
+    // An error found while simulating has no file of its own: it is the model's.
+    const std::string model_file = sim->parsed() ? sa.file : cmp->parsed() ? ca.file : plot->parsed() ? "" : file;
+    const std::string what = e.what();
+    if (e.diagnostic().where.file.empty() && !model_file.empty() && what.rfind("<model>", 0) == 0) {
+      Diagnostic d = e.diagnostic();
+      d.where.file = model_file;
+      std::cerr << d.ToString() << "\n";
+    } else {
+      std::cerr << what << "\n";
+    }
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "paynter: internal error: " << e.what() << "\n";
+    std::cerr << paynter::Error(std::string("paynter: internal error: ") + e.what()).what() << "\n";  // escaped
     return 2;
   }
   return 0;

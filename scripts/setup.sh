@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages paynter builds and runs with, if any are missing.
 # Idempotent: does nothing when everything is present. Needs root (or sudo) only to install.
+# Extra packages may be named as arguments (scripts/fuzz.sh asks for clang).
 set -euo pipefail
 
 PACKAGES=(
@@ -9,6 +10,7 @@ PACKAGES=(
   libyaml-cpp-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   graphviz gnuplot-nox
+  "$@"
 )
 
 missing=()

@@ -974,3 +974,303 @@ outputs:
 
 }  // namespace
 }  // namespace paynter
+
+namespace paynter {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Item 6: no text makes the work grow without bound: powers of numbers, huge
+// exponents, vector bonds, many parameters.
+
+TEST(Hostile, PowersOfNumbersStayBounded) {
+  // Beyond the range of a double: a located error, at once (it was exact
+  // arithmetic on a number of 10^12 bits).
+  for (const char* text : {"2^1000000000000", "pow(10, 10^12)", "(2^1000)^(2^1000)", "2^-1000000000000"}) {
+    SCOPED_TRACE(text);
+    const Diagnostic d = ErrorOf(ModelWith(text));
+    ExpectLocated(d, 4, "", "parameter 'k' has no finite value");
+    EXPECT_NE(d.got.find("beyond the range of numbers"), std::string::npos) << d.ToString();
+    if (std::string(text).find(',') == std::string::npos)  // unquoted in a flow mapping
+      ExpectLocated(ErrorOf(ModelWith(text, true)), 8, "M", "has no finite value");
+  }
+  // Within it, powers keep their value, exact or not.
+  auto k = [](const std::string& text) {
+    const Model m = LoadModelFromString(ModelWith(text), "hostile.yaml");
+    return m.parameters[2].value;
+  };
+  EXPECT_EQ(k("2^1000 / 2^999"), 2.0);
+  EXPECT_EQ(k("(1/2)^-3"), 8.0);
+  EXPECT_DOUBLE_EQ(k("10^300 * 10^-299"), 10.0);
+  EXPECT_DOUBLE_EQ(k("1.5^2000 / 1.5^1999"), 1.5);
+  EXPECT_EQ(k("(-1)^1000000000001"), -1.0);
+  EXPECT_EQ(k("1^1000000000000"), 1.0);
+}
+
+TEST(Hostile, HugeIntegerExponentOfAnExpressionIsBounded) {
+  // (1 + t/10)^n held (1/10)^n exactly; now the exponent is a floating-point
+  // number past 1024, and the law is what it says.
+  const std::string yaml = R"(
+elements:
+  - {name: S, kind: MSe, effort: (1 + t/10)^1000000000000}
+  - {name: J, kind: "1"}
+  - {name: M, kind: I, inertance: (1 + t)^-2000}
+bonds:
+  - {from: S, to: J}
+  - {from: J, to: M}
+)";
+  const auto start = std::chrono::steady_clock::now();
+  const Model m = LoadModelFromString(yaml, "hostile.yaml");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10.0);
+  auto at = [&](const GiNaC::ex& law, double t) {
+    const GiNaC::ex v = GiNaC::evalf(law.subs(m.time == t));
+    return GiNaC::ex_to<GiNaC::numeric>(v).to_double();
+  };
+  EXPECT_EQ(at(m.elements[0].law, 0), 1.0);
+  EXPECT_NEAR(at(m.elements[2].law, 1e-3), std::pow(1.001, -2000), 1e-12);
+}
+
+TEST(Hostile, HugeBondDimensionIsALocatedError) {
+  std::string yaml = ModelWith("1");
+  yaml.replace(yaml.find("{from: J, to: M}"), 16, "{from: J, to: M, dim: 1000000}");
+  const Diagnostic d = ErrorOf(yaml);
+  EXPECT_EQ(d.where.line, 11) << d.ToString();
+  EXPECT_NE(d.message.find("bond dimension 1000000 is too large"), std::string::npos) << d.ToString();
+  EXPECT_NE(d.expected.find(std::to_string(kMaxBondDimension)), std::string::npos) << d.ToString();
+}
+
+TEST(Hostile, ManyParametersLoadInLinearTime) {
+  // 20,000 parameters, each from the one before: the parameter table was
+  // rebuilt and substituted per parameter (48 s for 10,000).
+  const int n = 20000;
+  std::string yaml = "parameters:\n  p0: 1\n";
+  for (int i = 1; i < n; ++i) yaml += "  p" + std::to_string(i) + ": p" + std::to_string(i - 1) + " + 1\n";
+  yaml += "elements:\n  - {name: S, kind: Se, effort: p" + std::to_string(n - 1) + R"(}
+  - {name: J, kind: "1"}
+  - {name: M, kind: I, inertance: p0}
+bonds:
+  - {from: S, to: J}
+  - {from: J, to: M}
+)";
+  const auto start = std::chrono::steady_clock::now();
+  const Model m = LoadModelFromString(yaml, "hostile.yaml");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 30.0);
+  ASSERT_EQ(m.parameters.size(), static_cast<size_t>(n));
+  EXPECT_EQ(m.parameters.back().value, n);  // p_i = i + 1
+}
+
+// ---------------------------------------------------------------------------
+// Item 8: --param reaches everything derived from the parameter.
+
+// k and the initial momentum are derived from m; the outputs show them.
+const char* kDerivedModel = R"(
+parameters:
+  m: 2
+  k: 50*m
+  p0: 3*m
+  mass: m/2
+elements:
+  - {name: S, kind: Se, effort: k}
+  - {name: J, kind: "1"}
+  - {name: M, kind: I, inertance: mass, initial: p0}
+bonds:
+  - {from: S, to: J}
+  - {from: J, to: M}
+outputs:
+  kk: k
+  p: p_M
+)";
+
+TEST(Hostile, ParamOverrideReachesDerivedParametersAndInitialValues) {
+  Dir d;
+  Spit(d / "m.yaml", kDerivedModel);
+  const std::string out = (d / "o.csv").string();
+  const CliResult r = Paynter({"simulate", (d / "m.yaml").string(), "--t-end", "1", "--dt-out", "0.5", "--backend",
+                               "tape", "--param", "m=3", "-o", out});
+  ASSERT_EQ(r.exit_code(), 0) << r.out;
+  std::istringstream csv(Slurp(out));
+  std::string header, row0, row1, row2;
+  std::getline(csv, header);
+  std::getline(csv, row0);
+  std::getline(csv, row1);
+  std::getline(csv, row2);
+  EXPECT_EQ(header, "t,kk,p");
+  double t = 0, kk = 0, p = 0;
+  ASSERT_EQ(std::sscanf(row0.c_str(), "%lf,%lf,%lf", &t, &kk, &p), 3) << row0;
+  EXPECT_EQ(kk, 50 * 3.0);  // k = 50*m with m = 3
+  EXPECT_EQ(p, 3 * 3.0);    // p(0) = p0 = 3*m
+  ASSERT_EQ(std::sscanf(row2.c_str(), "%lf,%lf,%lf", &t, &kk, &p), 3) << row2;
+  EXPECT_NEAR(p, 9 + 150 * t, 1e-9);  // dp/dt = k
+  // In the library: the spec's parameters take the values before it is built.
+  ModelSpec spec = ReadModelSpec(kDerivedModel, "m.yaml");
+  ApplyParameterOverrides(&spec, {{"m", 3}});
+  const Model m = BuildModel(spec);
+  EXPECT_EQ(m.parameters[1].value, 150);
+  EXPECT_EQ(m.parameters[3].value, 1.5);
+  EXPECT_TRUE(m.parameters[0].overridden);
+  const EquationSystem eqs = BuildEquations(m, AssignCausality(m));
+  ASSERT_EQ(eqs.initial_state.size(), 1u);
+  EXPECT_EQ(eqs.initial_state[0], 9);
+  EXPECT_EQ(eqs.state_inertia[0], 1.5);
+}
+
+TEST(Hostile, ParamOverrideMovesTheStartOfAMechanism) {
+  // B4: the slider starts at s = c on the arm, at x = a + c.
+  Dir d;
+  const std::string out = (d / "b4.csv").string();
+  const CliResult r = Paynter({"simulate", testing::SourcePath("examples/B4_spatial_arm.yaml"), "--t-end", "0.001",
+                               "--backend", "tape", "--param", "c=0.25", "-o", out});
+  ASSERT_EQ(r.exit_code(), 0) << r.out;
+  const Model b4 = LoadModel(testing::SourcePath("examples/B4_spatial_arm.yaml"));
+  double a = 0;
+  for (const auto& p : b4.parameters)
+    if (p.name == "a") a = p.value;
+  std::istringstream csv(Slurp(out));
+  std::string header, row;
+  std::getline(csv, header);
+  std::getline(csv, row);
+  std::vector<std::string> names, values;
+  for (auto [text, list] : {std::pair{header, &names}, std::pair{row, &values}}) {
+    std::stringstream ss(text);
+    for (std::string cell; std::getline(ss, cell, ',');) list->push_back(cell);
+  }
+  ASSERT_EQ(names.size(), values.size());
+  auto column = [&](const std::string& name) {
+    for (size_t i = 0; i < names.size(); ++i)
+      if (names[i] == name) return std::stod(values[i]);
+    ADD_FAILURE() << "no column " << name;
+    return std::nan("");
+  };
+  EXPECT_NEAR(column("s"), 0.25, 1e-12);
+  EXPECT_NEAR(column("X3"), a + 0.25, 1e-12);
+}
+
+TEST(Hostile, ParamOverrideOfAnUnknownNameOrOfADerivedMass) {
+  Dir d;
+  Spit(d / "m.yaml", kDerivedModel);
+  const std::string out = (d / "o.csv").string();
+  auto run = [&](const std::string& param) {
+    return Paynter({"simulate", (d / "m.yaml").string(), "--t-end", "1", "--backend", "tape", "--param", param, "-o",
+                    out});
+  };
+  CliResult r = run("n=3");
+  EXPECT_EQ(r.exit_code(), 1) << r.out;
+  EXPECT_NE(r.out.find("--param n=3: the model has no parameter 'n'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("did you mean 'm'?"), std::string::npos) << r.out;
+  // The mass m/2 turns negative: the error says which override made it so.
+  r = run("m=-4");
+  EXPECT_EQ(r.exit_code(), 1) << r.out;
+  EXPECT_NE(r.out.find("parameter 'mass' is negative, but it is the inertance of element 'M' with --param m=-4"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// ---------------------------------------------------------------------------
+// Item 11 (the rest): accurate messages for values without a value, forward
+// and recursive parameters; control characters escaped; runtime errors name
+// the model's file.
+
+TEST(Hostile, NanInfinityAndDivisionByZeroSaySo) {
+  for (const char* text : {".nan", ".NaN", ".inf", "-.inf", "1/0", "1/(2 - 2)", "0^-1", "log(0)"}) {
+    SCOPED_TRACE(text);
+    const Diagnostic d = ErrorOf(ModelWith(text));
+    ExpectLocated(d, 4, "", "parameter 'k' has no finite value");
+    EXPECT_EQ(d.message.find("cannot parse"), std::string::npos) << d.ToString();
+    EXPECT_EQ(d.hint.find("parentheses"), std::string::npos) << d.ToString();
+    ExpectLocated(ErrorOf(ModelWith(text, true)), 8, "M", "has no finite value");
+  }
+  EXPECT_NE(ErrorOf(ModelWith(".nan")).got.find("YAML's not-a-number"), std::string::npos);
+  EXPECT_NE(ErrorOf(ModelWith("2*(1/0)")).got.find("division by zero at character 5"), std::string::npos);
+}
+
+TEST(Hostile, ForwardAndRecursiveParametersSaySo) {
+  const std::string tail = ModelWith("1").substr(ModelWith("1").find("elements:"));
+  Diagnostic d = ErrorOf("parameters:\n  a: 2*b\n  b: 1\n" + tail);
+  ExpectLocated(d, 2, "", "parameter 'a' uses parameter 'b', which is declared after it");
+  EXPECT_NE(d.got.find("hostile.yaml:3"), std::string::npos) << d.ToString();
+  EXPECT_NE(d.hint.find("declare 'b' before 'a'"), std::string::npos) << d.ToString();
+  EXPECT_EQ(d.ToString().find("did you mean"), std::string::npos) << d.ToString();
+  d = ErrorOf("parameters:\n  a: 1\n  b: b + a\n" + tail);
+  ExpectLocated(d, 3, "", "parameter 'b' refers to itself");
+  EXPECT_EQ(d.ToString().find("did you mean"), std::string::npos) << d.ToString();
+  // Two that refer to each other: the first names the second, declared after it.
+  ExpectLocated(ErrorOf("parameters:\n  a: b\n  b: a\n" + tail), 2, "", "uses parameter 'b', which is declared after");
+}
+
+TEST(Hostile, ControlCharactersAreEscapedInMessagesAndReports) {
+  const std::string esc = "\x1b]0;pwned\x07\x1b[2J\xc2\x9b" "31m";
+  // A parameter name, an element kind, a model name: shown escaped.
+  for (const std::string& yaml :
+       {"parameters:\n  \"m" + esc + "\": 1\n" + ModelWith("1").substr(11),
+        ModelWith("1").replace(ModelWith("1").find("kind: Se"), 8, "kind: \"S" + esc + "\"")}) {
+    try {
+      LoadModelFromString(yaml, "hostile.yaml");
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.find('\x1b'), std::string::npos) << what;
+      EXPECT_EQ(what.find('\x07'), std::string::npos) << what;
+      EXPECT_EQ(what.find("\xc2\x9b"), std::string::npos) << what;
+      EXPECT_NE(what.find("\\x1b]0;pwned\\x07"), std::string::npos) << what;
+      EXPECT_NE(e.diagnostic().got.find('\x1b'), std::string::npos);  // the diagnostic keeps the text as given
+    }
+  }
+  EXPECT_EQ(std::string(Error("a\x1b[31mb\nc").what()), "a\\x1b[31mb\nc");
+  Dir d;
+  Spit(d / "m.yaml", "name: \"x" + esc + "\"\n" + ModelWith("1"));
+  const CliResult r = Paynter({"check", (d / "m.yaml").string()});
+  EXPECT_EQ(r.exit_code(), 0) << r.out;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("model 'x\\x1b]0;pwned"), std::string::npos) << r.out;
+}
+
+TEST(Hostile, RuntimeErrorsNameTheModelFile) {
+  Dir d;
+  Spit(d / "blowup.yaml", R"(
+elements:
+  - {name: S, kind: MSe, effort: 1/(1 - t)^3}
+  - {name: J, kind: "1"}
+  - {name: M, kind: I, inertance: 1}
+bonds:
+  - {from: S, to: J}
+  - {from: J, to: M}
+)");
+  const std::string model = (d / "blowup.yaml").string();
+  for (const char* method : {"rk4", "dopri5"}) {
+    SCOPED_TRACE(method);
+    const CliResult r = Paynter({"simulate", model, "--t-end", "2", "--method", method, "--backend", "tape", "-o",
+                                 (d / "o.csv").string()});
+    EXPECT_EQ(r.exit_code(), 1) << r.out;
+    EXPECT_EQ(r.out.find("<model>"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(model + ": error: "), std::string::npos) << r.out;
+  }
+}
+
+}  // namespace
+}  // namespace paynter
+
+namespace paynter {
+namespace {
+
+// Item 6: an output interval that would hold more rows than memory can is
+// refused at once, before anything is compiled.
+TEST(Hostile, AbsurdNumberOfOutputRowsIsRefused) {
+  Dir d;
+  Spit(d / "m.yaml", ModelWith("1"));
+  const std::string out = (d / "o.csv").string();
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"simulate", (d / "m.yaml").string(), "--t-end", "1", "--dt-out", "1e-300", "-o", out},
+        std::vector<std::string>{"compare", (d / "m.yaml").string(), "--t-end", "10", "--dt-out", "1e-9"}}) {
+    SCOPED_TRACE(command[0]);
+    const auto start = std::chrono::steady_clock::now();
+    const CliResult r = Paynter(command);
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 30.0);
+    EXPECT_EQ(r.exit_code(), 1) << r.out;
+    EXPECT_NE(r.out.find("output rows"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("hint:     use --dt-out"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(out));
+  }
+}
+
+}  // namespace
+}  // namespace paynter

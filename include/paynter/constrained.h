@@ -61,9 +61,10 @@ int ApplyParasitic(ModelSpec* spec, const ParasiticOptions& options);
 
 // Reads a model file for a method: the multibody section and vector bonds
 // expanded, then (parasitic) the constraint sources rewritten, then built;
-// with energy_accounting, AddEnergyAccounting is applied (when it can be).
+// with energy_accounting, AddEnergyAccounting is applied (when it can be);
+// parameter_overrides (--param) are applied first (ApplyParameterOverrides).
 Model LoadModelFor(const std::string& path, ConstraintMethod method, const ParasiticOptions& parasitic = {},
-                   bool energy_accounting = false);
+                   bool energy_accounting = false, const std::map<std::string, double>& parameter_overrides = {});
 
 // The energy balance as outputs: `energy_stored` (the storage elements'
 // energy), `energy_delivered` and `energy_dissipated` (integrals of the

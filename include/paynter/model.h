@@ -130,6 +130,7 @@ struct Parameter {
   double value = 0;
   std::string text;  // as written
   SourceLocation where;
+  bool overridden = false;  // the value was given on the command line (ModelSpec::parameter_overrides)
 };
 
 struct Model {
@@ -244,7 +245,19 @@ struct ModelSpec {
   // the bodies placed by joints with initial coordinates).
   std::vector<std::string> assembly_held;
   bool assemble = false;  // `assemble: true` under multibody: the start may be far from the joints
+  // Parameter values that replace the values written (paynter simulate
+  // --param), set by ApplyParameterOverrides: every parameter, initial value
+  // and pose written as an expression of them follows.
+  std::map<std::string, double> parameter_overrides;
 };
+
+// Gives parameters of `spec` new values (NAME -> value, e.g. from --param):
+// records them in spec->parameter_overrides and writes each value as its
+// parameter's text, so that everything derived from the parameters before the
+// model is built (the multibody library's initial poses) and after it (other
+// parameters, initial values, the inertias) uses it. Throws a located Error for
+// a name that is not a parameter of the spec, or a value that is not finite.
+void ApplyParameterOverrides(ModelSpec* spec, const std::map<std::string, double>& overrides);
 
 // Parses the expressions of a spec, registers every symbol and validates.
 Model BuildModel(const ModelSpec& spec);
@@ -261,6 +274,8 @@ std::string ExpressionText(const GiNaC::ex& e);
 inline constexpr size_t kMaxNameLength = 256;
 inline constexpr size_t kMaxExpressionLength = 100000;
 inline constexpr int kMaxNesting = 100;
+// The largest `dim:` of a bond (each becomes that many scalar bonds).
+inline constexpr int kMaxBondDimension = 64;
 
 // Letters, digits and underscores, not starting with a digit, and not longer
 // than kMaxNameLength.
@@ -288,7 +303,12 @@ using ExpressionNames = std::function<GiNaC::ex(const std::string&)>;
 // from the left. Numbers are exact unless written with a point or an exponent
 // (1e-3, 2.5E+2); names are looked up through `names`; the functions are those
 // of docs/model-format.md. A syntax error throws std::invalid_argument with a
-// printable reason that gives the character.
+// printable reason that gives the character; a text that reads but has no
+// value (a division by zero, zero to a negative power, a power of numbers
+// beyond 1e308, YAML's .nan and .inf) throws std::domain_error alike. A power
+// of numbers with more than 4096 bits is taken in double precision, and an
+// integer exponent beyond 1024 of anything else is a floating-point number, so
+// that no text makes exact arithmetic grow without bound.
 GiNaC::ex ParseExpressionText(const std::string& text, const ExpressionNames& names);
 
 // Reads a YAML model file into a ModelSpec (no expressions parsed yet).

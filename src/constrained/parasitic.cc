@@ -71,8 +71,9 @@ int ApplyParasitic(ModelSpec* spec, const ParasiticOptions& options) {
 }
 
 Model LoadModelFor(const std::string& path, ConstraintMethod method, const ParasiticOptions& parasitic,
-                   bool energy_accounting) {
+                   bool energy_accounting, const std::map<std::string, double>& parameter_overrides) {
   ModelSpec spec = ReadModelSpecFile(path);
+  ApplyParameterOverrides(&spec, parameter_overrides);
   if (spec.multibody.present) ExpandMultibody(&spec);
   ExpandVectorBonds(&spec);
   if (method == ConstraintMethod::kParasitic) {

@@ -24,7 +24,8 @@ class Builder {
   explicit Builder(const ModelSpec& spec) : spec_(spec) {}
 
   Model Build() {
-    m_.name = spec_.name.empty() ? "model" : spec_.name;
+    // The name is shown in reports: no control characters in it.
+    m_.name = spec_.name.empty() ? "model" : EscapeForTerminal(spec_.name, false);
     m_.file = spec_.file;
     Register("t", spec_.file.empty() ? SourceLocation{} : SourceLocation{spec_.file, 0, 0}, "time");
     m_.symbols.emplace("t", m_.time);
@@ -111,6 +112,7 @@ class Builder {
       const GiNaC::ex* found = lookup(id);
       if (found) table[id] = *found;
       if (!found) {
+        UndeclaredParameter(id, text, where, element, what);
         std::vector<std::string> candidates;
         for (const auto& [n, s] : m_.symbols) candidates.push_back(n);
         for (const auto& [n, s] : locals) candidates.push_back(n);
@@ -131,15 +133,18 @@ class Builder {
         if (it == table.end()) throw std::invalid_argument(fmt::format("unknown name '{}'", id));
         return it->second;
       });
-    } catch (const std::exception& ex) {
-      // The reason quotes the text: keep its printable part.
-      std::string why;
-      for (char c : std::string(ex.what())) {
-        if (c < 32 || c > 126) break;
-        why += c;
-      }
+    } catch (const std::invalid_argument& ex) {
       ThrowAt(where, element, fmt::format("cannot parse {}", what), "an expression such as 'm*g*cos(theta)'",
-           fmt::format("'{}' ({})", text, why), "check parentheses and operators (* for products, ^ for powers)");
+              fmt::format("'{}' ({})", text, Printable(ex.what())),
+              "check parentheses and operators (* for products, ^ for powers)");
+    } catch (const std::exception& ex) {
+      // Read, but without a value: a division by zero, a function at a pole, a
+      // number too large (ParseExpressionText's value errors and the algebra
+      // library's own).
+      ThrowAt(where, element, fmt::format("{} has no finite value", what), "an expression with a finite value",
+              fmt::format("'{}' ({})", text, Printable(ex.what())),
+              "a division by zero (1/0), a function at a pole (log(0), tan(pi/2)) or a number beyond 1e308 has no "
+              "value; check the expression");
     }
   }
 
@@ -179,15 +184,50 @@ class Builder {
     return value ? Adopt(*value, where, element, what, allowed) : Parse(text, where, element, what, {}, allowed);
   }
 
+  // The reason an exception gives, up to its first unprintable character.
+  static std::string Printable(const std::string& what) {
+    std::string why;
+    for (char c : what) {
+      if (c < 32 || c > 126) break;
+      why += c;
+    }
+    return why;
+  }
+
+  // While parameters are read: a name that is a parameter declared later (or
+  // the one being read) gets a message of its own, not "undefined".
+  void UndeclaredParameter(const std::string& id, const std::string& text, const SourceLocation& where,
+                           const std::string& element, const std::string& what) {
+    if (reading_parameter_ < 0) return;
+    const auto& params = spec_.parameters;
+    const auto& self = params[reading_parameter_];
+    if (id == self.name)
+      ThrowAt(where, element, fmt::format("{} refers to itself", what), "an expression of parameters declared before it",
+              fmt::format("'{}' in '{}'", id, text), "give the parameter a value that does not use its own name");
+    for (size_t k = reading_parameter_ + 1; k < params.size(); ++k)
+      if (params[k].name == id)
+        ThrowAt(where, element, fmt::format("{} uses parameter '{}', which is declared after it", what, id),
+                "an expression of parameters declared before it",
+                fmt::format("'{}' in '{}' ('{}' is declared at {})", id, text, id, params[k].where.ToString()),
+                fmt::format("parameters are evaluated in the order written: declare '{}' before '{}'", id, self.name));
+  }
+
   void BuildParameters() {
+    // Parameters become numbers at once: in a parameter's text, the names of
+    // those before it read as their values (a table grown as they are read: no
+    // substitution over all parameters per parameter, so the work stays
+    // linear in their number).
+    constants_ = {"pi", "Pi"};
+    std::map<std::string, GiNaC::ex> values;
     for (const auto& p : spec_.parameters) {
+      reading_parameter_ = static_cast<int>(&p - spec_.parameters.data());
       CheckNameLength(p.name, p.where, "", "parameter name");
       if (!IsIdentifier(p.name))
         ThrowAt(p.where, "", fmt::format("parameter name '{}' is not an identifier", p.name),
              "letters, digits and underscores, not starting with a digit", p.name);
-      GiNaC::ex v = Parse(p.text, p.where, "", fmt::format("parameter '{}'", p.name));
+      GiNaC::ex v = Parse(p.text, p.where, "", fmt::format("parameter '{}'", p.name), values);
       // Parameters may be expressions of earlier parameters.
-      GiNaC::ex num = GiNaC::evalf(v.subs(m_.ParameterValues()));
+      GiNaC::ex num = GiNaC::evalf(v);
       if (!GiNaC::is_a<GiNaC::numeric>(num) || !GiNaC::ex_to<GiNaC::numeric>(num).is_real())
         ThrowAt(p.where, "", fmt::format("parameter '{}' is not a real number", p.name),
              "a number, or an expression of parameters declared before it", fmt::format("'{}'", p.text),
@@ -196,10 +236,15 @@ class Builder {
       if (!std::isfinite(value))
         ThrowAt(p.where, "", fmt::format("parameter '{}' is not finite", p.name), "a finite number",
              fmt::format("'{}' = {}", p.text, value));
+      const auto over = spec_.parameter_overrides.find(p.name);
+      if (over != spec_.parameter_overrides.end()) value = over->second;  // exactly the number given
       Register(p.name, p.where, fmt::format("parameter '{}'", p.name));
       NewSymbol(p.name);
-      m_.parameters.push_back({p.name, value, p.text, p.where});
+      values[p.name] = value;
+      constants_.insert(p.name);
+      m_.parameters.push_back({p.name, value, p.text, p.where, over != spec_.parameter_overrides.end()});
     }
+    reading_parameter_ = -1;
   }
 
   void BuildElements() {
@@ -226,6 +271,7 @@ class Builder {
       e.origin = es.origin;
       if (es.fixed == "flow-in-flow-out") e.fixed = Element::Fixed::kFlowInFlowOut;
       if (es.fixed == "flow-in") e.fixed = Element::Fixed::kFlowInBoth;
+      element_index_[es.name] = static_cast<int>(m_.elements.size());
       m_.elements.push_back(std::move(e));
     }
   }
@@ -252,7 +298,7 @@ class Builder {
       Register(b.name, bs.where, fmt::format("bond '{}'", b.name));
       for (const auto* end : {&bs.from, &bs.to}) {
         CheckNameLength(*end, bs.where, "", fmt::format("the element named by bond '{}'", b.name));
-        if (m_.FindElement(*end) < 0) {
+        if (FindElement(*end) < 0) {
           Diagnostic d;
           d.where = bs.where;
           d.bond = b.name;
@@ -263,8 +309,8 @@ class Builder {
           throw Error(d);
         }
       }
-      b.from = m_.FindElement(bs.from);
-      b.to = m_.FindElement(bs.to);
+      b.from = FindElement(bs.from);
+      b.to = FindElement(bs.to);
       b.dim = bs.dim;
       b.where = bs.where;
       b.origin = bs.origin;
@@ -281,6 +327,7 @@ class Builder {
       const int index = static_cast<int>(m_.bonds.size());
       m_.elements[b.from].bonds.push_back(index);
       m_.elements[b.to].bonds.push_back(index);
+      bond_index_[b.name] = index;
       m_.bonds.push_back(std::move(b));
     }
   }
@@ -335,8 +382,8 @@ class Builder {
         continue;
       }
       // `of` names a 1-junction, a one-port element or a bond.
-      int ei = m_.FindElement(ds.of);
-      int bi = m_.FindBond(ds.of);
+      int ei = FindElement(ds.of);
+      int bi = FindBond(ds.of);
       bool ok = bi >= 0 || (ei >= 0 && (IsOnePort(m_.elements[ei].kind) || m_.elements[ei].kind == ElementKind::kOne));
       if (!ok) {
         std::vector<std::string> cands;
@@ -414,13 +461,9 @@ class Builder {
 
   GiNaC::ex ParseConstant(const std::string& text, const SourceLocation& where, const std::string& element,
                           const std::string& what, const std::optional<GiNaC::ex>& value = std::nullopt) {
-    std::set<std::string> allowed;
-    for (const auto& p : m_.parameters) allowed.insert(p.name);
-    allowed.insert("pi");
-    allowed.insert("Pi");
     allowed_desc_ = "numbers and parameters only";
     allowed_hint_ = "initial values and constant moduli are evaluated once, before the simulation starts";
-    return Read(value, text, where, element, what, &allowed);
+    return Read(value, text, where, element, what, &constants_);
   }
 
   void ParseLaws() {
@@ -473,16 +516,16 @@ class Builder {
       if ((e.kind == ElementKind::kSe && key != "constraint") || e.kind == ElementKind::kSf ||
           e.kind == ElementKind::kTF || e.kind == ElementKind::kGY) {
         // Unmodulated elements: time (sources) and parameters only.
-        std::set<std::string> allowed;
-        for (const auto& p : m_.parameters) allowed.insert(p.name);
-        allowed.insert("pi");
-        allowed.insert("Pi");
-        if (IsSource(e.kind)) allowed.insert("t");
+        if (IsSource(e.kind) && !constants_and_time_.count("t")) {
+          constants_and_time_ = constants_;
+          constants_and_time_.insert("t");
+        }
         const std::string mod = "M" + kind;
         allowed_desc_ = IsSource(e.kind) ? "time t and parameters only" : "parameters only (a constant)";
         allowed_hint_ = fmt::format("use an {} element for a law that depends on model variables", mod);
-        e.law = es.law_value ? Adopt(*es.law_value, es.where, e.name, what, &allowed)
-                             : Parse(text, es.where, e.name, what, locals, &allowed);
+        const std::set<std::string>* allowed = IsSource(e.kind) ? &constants_and_time_ : &constants_;
+        e.law = es.law_value ? Adopt(*es.law_value, es.where, e.name, what, allowed)
+                             : Parse(text, es.where, e.name, what, locals, allowed);
       } else {
         e.law =
             es.law_value ? Adopt(*es.law_value, es.where, e.name, what) : Parse(text, es.where, e.name, what, locals);
@@ -541,7 +584,7 @@ class Builder {
       for (const auto& e : m_.elements)
         if (e.kind == ElementKind::kOne) ones.push_back(e.name);
       for (const auto& it : items) {
-        const int i = m_.FindElement(it.name);
+        const int i = FindElement(it.name);
         if (i < 0 || m_.elements[i].kind != ElementKind::kOne)
           ThrowAt(it.where, it.name, fmt::format("'{}' lists '{}', which is not a 1-junction", key, it.name),
                "the name of a 1-junction whose flow is a generalized velocity",
@@ -560,10 +603,25 @@ class Builder {
              "a name listed under 'generalized:'", spec_.independent[k].name, "add it to 'generalized:'");
   }
 
+  // Model::FindElement and FindBond search; these look up (a model may have
+  // hundreds of thousands of elements).
+  int FindElement(const std::string& name) const {
+    auto it = element_index_.find(name);
+    return it == element_index_.end() ? -1 : it->second;
+  }
+  int FindBond(const std::string& name) const {
+    auto it = bond_index_.find(name);
+    return it == bond_index_.end() ? -1 : it->second;
+  }
+
   const ModelSpec& spec_;
   Model m_;
+  std::map<std::string, int> element_index_, bond_index_;
   std::map<std::string, std::string> owner_;  // global name -> what it names
   std::string allowed_desc_, allowed_hint_;
+  // The names a constant may use (parameters, pi), and those and t (sources).
+  std::set<std::string> constants_, constants_and_time_;
+  int reading_parameter_ = -1;  // the index of the parameter being read, while parameters are read
 };
 
 }  // namespace

@@ -3,7 +3,9 @@
 // ParseExpressionText in paynter/model.h).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <stdexcept>
 #include <vector>
 
@@ -23,6 +25,8 @@ struct Token {
 };
 
 [[noreturn]] void Fail(const std::string& why) { throw std::invalid_argument(why); }
+// Read, but without a value (see ParseExpressionText).
+[[noreturn]] void NoValue(const std::string& why) { throw std::domain_error(why); }
 
 std::string Quote(const std::string& s) { return s.size() <= 40 ? "'" + s + "'" : "'" + s.substr(0, 37) + "...'"; }
 
@@ -69,6 +73,11 @@ std::vector<Token> Tokens(const std::string& text) {
         ok = false;
         ++j;
       }
+      std::string word = text.substr(i, j - i);
+      for (char& ch : word) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (word == ".nan" || word == ".inf")
+        NoValue(fmt::format("{} at character {} is YAML's {}, not a number paynter accepts: values are finite",
+                            Quote(text.substr(i, j - i)), i + 1, word == ".nan" ? "not-a-number" : "infinity"));
       if (!ok)
         Fail(fmt::format("{} at character {} is not a number (numbers are written 12, 0.5, 1e-3; a product 2*x)",
                          Quote(text.substr(i, j - i)), i + 1));
@@ -173,11 +182,48 @@ class Reader {
     GiNaC::ex v = Factor();
     while (At('*') || At('/')) {
       const bool divide = At('/');
+      const size_t at = Peek().at;
       ++pos_;
       const GiNaC::ex r = Factor();
+      if (divide && r.is_zero()) NoValue(fmt::format("division by zero at character {}", at + 1));
       v = divide ? v / r : v * r;
     }
     return v;
+  }
+
+  // base^exponent, kept to work bounded by the size of the text: exact
+  // arithmetic would hold every digit of 2^1000000000000, and the algebra
+  // library takes numeric factors out of a power with an integer exponent
+  // ((1 + t/10)^n holds (1/10)^n exactly). So a power of two numbers whose
+  // exact value would have more than kMaxExactBits bits is taken in double
+  // precision, and an integer exponent beyond kMaxExactExponent of any other
+  // base is a floating-point number (the code computes pow(x, n) either way).
+  GiNaC::ex Power(const GiNaC::ex& base, GiNaC::ex exponent, size_t at) {
+    constexpr double kMaxExactBits = 4096;
+    constexpr long kMaxExactExponent = 1024;
+    const bool numeric_base = GiNaC::is_a<GiNaC::numeric>(base);
+    if (GiNaC::is_a<GiNaC::numeric>(exponent)) {
+      const GiNaC::numeric x = GiNaC::ex_to<GiNaC::numeric>(exponent);
+      if (numeric_base) {
+        const GiNaC::numeric b = GiNaC::ex_to<GiNaC::numeric>(base);
+        if (b.is_zero() && x.is_real() && x.is_negative())
+          NoValue(fmt::format("zero to a negative power ('^' at character {}) is a division by zero", at + 1));
+        if (b.is_rational() && x.is_rational() && !b.is_zero()) {
+          const double bits = GiNaC::abs(x).to_double() * std::max(GiNaC::numer(b).int_length(), GiNaC::denom(b).int_length());
+          if (bits > kMaxExactBits) {
+            const double v = std::pow(b.to_double(), x.to_double());
+            if (!std::isfinite(v) || v == 0)
+              NoValue(fmt::format("the power at character {} is beyond the range of numbers (1e-308 to 1e308 in "
+                                  "magnitude)",
+                                  at + 1));
+            return GiNaC::numeric(v);
+          }
+        }
+      } else if (x.is_integer() && GiNaC::abs(x) > kMaxExactExponent) {
+        exponent = GiNaC::numeric(x.to_double());
+      }
+    }
+    return GiNaC::pow(base, exponent);
   }
 
   // Signs in front of an operand: true when they negate it.
@@ -197,7 +243,9 @@ class Reader {
     const bool negative = Signs();
     std::vector<GiNaC::ex> operands = {Primary()};
     std::vector<bool> negated = {false};
+    std::vector<size_t> carets = {0};  // where each '^' is
     while (At('^')) {
+      carets.push_back(Peek().at);
       ++pos_;
       negated.push_back(Signs());
       operands.push_back(Primary());
@@ -205,7 +253,7 @@ class Reader {
     GiNaC::ex v = operands.back();
     for (size_t k = operands.size() - 1; k > 0; --k) {
       if (negated[k]) v = -v;
-      v = GiNaC::pow(operands[k - 1], v);
+      v = Power(operands[k - 1], v, carets[k]);
     }
     return negative ? -v : v;
   }
@@ -239,6 +287,7 @@ class Reader {
         ++pos_;
         --depth_;
         if (args.empty()) Fail(fmt::format("{}() at character {} has no argument", t.text, t.at + 1));
+        if (t.text == "pow" && args.size() == 2) return Power(args[0], args[1], t.at);
         GiNaC::ex v;
         CallFunction(t.text, args, &v);
         return v;

@@ -75,6 +75,41 @@ GiNaC::exmap Model::ParameterValues() const {
   return m;
 }
 
+void ApplyParameterOverrides(ModelSpec* spec, const std::map<std::string, double>& overrides) {
+  for (const auto& override : overrides) {
+    const std::string& name = override.first;
+    const double value = override.second;
+    auto p = std::find_if(spec->parameters.begin(), spec->parameters.end(),
+                          [&](const ModelSpec::Item& item) { return item.name == name; });
+    Diagnostic d;
+    d.where.file = spec->file;  // the model the command line applies to
+    if (p == spec->parameters.end()) {
+      std::vector<std::string> names;
+      for (const auto& item : spec->parameters) names.push_back(item.name);
+      d.message = fmt::format("--param {}={}: the model has no parameter '{}'", name, value, name);
+      d.expected = "the name of a parameter declared under 'parameters:'";
+      d.got = fmt::format("'{}'", name);
+      d.hint = DidYouMean(name, names);
+      if (d.hint.empty())
+        d.hint = names.empty() ? "the model declares no parameters"
+                 : names.size() <= 12
+                     ? fmt::format("its parameters are: {}", fmt::join(names, ", "))
+                     : fmt::format("its parameters are {} names, from '{}' to '{}'", names.size(), names.front(),
+                                   names.back());
+      throw Error(d);
+    }
+    if (!std::isfinite(value)) {
+      d.message = fmt::format("--param {}: the value is not a finite number", name);
+      d.expected = "NAME=NUMBER, a finite number";
+      d.got = fmt::format("{}={}", name, value);
+      throw Error(d);
+    }
+    // The shortest text that reads back as the same double.
+    p->text = fmt::format("{}", value);
+    spec->parameter_overrides[name] = value;
+  }
+}
+
 void CheckPhysicalParameters(const Model& model, const std::map<std::string, double>& overrides) {
   GiNaC::exmap values;
   for (const auto& p : model.parameters) {
@@ -82,6 +117,14 @@ void CheckPhysicalParameters(const Model& model, const std::map<std::string, dou
     values[model.Symbol(p.name)] = o == overrides.end() ? p.value : o->second;
   }
   auto number = [](double v) { return fmt::format("{:.6g}", v); };
+  // The overrides in effect, which a value derived from parameters may owe its sign to.
+  std::string given;
+  for (const auto& p : model.parameters) {
+    auto o = overrides.find(p.name);
+    if (o != overrides.end() || p.overridden)
+      given += fmt::format("{}--param {}={}", given.empty() ? " with " : ", ", p.name,
+                           number(o != overrides.end() ? o->second : p.value));
+  }
   for (const auto& e : model.elements) {
     const bool inertance = e.kind == ElementKind::kI && e.law_key == "inertance";
     const bool capacitance = e.kind == ElementKind::kC && e.law_key == "capacitance";
@@ -104,7 +147,7 @@ void CheckPhysicalParameters(const Model& model, const std::map<std::string, dou
         if (p.name != name) continue;
         const std::string message =
             fmt::format("parameter '{}' is {}, but it is the {} of element '{}'", p.name, is, what, e.name);
-        if (overrides.count(p.name)) {
+        if (overrides.count(p.name) || p.overridden) {
           Diagnostic d;
           d.where.file = model.file;  // the model the command line applies to
           d.message = fmt::format("--param {}={}: {}", p.name, number(x), message);
@@ -113,14 +156,9 @@ void CheckPhysicalParameters(const Model& model, const std::map<std::string, dou
           d.hint = hint;
           throw Error(d);
         }
-        ThrowAt(p.where, "", message, expected, fmt::format("{}: {} (= {})", p.name, p.text, number(x)), hint);
+        ThrowAt(p.where, "", message + given, expected, fmt::format("{}: {} (= {})", p.name, p.text, number(x)),
+                hint);
       }
-    }
-    std::string given;
-    for (const auto& p : model.parameters) {
-      auto o = overrides.find(p.name);
-      if (o != overrides.end() && e.law.has(model.Symbol(p.name)))
-        given += fmt::format("{}--param {}={}", given.empty() ? " with " : ", ", p.name, number(o->second));
     }
     ThrowAt(e.where, e.name, fmt::format("the {} of {} '{}' is {}{}", what, KindName(e.kind), e.name, is, given),
             expected, fmt::format("{}: {} (= {})", e.law_key, e.law_text, number(x)), hint);
@@ -208,7 +246,7 @@ std::string DescribeModel(const Model& m) {
   }
   std::ostringstream os;
   os << "model '" << m.name << "'";
-  if (!m.file.empty()) os << " (" << m.file << ")";
+  if (!m.file.empty()) os << " (" << EscapeForTerminal(m.file, false) << ")";
   os << ": " << m.elements.size() << " elements (";
   bool first = true;
   for (const auto& [k, n] : KindTable()) {

@@ -314,6 +314,10 @@ class YamlReader {
       } catch (const YAML::Exception&) {
         Fail(bn["dim"], "", "bond dimension must be an integer", "1", Describe(bn["dim"]));
       }
+      if (b.dim > kMaxBondDimension)
+        Fail(bn["dim"], "", fmt::format("bond dimension {} is too large", b.dim),
+             fmt::format("at most {} (3 or 6 for mechanics)", kMaxBondDimension), std::to_string(b.dim),
+             "a bond of dimension n becomes n scalar bonds; write a larger system as several bonds");
     }
     return b;
   }
