@@ -38,6 +38,12 @@ struct CodegenOptions {
   static constexpr double kSparseMaxDensity = 0.25;
 };
 
+// The directory paynter's caches live in: `configured` if given, else
+// $XDG_CACHE_HOME/paynter, else ~/.cache/paynter; created 0700 if absent, and
+// used only if it is a directory of the user's own that nobody else may write.
+// Empty when none qualifies; `why` then says why for each candidate.
+std::string PrivateCacheDir(const std::string& configured, std::string* why);
+
 class CompiledProgram {
  public:
   virtual ~CompiledProgram() = default;

@@ -445,22 +445,9 @@ struct ObjectDir {
 };
 
 ObjectDir ChooseObjectDir(const CodegenOptions& options) {
-  std::vector<fs::path> candidates;
-  if (!options.cache_dir.empty()) {
-    candidates.push_back(options.cache_dir);
-  } else {
-    const char* xdg = std::getenv("XDG_CACHE_HOME");
-    const char* home = std::getenv("HOME");
-    if (xdg && *xdg) candidates.push_back(fs::path(xdg) / "paynter");
-    if (home && *home) candidates.push_back(fs::path(home) / ".cache" / "paynter");
-  }
   std::string reasons;
-  for (const fs::path& dir : candidates) {
-    const std::string why = PrepareCacheDir(dir);
-    if (why.empty()) return {dir, true, ""};
-    reasons += (reasons.empty() ? "" : "; ") + why;
-  }
-  if (candidates.empty()) reasons = "$XDG_CACHE_HOME and $HOME are not set";
+  const std::string dir = PrivateCacheDir(options.cache_dir, &reasons);
+  if (!dir.empty()) return {dir, true, ""};
   std::error_code ec;
   const fs::path tmp = fs::temp_directory_path(ec);
   std::string templ = ((ec ? fs::path("/tmp") : tmp) / "paynter-XXXXXX").string();
@@ -723,3 +710,28 @@ void NativeProgram::Run(double* slots) const {
 }
 
 }  // namespace paynter::codegen
+
+namespace paynter {
+
+std::string PrivateCacheDir(const std::string& configured, std::string* why) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> candidates;
+  if (!configured.empty()) {
+    candidates.push_back(configured);
+  } else {
+    const char* xdg = std::getenv("XDG_CACHE_HOME");
+    const char* home = std::getenv("HOME");
+    if (xdg && *xdg) candidates.push_back(fs::path(xdg) / "paynter");
+    if (home && *home) candidates.push_back(fs::path(home) / ".cache" / "paynter");
+  }
+  std::string reasons;
+  for (const fs::path& dir : candidates) {
+    const std::string reason = codegen::PrepareCacheDir(dir);
+    if (reason.empty()) return dir.string();
+    reasons += (reasons.empty() ? "" : "; ") + reason;
+  }
+  if (why) *why = candidates.empty() ? "$XDG_CACHE_HOME and $HOME are not set" : reasons;
+  return "";
+}
+
+}  // namespace paynter

@@ -68,25 +68,6 @@ std::string BuildIdentity() {
                      static_cast<long long>(st.st_mtim.tv_sec), static_cast<long>(st.st_mtim.tv_nsec));
 }
 
-// The directory's rules are those of the native code cache (codegen/native.cc):
-// "" when `dir` is (or now is, created 0700) a directory of the user's own that
-// nobody else may write.
-std::string PrepareDir(const fs::path& dir) {
-  std::error_code ec;
-  if (!fs::exists(dir, ec)) {
-    if (dir.has_parent_path()) fs::create_directories(dir.parent_path(), ec);
-    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-      return fmt::format("'{}' cannot be created: {}", dir.string(), std::strerror(errno));
-  }
-  struct stat st;
-  if (::stat(dir.c_str(), &st) != 0) return fmt::format("'{}': {}", dir.string(), std::strerror(errno));
-  if (!S_ISDIR(st.st_mode)) return fmt::format("'{}' is not a directory", dir.string());
-  if (st.st_uid != ::geteuid()) return fmt::format("'{}' belongs to another user", dir.string());
-  if (st.st_mode & (S_IWGRP | S_IWOTH)) return fmt::format("'{}' is writable by group or others", dir.string());
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) return fmt::format("'{}' is not writable", dir.string());
-  return "";
-}
-
 // A plain number (no names): the parameter is not derived from others.
 bool IsNumberText(const std::string& text) {
   const char* begin = text.c_str();
@@ -256,25 +237,10 @@ StageCache::StageCache(StageCacheOptions options) : options_(std::move(options))
     note_ = "stage cache not used: this build's identity is unknown (no /proc/self/exe)";
     return;
   }
-  std::vector<fs::path> candidates;
-  if (!options_.dir.empty()) {
-    candidates.push_back(options_.dir);
-  } else {
-    const char* xdg = std::getenv("XDG_CACHE_HOME");
-    const char* home = std::getenv("HOME");
-    if (xdg && *xdg) candidates.push_back(fs::path(xdg) / "paynter");
-    if (home && *home) candidates.push_back(fs::path(home) / ".cache" / "paynter");
-  }
+  // The native code's cache directory, under the same rules.
   std::string reasons;
-  for (const fs::path& dir : candidates) {
-    const std::string why = PrepareDir(dir);
-    if (why.empty()) {
-      dir_ = dir.string();
-      return;
-    }
-    reasons += (reasons.empty() ? "" : "; ") + why;
-  }
-  note_ = "stage cache not used: " + (reasons.empty() ? std::string("$XDG_CACHE_HOME and $HOME are not set") : reasons);
+  dir_ = PrivateCacheDir(options_.dir, &reasons);
+  if (dir_.empty()) note_ = "stage cache not used: " + reasons;
 }
 
 std::string StageCache::Key(const std::string& file, const std::vector<std::string>& settings) const {
