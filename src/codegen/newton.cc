@@ -227,6 +227,7 @@ NewtonSolver::NewtonSolver(const Plan& plan, int block, const CodegenOptions& op
   jx_.assign(sparse_->nnz(), 0.0);
   work_.resize(n_);
   work2_.resize(n_);
+  affine_.resize(n_);
 }
 
 void NewtonSolver::Scatter() {
@@ -259,7 +260,8 @@ bool NewtonSolver::SolveLinearSparse(double* s, BlockFns& fns, double rnorm) {
   for (size_t k = 0; k < jv_.size(); ++k) jx_[sp_of_nz_[k]] = jv_[k];
   // r(u) = J u + c: the constant part, from the residual at the entry point.
   sparse_->Multiply(jx_.data(), u_.data(), work_.data());
-  const Eigen::VectorXd c = r_ - work_;
+  Eigen::VectorXd& c = affine_;
+  c = r_ - work_;
   const double u0 = InfNorm(u_.data(), n_);
   ax_ = jx_;
   if (has_multipliers_) {

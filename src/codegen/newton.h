@@ -112,7 +112,7 @@ class NewtonSolver {
   std::unique_ptr<SparseLU> sparse_;
   std::vector<int> sp_of_nz_, sp_diag_;
   std::vector<double> ax_, jx_;
-  Eigen::VectorXd work_, work2_;
+  Eigen::VectorXd work_, work2_, affine_;  // affine_: r(0) of a linear block
   Eigen::PartialPivLU<Eigen::MatrixXd> lu_;  // large blocks
   std::vector<double> small_lu_;             // small blocks: factors of J_ (column-major)
   std::vector<char> multiplier_;             // per unknown: a constraint multiplier

@@ -47,8 +47,13 @@ struct ConstraintProjector::Cache {
   // Sparse path (see the top of the file).
   bool sparse = false;
   std::vector<std::vector<int>> rows_of_pos, rows_of_mom;  // per state in pos_/mom_: rows (into g_/c_)
-  Eigen::SparseMatrix<double> qs, as;                      // Q (position rows x pos columns), A (rows x momenta)
-  Eigen::SparseMatrix<double> qqt, awat;                   // their Gram matrices (A weighted by W)
+  std::vector<std::vector<int>> mom_groups;                // ColourColumns(rows_of_mom), fixed
+  // The columns of the last position refresh (pos_, or pos_ less the held
+  // states in an assembly), their rows and colouring.
+  std::vector<int> q_cols;
+  std::vector<std::vector<int>> q_rows, q_groups;
+  Eigen::SparseMatrix<double> qs, as;     // Q (position rows x pos columns), A (rows x momenta)
+  Eigen::SparseMatrix<double> qqt, awat;  // their Gram matrices (A weighted by W)
   Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> q_ldlt, a_ldlt;
 };
 
@@ -188,6 +193,7 @@ ConstraintProjector::ConstraintProjector(const CompiledModel& model) : m_(model)
       std::sort(rows.begin(), rows.end());
       rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
     }
+  cache.mom_groups = ColourColumns(cache.rows_of_mom, nc);
 }
 
 void ConstraintProjector::Evaluate(double t, const double* x) {
@@ -274,12 +280,18 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
       throw Error(std::move(d));
     }
     if (cache.sparse && (!cache.q_valid || cache.q_uses > 20)) {
-      // Coloured central differences over the columns in `pos`.
-      std::vector<std::vector<int>> rows_of_col;
-      for (int i : pos) rows_of_col.push_back(cache.rows_of_pos[std::find(pos_.begin(), pos_.end(), i) - pos_.begin()]);
+      // Coloured central differences over the columns in `pos` (pos_ is sorted).
+      if (cache.q_cols != pos) {
+        cache.q_cols = pos;
+        cache.q_rows.clear();
+        for (int i : pos)
+          cache.q_rows.push_back(cache.rows_of_pos[std::lower_bound(pos_.begin(), pos_.end(), i) - pos_.begin()]);
+        cache.q_groups = ColourColumns(cache.q_rows, nr);
+      }
+      const std::vector<std::vector<int>>& rows_of_col = cache.q_rows;
       std::vector<Eigen::Triplet<double>> entries;
       std::vector<double> g0(g_), gp(g_.size());
-      for (const std::vector<int>& group : ColourColumns(rows_of_col, nr)) {
+      for (const std::vector<int>& group : cache.q_groups) {
         std::vector<double> h(group.size()), saved(group.size());
         for (size_t k = 0; k < group.size(); ++k) {
           const int i = pos[group[k]];
@@ -368,7 +380,7 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
       // A is exact from unit steps (c is linear in the momenta), coloured.
       std::vector<Eigen::Triplet<double>> entries;
       std::vector<double> c0(c_);
-      for (const std::vector<int>& group : ColourColumns(cache.rows_of_mom, nc)) {
+      for (const std::vector<int>& group : cache.mom_groups) {
         std::vector<double> saved;
         for (int j : group) {
           saved.push_back(x[mom_[j]]);
