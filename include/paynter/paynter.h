@@ -20,5 +20,6 @@
 #include "paynter/model.h"
 #include "paynter/multibody.h"
 #include "paynter/report.h"
+#include "paynter/run.h"
 #include "paynter/simulation.h"
 #include "paynter/solvers.h"

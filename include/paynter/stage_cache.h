@@ -42,6 +42,10 @@ struct StagedModel {
   // values then enter the cache key, so that an entry holds what was built
   // with them, however the build applies them.
   bool overrides_in_key = false;
+  // The parameters that numbers of the build are computed from (derived
+  // parameters and those their texts or computed initial values name): a new
+  // value for one of these needs a new build; the others are slots.
+  std::vector<std::string> derived_from;
   // CheckPhysicalParameters without the Model: the constant inertances and
   // capacitances as a program over the parameters (slots 0..n-1: the model's
   // parameters, in order; then one slot per law). Null when there are none.

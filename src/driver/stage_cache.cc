@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -127,6 +128,7 @@ void StagedFields(F& f, StagedModel& s) {
   f(s.physical_parameters);
   f(s.physical_values);
   f(s.physical_complete);
+  f(s.derived_from);
 }
 
 // Whether a LoweredModel read back can be run: every slot and state index in range.
@@ -313,6 +315,24 @@ StagedModel StageModel(const Model& model, LoweredModel lowered) {
     if (e.initial && !GiNaC::is_a<GiNaC::numeric>(*e.initial)) s.overrides_in_key = true;
   for (const auto& d : model.displacements)
     if (!GiNaC::is_a<GiNaC::numeric>(d.initial)) s.overrides_in_key = true;
+  // The parameters the build computes numbers from: the derived ones, and
+  // those a derived parameter's text or a computed initial value names.
+  auto names_in = [](const std::string& text, const std::string& name) {
+    for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
+      auto ident = [&](size_t i) { return i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_'); };
+      if ((at == 0 || !ident(at - 1)) && !ident(at + name.size())) return true;
+    }
+    return false;
+  };
+  for (const auto& p : model.parameters) {
+    bool used = !IsNumberText(p.text);
+    for (const auto& q : model.parameters) used = used || (!IsNumberText(q.text) && names_in(q.text, p.name));
+    for (const auto& e : model.elements)
+      used = used || (e.initial && !GiNaC::is_a<GiNaC::numeric>(*e.initial) && e.initial->has(model.Symbol(p.name)));
+    for (const auto& d : model.displacements)
+      used = used || (!GiNaC::is_a<GiNaC::numeric>(d.initial) && d.initial.has(model.Symbol(p.name)));
+    if (used) s.derived_from.push_back(p.name);
+  }
   // The laws CheckPhysicalParameters checks: constant inertances and capacitances.
   Program check;
   for (const auto& p : model.parameters) {

@@ -1,0 +1,170 @@
+// paynter/run.h — a model file to reports and results, as the commands do it.
+//
+// The command-line program, the Python module and the other front ends share
+// these functions, so that a model gives the same text and the same numbers
+// whichever way it is run:
+//
+//   RunOptions o;  o.file = "examples/B1_pendulum.yaml";  o.t_end = 10;
+//   PreparedModel p = PrepareModel(o);                  // file -> compiled, via the stage cache
+//   RunResult r = RunPrepared(p, p.compiled(), o);      // simulate (any constraint method)
+//
+// PrepareModel does the symbolic work once; RunPrepared may run it many times
+// with other parameters (RunOptions::params) or on other CompiledModel
+// instances (PreparedModel::NewInstance, one per thread).
+#pragma once
+
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "paynter/causality.h"
+#include "paynter/constrained.h"
+#include "paynter/model.h"
+#include "paynter/simulation.h"
+#include "paynter/stage_cache.h"
+
+namespace paynter {
+
+// Everything `paynter simulate` takes besides its output file and --stats.
+struct RunOptions {
+  std::string file;                 // model file (YAML)
+  std::string form = "state";       // state | lagrange1 | lagrange2 | hamilton
+  std::string constraints = "auto"; // auto | lagrange-multipliers | minimal-coordinates | parasitic | zcp
+  std::string method = "dopri5";    // rk4 | dopri5 | bdf
+  bool method_given = false;        // else parasitic runs use bdf
+  std::string backend = "auto";     // auto | native | tape
+  std::string block_solve = "auto"; // auto | dense | sparse
+  double t0 = 0, t_end = 0, rtol = 1e-6, atol = 1e-9;
+  double dt_out = 0;                // 0: (t_end - t0)/1000
+  double step = 1e-3;               // rk4's fixed step
+  long max_steps = 0;
+  bool max_steps_given = false;     // else the solvers' defaults
+  double parasitic_stiffness = 0, parasitic_damping = 0;  // 0: chosen from the model
+  bool assemble = false;            // make an inconsistent start consistent, however far off
+  bool stabilize = true;            // lagrange-multipliers: project after every step
+  bool energy = false;              // the energy accounting's columns
+  bool stage_cache = true;
+  bool progress = true;             // a progress line on a terminal for long runs
+  // Parameter overrides (--param NAME=VALUE), in order.
+  std::vector<std::pair<std::string, double>> params;
+};
+
+// NAME=NUMBER texts (--param) as overrides; throws Error naming a bad one.
+std::vector<std::pair<std::string, double>> ParseParameterOverrides(const std::vector<std::string>& texts,
+                                                                    const std::string& file = "");
+
+// Lagrange's equations of a mechanism written under `multibody:` are formed in
+// its joint coordinates; every other form keeps the bodies' Newton–Euler
+// expansion with the joints as constraint forces.
+bool InJointCoordinates(const std::string& form);
+
+// The model file as `form` needs it; `energy` adds the energy accounting;
+// `overrides` replace parameters before anything is derived from them.
+Model LoadModelForForm(const std::string& path, const std::string& form, bool energy = false,
+                       const std::map<std::string, double>& overrides = {});
+
+// A model with the causality that `form` asks for.
+struct Analysis {
+  Model model;
+  CausalGraph graph;
+};
+Analysis Analyze(Model model, const std::string& form = "state");
+Analysis Analyze(const std::string& path, const std::string& form = "state");
+
+// The model a constraint method works on, as `causality`, `equations` and
+// `draw --constraints METHOD` show it: parasitic writes a spring and a damper
+// into every constrained joint direction; zcp makes the joint efforts break
+// variables; the other methods work on the model as it is.
+struct MethodView {
+  ConstraintMethod method = ConstraintMethod::kAuto;
+  Model model;                               // what is shown
+  Model source;                              // zcp: the model with its constraint sources
+  std::vector<std::string> break_variables;  // zcp
+};
+MethodView LoadForMethod(const std::string& path, const std::string& constraints, const std::string& form = "state");
+
+// The reports of `paynter check`, `causality` and `equations`, written to
+// `out`; each returns the command's exit status (causality: 1 when causal
+// conflicts remain) and throws Error for a model that cannot be analysed.
+int CheckReport(const std::string& path, std::ostream& out);
+int CausalityText(const std::string& path, const std::string& procedure, const std::string& constraints,
+                  std::ostream& out);
+int EquationsText(const std::string& path, bool latex, const std::string& form, bool explain,
+                  const std::string& constraints, std::ostream& out);
+
+// A model loaded for a constraint method and compiled: the symbolic stages
+// through the stage cache (unless it is off, or the method is zcp).
+class PreparedModel {
+ public:
+  PreparedModel() = default;
+  PreparedModel(PreparedModel&&) noexcept = default;
+  PreparedModel& operator=(PreparedModel&&) noexcept = default;
+
+  CompiledModel& compiled() { return *cm_; }
+  const CompiledModel& compiled() const { return *cm_; }
+  // Another compiled instance of the same equations (native code loaded from
+  // the cache, no symbolic work): one per thread for runs in parallel.
+  std::unique_ptr<CompiledModel> NewInstance() const;
+
+  ConstraintMethod method() const { return method_; }
+  // The Model, when it was built in this process (not from the stage cache).
+  const Model* model() const { return model_ ? &*model_ : nullptr; }
+  bool assemble() const { return staged_.assemble; }
+  const CodegenOptions& codegen() const { return codegen_; }
+  // True when a parameter's value may change between runs by
+  // CompiledModel::SetParameter alone (RunOptions::params of RunPrepared):
+  // false for a parameter the build computes numbers from (a derived
+  // parameter, one a derived parameter or a computed initial value uses; every
+  // parameter of a mechanism, whose poses are computed from them), where
+  // another value needs PrepareModel with it.
+  bool parameter_settable(const std::string& name) const;
+  // The parameters' values the model was prepared with (in the compiled
+  // model's order), which RunPrepared starts every run from.
+  const std::vector<double>& parameter_values() const { return staged_.lowered.parameter_values; }
+  const std::vector<std::string>& parameter_names() const { return staged_.lowered.parameter_names; }
+  bool stages_cached() const { return stages_cached_; }
+  double ready_seconds() const { return ready_seconds_; }  // model file to compiled model
+  const std::string& stage_note() const { return stage_note_; }  // why the stage cache was not used
+
+ private:
+  friend PreparedModel PrepareModel(const RunOptions& options);
+  ConstraintMethod method_ = ConstraintMethod::kAuto;
+  std::optional<Model> model_;
+  StagedModel staged_;
+  CodegenOptions codegen_;
+  std::unique_ptr<CompiledModel> cm_;
+  bool mechanism_ = false, stages_cached_ = false;
+  double ready_seconds_ = 0;
+  std::string stage_note_;
+};
+
+// Loads, assigns causality, builds and compiles `options.file` for its form,
+// constraint method and energy accounting, with its parameter overrides.
+PreparedModel PrepareModel(const RunOptions& options);
+
+// The solver settings of a run (parasitic: bdf unless a method was asked for).
+SolverOptions SolverOptionsFor(const RunOptions& options, ConstraintMethod method);
+
+// Refuses an output interval that asks for more than 1e7 rows.
+void CheckOutputRows(const RunOptions& options);
+
+struct RunResult {
+  Solution solution;           // its rows, unless they went to `output`
+  ConstrainedReport report;    // mechanisms: the method used, drift, assembly
+};
+
+// Simulates a prepared model on `cm` (prepared.compiled() or one of its
+// NewInstance()s) from the prepared parameter values with options.params set
+// over them (each must be parameter_settable, or the one it was prepared
+// with); the rows go to `output` when given. Throws Error on failure.
+RunResult RunPrepared(const PreparedModel& prepared, CompiledModel& cm, const RunOptions& options,
+                      RowSink* output = nullptr);
+
+// The process's peak resident memory so far, in MB.
+double PeakMemoryMegabytes();
+
+}  // namespace paynter
