@@ -375,14 +375,7 @@ int main(int argc, char** argv) {
   } catch (const paynter::Error& e) {
     // An error found while simulating has no file of its own: it is the model's.
     const std::string model_file = sim->parsed() ? sa.run.file : cmp->parsed() ? ca.run.file : plot->parsed() ? "" : file;
-    const std::string what = e.what();
-    if (e.diagnostic().where.file.empty() && !model_file.empty() && what.rfind("<model>", 0) == 0) {
-      Diagnostic d = e.diagnostic();
-      d.where.file = model_file;
-      std::cerr << d.ToString() << "\n";
-    } else {
-      std::cerr << what << "\n";
-    }
+    std::cerr << ReportError(e, model_file).text << "\n";
     return 1;
   } catch (const std::exception& e) {
     std::cerr << paynter::Error(std::string("paynter: internal error: ") + e.what()).what() << "\n";  // escaped
