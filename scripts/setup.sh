@@ -10,6 +10,7 @@ PACKAGES=(
   libyaml-cpp-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   graphviz gnuplot-nox
+  unzip  # the FMU test unpacks exported FMUs (tests/fmi_importer.cc)
   "$@"
 )
 
