@@ -207,7 +207,7 @@ struct Variable {
 };
 
 struct Description {
-  std::string guid, identifier_me, identifier_cs;
+  std::string model_name, guid, identifier_me, identifier_cs;
   std::vector<Variable> vars;
   std::vector<int> outputs, derivatives, initial_unknowns;  // 1-based indices
   std::map<std::string, unsigned> vr_of;
@@ -231,6 +231,7 @@ Description CheckModelDescription(const std::string& xml) {
   EXPECT_EQ(root.name, "fmiModelDescription");
   EXPECT_EQ(root.Get("fmiVersion"), "2.0");
   d.guid = root.Get("guid");
+  d.model_name = root.Get("modelName");
   EXPECT_FALSE(d.guid.empty());
   EXPECT_FALSE(root.Get("modelName").empty());
   EXPECT_EQ(root.Get("numberOfEventIndicators"), "0");
@@ -886,6 +887,58 @@ TEST(FmiImporter, ClosedChainWithParasiticJoints) {
                        "-o " + csv.string());
   ASSERT_EQ(r.status, 0) << r.output;
   ExpectClose("fourbar parasitic cs", ReadCsv(csv), RunCoSimulation(u, 0.5, 0.05), 1e-5);
+}
+
+}  // namespace
+
+namespace {
+
+// Names from the model reach the description escaped and nothing else (an
+// element's or output's name is an identifier; a model's name may be any
+// text): a model named with markup, quotes and shell syntax gives a well-formed description, a
+// generated identifier and a working shared object; --kind cs leaves model
+// exchange out (and fmi2Instantiate refuses it).
+TEST(FmiImporter, HostileNamesAndCoSimulationOnly) {
+  const fs::path dir = TestDir("hostile");
+  std::string yaml = ReadText(Source("examples/B1_pendulum.yaml"));
+  const std::string hostile = "name: \"x\\\"<b>&'$(touch pwned);/* */\"";
+  yaml.replace(yaml.find("name: B1_pendulum"), std::string("name: B1_pendulum").size(), hostile);
+  std::ofstream(dir / "hostile.yaml") << yaml;
+  const fs::path fmu = dir / "h.fmu";
+  Result r = Shell(std::string(PAYNTER_EXE) + " fmu " + (dir / "hostile.yaml").string() + " --kind cs -o " +
+                   fmu.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "pwned"));
+  r = Shell("cd " + dir.string() + " && unzip -q h.fmu -d unpacked");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "pwned"));
+  const Description d = CheckModelDescription(ReadText(dir / "unpacked" / "modelDescription.xml"));
+  EXPECT_TRUE(d.identifier_me.empty());
+  ASSERT_FALSE(d.identifier_cs.empty());
+  for (char c : d.identifier_cs) EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(c)) || c == '_') << d.identifier_cs;
+  EXPECT_EQ(d.model_name, "x\"<b>&'$(touch pwned);/* */");
+  for (const char* f : {"model.h", "model.c", "rhs.c", "outputs.c"}) {
+    const std::string c = ReadText(dir / "unpacked" / "sources" / f);
+    EXPECT_EQ(c.find("pwned"), std::string::npos) << f;
+    EXPECT_EQ(c.find("xG"), std::string::npos) << f;  // no name of the model's either
+  }
+  Fmu f;
+  ASSERT_NO_FATAL_FAILURE(f.Load((dir / "unpacked" / "binaries" / "linux64" / (d.identifier_cs + ".so")).string()));
+  g_log.clear();
+  EXPECT_EQ(f.Instantiate("me", 0, d.guid.c_str(), "", &kCallbacks, 0, 0), nullptr);
+  ASSERT_FALSE(g_log.empty());
+  EXPECT_NE(g_log.back().find("not exported for model exchange"), std::string::npos) << g_log.back();
+  Component c = f.Instantiate("cs", 1, d.guid.c_str(), "", &kCallbacks, 0, 0);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(f.EnterInitializationMode(c), kOK);
+  EXPECT_EQ(f.ExitInitializationMode(c), kOK);
+  EXPECT_EQ(f.DoStep(c, 0, 0.5, 1), kOK);
+  double xg = 0;
+  const unsigned vr = d.vr_of.at("xG");
+  EXPECT_EQ(f.GetReal(c, &vr, 1, &xg), kOK);
+  EXPECT_GT(xg, 0);  // the bar hangs below its pivot, to the right of it after half a second
+  EXPECT_LT(xg, 0.5);
+  f.FreeInstance(c);
 }
 
 }  // namespace
