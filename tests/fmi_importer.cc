@@ -467,7 +467,8 @@ fs::path TestDir(const std::string& name) {
 // the description are made here.
 void ExportAndUnpack(const std::string& model, const std::string& options, Unpacked* u) {
   const std::string name = fs::path(model).stem().string();
-  u->dir = TestDir(name + std::to_string(std::hash<std::string>{}(options) % 100000));
+  // A directory per test: CTest runs the tests of this file in parallel.
+  u->dir = TestDir(std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" + name);
   const fs::path fmu = u->dir / (name + ".fmu");
   const Result r = Shell(std::string(PAYNTER_EXE) + " fmu " + Source(model) + " " + options + " -o " + fmu.string());
   ASSERT_EQ(r.status, 0) << r.output;

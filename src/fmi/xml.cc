@@ -28,7 +28,8 @@ std::string Escape(const std::string& text) {
   return out;
 }
 
-std::string Real(double v) { return fmt::format("{:.17g}", v); }
+// The shortest text that reads back as the same double.
+std::string Real(double v) { return fmt::format("{}", v); }
 
 }  // namespace
 
