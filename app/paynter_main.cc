@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 
+#include "commands.h"
 #include "paynter/paynter.h"
 #include "paynter/run.h"
 
@@ -330,6 +331,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   draw->add_option("--constraints", constraints, constraints_help)->default_val("auto");
 
+  CLI::App* fmu = AddFmuCommand(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -352,6 +355,7 @@ int main(int argc, char** argv) {
       return Compare(ca, compare_out, compare_plot);
     }
     if (expand->parsed()) return Expand(file, out);
+    if (fmu->parsed()) return RunFmuCommand();
     if (plot->parsed()) {
       PlotCsv(file, out, columns, x_col, title);
       return 0;

@@ -13,6 +13,7 @@ PACKAGES=(
   # the Python module (docs/python.md): pybind11 and Debian's Python with numpy;
   # pytest runs its tests, pandas and matplotlib serve Result.to_pandas and plot
   pybind11-dev python3-dev python3-numpy python3-pytest python3-pandas python3-matplotlib
+  unzip  # the FMU test unpacks exported FMUs (tests/fmi_importer.cc)
   "$@"
 )
 

@@ -17,6 +17,7 @@
 #include "paynter/equations.h"
 #include "paynter/error.h"
 #include "paynter/files.h"
+#include "paynter/fmi.h"
 #include "paynter/model.h"
 #include "paynter/multibody.h"
 #include "paynter/report.h"

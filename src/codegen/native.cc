@@ -175,7 +175,7 @@ CWriter::CWriter(const Plan& plan, const NativeTuning& tuning)
     for (size_t begin = 0; begin < sec.code.size(); begin += max_ops) {
       const size_t end = std::min(sec.code.size(), begin + max_ops);
       for (size_t i = begin; i < end; ++i) written += sec.code[i].out.kind == Ref::Kind::kSlot;
-      Function f{fmt::format("pn_g{}_{}", g, chunks_[g].size()), &sec, begin, end};
+      Function f{fmt::format("{}g{}_{}", tuning.prefix, g, chunks_[g].size()), &sec, begin, end};
       f.group = int(g);
       chunks_[g].push_back(Chunk{f.name, written});
       fns_.push_back(std::move(f));
@@ -203,7 +203,7 @@ void CWriter::AddBlock(int b, size_t max_ops) {
     size_t pos = 0;  // counts instructions, then outputs
     do {
       const size_t end = std::min(total, pos + max_ops);
-      Function f{fmt::format("pn_{}{}_{}", jac ? 'j' : 'r', b, names.size()), &sec, std::min(pos, sec.code.size()),
+      Function f{fmt::format("{}{}{}_{}", tuning_.prefix, jac ? 'j' : 'r', b, names.size()), &sec, std::min(pos, sec.code.size()),
                  std::min(end, sec.code.size())};
       f.out_begin = std::max(pos, sec.code.size()) - sec.code.size();
       f.out_end = std::max(end, sec.code.size()) - sec.code.size();
@@ -562,6 +562,28 @@ std::string GenerateC(const Plan& plan, const NativeTuning& tuning) {
   for (const std::string& unit : CWriter(plan, tuning).WriteUnits()) all += unit;
   return all;
 }
+
+CSource GenerateCSource(const Plan& plan, const NativeTuning& tuning) {
+  NativeTuning one = tuning;
+  one.unit_ops = static_cast<size_t>(-1);  // one translation unit
+  CWriter writer(plan, one);
+  CSource src;
+  for (const std::string& unit : writer.WriteUnits()) src.text += unit;
+  for (size_t g = 0; g < plan.groups.size(); ++g) {
+    src.group_fns.emplace_back();
+    for (const CWriter::Chunk& c : writer.chunks(int(g))) src.group_fns.back().push_back(c.name);
+  }
+  for (size_t b = 0; b < plan.blocks.size(); ++b) {
+    src.residual_fns.push_back(writer.block_fns(int(b), false));
+    src.jacobian_fns.push_back(writer.block_fns(int(b), true));
+  }
+  src.num_w = writer.num_w();
+  src.num_ops = writer.num_ops();
+  return src;
+}
+
+std::string FindCCompiler() { return FindCompiler(); }
+std::string NativeCompileFlags(size_t ops) { return CompileFlags(ops); }
 
 struct NativeProgram::NativeBlock final : BlockFns {
   NativeBlock(const Plan& plan, int b, const CodegenOptions& o, const RuntimeChecks* c) : solver(plan, b, o, c) {}

@@ -28,11 +28,33 @@ struct NativeTuning {
   size_t unit_ops = 8000;          // operations per translation unit (a larger function gets one alone)
   int jobs = 0;                    // compiler processes at once; 0 = one per online CPU
   std::string flags;               // optimization flags; empty = chosen by the program's size
+  std::string prefix = "pn_";      // of the generated functions' names (two programs in one object differ by it)
 };
 
 // The C source of a plan, all units one after another (deterministic; exposed for
 // tests and debugging).
 std::string GenerateC(const Plan& plan, const NativeTuning& tuning = {});
+
+// The C source of a plan as a single translation unit, with the names of the
+// functions that run it, for code that calls them itself (the FMU export,
+// src/fmi/): group g's straight code is group_fns[g] called in order (each
+// returns nonzero when a slot it wrote is NaN or Inf); block b's residual
+// r(s, w, r) and Jacobian (its structural non-zeros, BlockPlan::jacobian_nz
+// order) are residual_fns[b] and jacobian_fns[b] in order, the Jacobian's
+// right after the residual's at the same point. `w` holds num_w doubles.
+struct CSource {
+  std::string text;
+  std::vector<std::vector<std::string>> group_fns, residual_fns, jacobian_fns;
+  int num_w = 0;
+  size_t num_ops = 0;
+};
+CSource GenerateCSource(const Plan& plan, const NativeTuning& tuning = {});
+
+// The system C compiler as native code finds it ($CC, else clang, cc, gcc);
+// throws paynter::Error when there is none.
+std::string FindCCompiler();
+// Optimization and exactness flags native code uses for a program of `ops` operations.
+std::string NativeCompileFlags(size_t ops);
 
 class NativeProgram final : public CompiledProgram {
  public:

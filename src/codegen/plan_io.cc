@@ -204,6 +204,8 @@ std::unique_ptr<CompiledProgram> Compile(const LoweredProgram& program, const Co
 
 int NumSlots(const LoweredProgram& program) { return program.plan.num_slots; }
 
+const codegen::Plan& PlanOf(const LoweredProgram& program) { return program.plan; }
+
 void WriteLoweredProgram(const LoweredProgram& program, std::string* out) {
   codegen::ByteWriter w(out);
   codegen::WritePlan(w, program.plan);

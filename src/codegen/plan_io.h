@@ -170,3 +170,8 @@ bool ValidPlan(const Plan& plan);
 std::unique_ptr<CompiledProgram> CompilePlan(Plan plan, const CodegenOptions& options);
 
 }  // namespace paynter::codegen
+
+namespace paynter {
+// The plan a lowered program holds (for code generators outside codegen: src/fmi/).
+const codegen::Plan& PlanOf(const LoweredProgram& program);
+}  // namespace paynter

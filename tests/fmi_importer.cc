@@ -1,0 +1,945 @@
+// A test importer of paynter's FMUs (FMI 2.0): exports B1, B3 and B4 with
+// `paynter fmu`, unpacks them with unzip, checks modelDescription.xml against
+// the standard's rules, loads the shared object with dlopen and runs it
+// through the standard's calling sequences — model exchange integrated by this
+// file's own classical Runge-Kutta of fine step through fmi2SetTime,
+// fmi2SetContinuousStates and fmi2GetDerivatives, co-simulation by
+// fmi2DoStep — and compares the outputs with `paynter simulate`.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Source(const std::string& rel) { return std::string(PAYNTER_SOURCE_DIR) + "/" + rel; }
+
+struct Result {
+  int status;
+  std::string output;
+};
+
+Result Shell(const std::string& cmd) {
+  Result r{-1, ""};
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+  r.status = pclose(p);
+  return r;
+}
+
+std::string ReadText(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// ---- a small XML reader: elements and attributes (what modelDescription.xml uses) ----
+
+struct Node {
+  std::string name;
+  std::map<std::string, std::string> attr;
+  std::vector<Node> children;
+  std::vector<const Node*> All(const std::string& n) const {
+    std::vector<const Node*> out;
+    for (const Node& c : children)
+      if (c.name == n) out.push_back(&c);
+    return out;
+  }
+  const Node* First(const std::string& n) const {
+    for (const Node& c : children)
+      if (c.name == n) return &c;
+    return nullptr;
+  }
+  bool Has(const std::string& a) const { return attr.count(a) > 0; }
+  std::string Get(const std::string& a) const { return Has(a) ? attr.at(a) : ""; }
+};
+
+class XmlReader {
+ public:
+  explicit XmlReader(std::string text) : s_(std::move(text)) {}
+  Node Document() {
+    SkipMisc();
+    Node root = Element();
+    SkipMisc();
+    if (i_ != s_.size()) throw std::runtime_error("text after the root element");
+    return root;
+  }
+
+ private:
+  void SkipSpace() {
+    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
+  }
+  void SkipMisc() {  // declarations, comments, whitespace
+    for (;;) {
+      SkipSpace();
+      if (s_.compare(i_, 2, "<?") == 0) {
+        i_ = s_.find("?>", i_);
+        if (i_ == std::string::npos) throw std::runtime_error("unterminated <?");
+        i_ += 2;
+      } else if (s_.compare(i_, 4, "<!--") == 0) {
+        i_ = s_.find("-->", i_);
+        if (i_ == std::string::npos) throw std::runtime_error("unterminated comment");
+        i_ += 3;
+      } else {
+        return;
+      }
+    }
+  }
+  std::string Name() {
+    const size_t b = i_;
+    while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_' || s_[i_] == ':' ||
+                              s_[i_] == '-' || s_[i_] == '.'))
+      ++i_;
+    if (b == i_) throw std::runtime_error("name expected at " + std::to_string(i_));
+    return s_.substr(b, i_ - b);
+  }
+  static std::string Decode(const std::string& v) {
+    std::string out;
+    for (size_t k = 0; k < v.size(); ++k) {
+      if (v[k] == '<') throw std::runtime_error("'<' in an attribute");
+      if (v[k] != '&') {
+        out += v[k];
+        continue;
+      }
+      const size_t e = v.find(';', k);
+      if (e == std::string::npos) throw std::runtime_error("bad entity");
+      const std::string ent = v.substr(k + 1, e - k - 1);
+      const std::map<std::string, char> known = {{"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'}, {"apos", '\''}};
+      if (!known.count(ent)) throw std::runtime_error("unknown entity &" + ent + ";");
+      out += known.at(ent);
+      k = e;
+    }
+    return out;
+  }
+  Node Element() {
+    if (s_[i_] != '<') throw std::runtime_error("'<' expected");
+    ++i_;
+    Node n;
+    n.name = Name();
+    for (;;) {
+      SkipSpace();
+      if (s_.compare(i_, 2, "/>") == 0) {
+        i_ += 2;
+        return n;
+      }
+      if (s_[i_] == '>') {
+        ++i_;
+        break;
+      }
+      const std::string a = Name();
+      SkipSpace();
+      if (s_[i_++] != '=') throw std::runtime_error("'=' expected");
+      SkipSpace();
+      const char q = s_[i_++];
+      const size_t e = s_.find(q, i_);
+      if ((q != '"' && q != '\'') || e == std::string::npos) throw std::runtime_error("bad attribute value");
+      if (n.attr.count(a)) throw std::runtime_error("attribute " + a + " twice");
+      n.attr[a] = Decode(s_.substr(i_, e - i_));
+      i_ = e + 1;
+    }
+    for (;;) {
+      SkipMisc();
+      if (s_.compare(i_, 2, "</") == 0) {
+        i_ += 2;
+        if (Name() != n.name) throw std::runtime_error("mismatched end tag of " + n.name);
+        SkipSpace();
+        if (s_[i_++] != '>') throw std::runtime_error("'>' expected");
+        return n;
+      }
+      if (i_ >= s_.size()) throw std::runtime_error("unterminated element " + n.name);
+      if (s_[i_] == '<') {
+        n.children.push_back(Element());
+      } else {
+        while (i_ < s_.size() && s_[i_] != '<') ++i_;  // text: not used in a model description
+      }
+    }
+  }
+  std::string s_;
+  size_t i_ = 0;
+};
+
+// ---- the standard's rules for a model description (FMI 2.0, section 2.2) ----
+
+// Which values of `initial` a causality/variability combination allows (the
+// first is the default); none: the combination is not allowed. Empty string:
+// no initial attribute may be given.
+std::vector<std::string> AllowedInitial(const std::string& c, const std::string& v) {
+  const std::vector<std::string> A = {"exact"}, B = {"calculated", "approx"}, C = {"calculated", "exact", "approx"},
+                                 none = {""};
+  if (v == "constant") return c == "output" || c == "local" ? A : std::vector<std::string>{};
+  if (v == "fixed" || v == "tunable") {
+    if (c == "parameter") return A;
+    if (c == "calculatedParameter" || c == "local") return B;
+    return {};
+  }
+  if (v == "discrete" || v == "continuous") {
+    if (c == "input") return none;
+    if (c == "output" || c == "local") return C;
+    if (c == "independent" && v == "continuous") return none;
+    return {};
+  }
+  return {};
+}
+
+struct Variable {
+  std::string name, causality, variability, initial;
+  unsigned vr = 0;
+  bool has_start = false;
+  double start = 0;
+  int derivative = 0;
+};
+
+struct Description {
+  std::string model_name, guid, identifier_me, identifier_cs;
+  std::vector<Variable> vars;
+  std::vector<int> outputs, derivatives, initial_unknowns;  // 1-based indices
+  std::map<std::string, unsigned> vr_of;
+  double Start(const std::string& name) const {
+    for (const Variable& v : vars)
+      if (v.name == name) return v.start;
+    return NAN;
+  }
+};
+
+// Reads and checks a model description; every violation is a test failure.
+Description CheckModelDescription(const std::string& xml) {
+  Description d;
+  Node root;
+  try {
+    root = XmlReader(xml).Document();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "modelDescription.xml is not well-formed: " << e.what();
+    return d;
+  }
+  EXPECT_EQ(root.name, "fmiModelDescription");
+  EXPECT_EQ(root.Get("fmiVersion"), "2.0");
+  d.guid = root.Get("guid");
+  d.model_name = root.Get("modelName");
+  EXPECT_FALSE(d.guid.empty());
+  EXPECT_FALSE(root.Get("modelName").empty());
+  EXPECT_EQ(root.Get("numberOfEventIndicators"), "0");
+  if (const Node* me = root.First("ModelExchange")) d.identifier_me = me->Get("modelIdentifier");
+  if (const Node* cs = root.First("CoSimulation")) d.identifier_cs = cs->Get("modelIdentifier");
+  EXPECT_TRUE(!d.identifier_me.empty() || !d.identifier_cs.empty());
+  for (const Node* kind : {root.First("ModelExchange"), root.First("CoSimulation")}) {
+    if (!kind) continue;
+    EXPECT_EQ(kind->Get("canGetAndSetFMUstate"), "false");
+    EXPECT_EQ(kind->Get("providesDirectionalDerivative"), "false");
+  }
+  const Node* mv = root.First("ModelVariables");
+  if (!mv) {
+    ADD_FAILURE() << "no ModelVariables";
+    return d;
+  }
+  std::set<std::string> names;
+  std::set<unsigned> vrs;
+  for (const Node* sv : mv->All("ScalarVariable")) {
+    Variable v;
+    v.name = sv->Get("name");
+    v.vr = static_cast<unsigned>(std::stoul(sv->Get("valueReference")));
+    v.causality = sv->Has("causality") ? sv->Get("causality") : "local";
+    v.variability = sv->Has("variability") ? sv->Get("variability") : "continuous";
+    EXPECT_TRUE(names.insert(v.name).second) << "name " << v.name << " twice";
+    EXPECT_TRUE(vrs.insert(v.vr).second) << "value reference " << v.vr << " twice among the Real variables";
+    EXPECT_EQ(sv->children.size(), 1u) << v.name << ": one type element";
+    const Node* real = sv->First("Real");
+    EXPECT_NE(real, nullptr) << v.name;
+    const std::vector<std::string> allowed = AllowedInitial(v.causality, v.variability);
+    EXPECT_FALSE(allowed.empty()) << v.name << ": causality " << v.causality << " with variability " << v.variability
+                                  << " is not allowed";
+    if (allowed.empty()) continue;
+    v.initial = sv->Has("initial") ? sv->Get("initial") : allowed[0];
+    EXPECT_NE(std::find(allowed.begin(), allowed.end(), v.initial), allowed.end())
+        << v.name << ": initial " << v.initial << " not allowed for " << v.causality << "/" << v.variability;
+    if (real) {
+      v.has_start = real->Has("start");
+      if (v.has_start) v.start = std::stod(real->Get("start"));
+      if (real->Has("derivative")) v.derivative = std::stoi(real->Get("derivative"));
+      const bool needs_start = v.initial == "exact" || v.initial == "approx" || v.causality == "input";
+      const bool no_start = v.initial == "calculated" || v.causality == "independent";
+      if (needs_start) {
+        EXPECT_TRUE(v.has_start) << v.name << " needs a start value";
+      }
+      if (no_start) {
+        EXPECT_FALSE(v.has_start) << v.name << " may not have a start value";
+      }
+    }
+    d.vr_of[v.name] = v.vr;
+    d.vars.push_back(v);
+  }
+  const int n = static_cast<int>(d.vars.size());
+  const Node* ms = root.First("ModelStructure");
+  if (!ms) {
+    ADD_FAILURE() << "no ModelStructure";
+    return d;
+  }
+  auto read = [&](const char* tag, std::vector<int>& into) {
+    if (const Node* list = ms->First(tag))
+      for (const Node* u : list->All("Unknown")) {
+        const int i = std::stoi(u->Get("index"));
+        EXPECT_TRUE(i >= 1 && i <= n) << tag << " index " << i;
+        into.push_back(i);
+      }
+    for (size_t k = 1; k < into.size(); ++k) EXPECT_LT(into[k - 1], into[k]) << tag << " in ascending order";
+  };
+  read("Outputs", d.outputs);
+  read("Derivatives", d.derivatives);
+  read("InitialUnknowns", d.initial_unknowns);
+  // Outputs: exactly the variables with causality output.
+  std::vector<int> outputs;
+  for (int i = 1; i <= n; ++i)
+    if (d.vars[i - 1].causality == "output") outputs.push_back(i);
+  EXPECT_EQ(d.outputs, outputs);
+  // Derivatives: each has a derivative attribute naming an existing continuous Real state.
+  std::vector<int> states;
+  for (int i : d.derivatives) {
+    if (i < 1 || i > n) continue;
+    const Variable& v = d.vars[i - 1];
+    EXPECT_GE(v.derivative, 1) << v.name << " lacks the derivative attribute";
+    EXPECT_LE(v.derivative, n) << v.name;
+    if (v.derivative < 1 || v.derivative > n) continue;
+    const Variable& x = d.vars[v.derivative - 1];
+    EXPECT_EQ(x.variability, "continuous") << x.name;
+    EXPECT_EQ(v.variability, "continuous") << v.name;
+    states.push_back(v.derivative);
+  }
+  EXPECT_EQ(std::set<int>(states.begin(), states.end()).size(), states.size()) << "a state with two derivatives";
+  // InitialUnknowns: outputs, derivatives and states with initial approx or calculated, and calculated parameters.
+  std::vector<int> initial;
+  for (int i = 1; i <= n; ++i) {
+    const Variable& v = d.vars[i - 1];
+    const bool listed = std::find(d.derivatives.begin(), d.derivatives.end(), i) != d.derivatives.end() ||
+                        std::find(states.begin(), states.end(), i) != states.end() || v.causality == "output";
+    if ((listed && (v.initial == "approx" || v.initial == "calculated")) || v.causality == "calculatedParameter")
+      initial.push_back(i);
+  }
+  EXPECT_EQ(d.initial_unknowns, initial);
+  return d;
+}
+
+// ---- the fmi2 functions, as the standard documents their signatures ----
+
+using Component = void*;
+using Status = int;  // fmi2OK 0, fmi2Warning 1, fmi2Discard 2, fmi2Error 3, fmi2Fatal 4
+constexpr Status kOK = 0, kDiscard = 2, kError = 3;
+struct Callbacks {
+  void (*logger)(void*, const char*, int, const char*, const char*, ...);
+  void* (*allocate)(size_t, size_t);
+  void (*free)(void*);
+  void (*step_finished)(void*, int);
+  void* env;
+};
+struct EventInfo {
+  int new_discrete_states_needed, terminate, nominals_changed, values_changed, next_event_time_defined;
+  double next_event_time;
+};
+
+std::vector<std::string> g_log;
+void Logger(void*, const char* instance, int status, const char* category, const char* message, ...) {
+  char buf[1000];
+  va_list ap;
+  va_start(ap, message);
+  std::vsnprintf(buf, sizeof buf, message, ap);
+  va_end(ap);
+  g_log.push_back(std::string(instance) + " [" + category + "] " + buf);
+}
+
+const char* kFunctionNames[] = {
+    "fmi2GetTypesPlatform", "fmi2GetVersion", "fmi2SetDebugLogging", "fmi2Instantiate", "fmi2FreeInstance",
+    "fmi2SetupExperiment", "fmi2EnterInitializationMode", "fmi2ExitInitializationMode", "fmi2Terminate", "fmi2Reset",
+    "fmi2GetReal", "fmi2GetInteger", "fmi2GetBoolean", "fmi2GetString", "fmi2SetReal", "fmi2SetInteger",
+    "fmi2SetBoolean", "fmi2SetString", "fmi2GetFMUstate", "fmi2SetFMUstate", "fmi2FreeFMUstate",
+    "fmi2SerializedFMUstateSize", "fmi2SerializeFMUstate", "fmi2DeSerializeFMUstate", "fmi2GetDirectionalDerivative",
+    "fmi2EnterEventMode", "fmi2NewDiscreteStates", "fmi2EnterContinuousTimeMode", "fmi2CompletedIntegratorStep",
+    "fmi2SetTime", "fmi2SetContinuousStates", "fmi2GetDerivatives", "fmi2GetEventIndicators",
+    "fmi2GetContinuousStates", "fmi2GetNominalsOfContinuousStates", "fmi2SetRealInputDerivatives",
+    "fmi2GetRealOutputDerivatives", "fmi2DoStep", "fmi2CancelStep", "fmi2GetStatus", "fmi2GetRealStatus",
+    "fmi2GetIntegerStatus", "fmi2GetBooleanStatus", "fmi2GetStringStatus"};
+
+struct Fmu {
+  void* handle = nullptr;
+  const char* (*GetVersion)();
+  const char* (*GetTypesPlatform)();
+  Component (*Instantiate)(const char*, int, const char*, const char*, const Callbacks*, int, int);
+  void (*FreeInstance)(Component);
+  Status (*SetupExperiment)(Component, int, double, double, int, double);
+  Status (*EnterInitializationMode)(Component);
+  Status (*ExitInitializationMode)(Component);
+  Status (*Terminate)(Component);
+  Status (*Reset)(Component);
+  Status (*GetReal)(Component, const unsigned*, size_t, double*);
+  Status (*SetReal)(Component, const unsigned*, size_t, const double*);
+  Status (*GetInteger)(Component, const unsigned*, size_t, int*);
+  Status (*GetFMUstate)(Component, void**);
+  Status (*GetDirectionalDerivative)(Component, const unsigned*, size_t, const unsigned*, size_t, const double*,
+                                     double*);
+  Status (*EnterEventMode)(Component);
+  Status (*NewDiscreteStates)(Component, EventInfo*);
+  Status (*EnterContinuousTimeMode)(Component);
+  Status (*CompletedIntegratorStep)(Component, int, int*, int*);
+  Status (*SetTime)(Component, double);
+  Status (*SetContinuousStates)(Component, const double*, size_t);
+  Status (*GetDerivatives)(Component, double*, size_t);
+  Status (*GetContinuousStates)(Component, double*, size_t);
+  Status (*GetEventIndicators)(Component, double*, size_t);
+  Status (*GetNominalsOfContinuousStates)(Component, double*, size_t);
+  Status (*DoStep)(Component, double, double, int);
+  Status (*CancelStep)(Component);
+  Status (*GetRealStatus)(Component, int, double*);
+
+  ~Fmu() {
+    if (handle) dlclose(handle);
+  }
+  template <class F>
+  void Bind(F& f, const char* name) {
+    f = reinterpret_cast<F>(dlsym(handle, name));
+    ASSERT_NE(reinterpret_cast<void*>(f), nullptr) << name;
+  }
+  void Load(const std::string& so) {
+    handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(handle, nullptr) << dlerror();
+    for (const char* name : kFunctionNames) EXPECT_NE(dlsym(handle, name), nullptr) << "missing " << name;
+    Bind(GetVersion, "fmi2GetVersion");
+    Bind(GetTypesPlatform, "fmi2GetTypesPlatform");
+    Bind(Instantiate, "fmi2Instantiate");
+    Bind(FreeInstance, "fmi2FreeInstance");
+    Bind(SetupExperiment, "fmi2SetupExperiment");
+    Bind(EnterInitializationMode, "fmi2EnterInitializationMode");
+    Bind(ExitInitializationMode, "fmi2ExitInitializationMode");
+    Bind(Terminate, "fmi2Terminate");
+    Bind(Reset, "fmi2Reset");
+    Bind(GetReal, "fmi2GetReal");
+    Bind(SetReal, "fmi2SetReal");
+    Bind(GetInteger, "fmi2GetInteger");
+    Bind(GetFMUstate, "fmi2GetFMUstate");
+    Bind(GetDirectionalDerivative, "fmi2GetDirectionalDerivative");
+    Bind(EnterEventMode, "fmi2EnterEventMode");
+    Bind(NewDiscreteStates, "fmi2NewDiscreteStates");
+    Bind(EnterContinuousTimeMode, "fmi2EnterContinuousTimeMode");
+    Bind(CompletedIntegratorStep, "fmi2CompletedIntegratorStep");
+    Bind(SetTime, "fmi2SetTime");
+    Bind(SetContinuousStates, "fmi2SetContinuousStates");
+    Bind(GetDerivatives, "fmi2GetDerivatives");
+    Bind(GetContinuousStates, "fmi2GetContinuousStates");
+    Bind(GetEventIndicators, "fmi2GetEventIndicators");
+    Bind(GetNominalsOfContinuousStates, "fmi2GetNominalsOfContinuousStates");
+    Bind(DoStep, "fmi2DoStep");
+    Bind(CancelStep, "fmi2CancelStep");
+    Bind(GetRealStatus, "fmi2GetRealStatus");
+  }
+};
+
+const Callbacks kCallbacks = {Logger, nullptr, nullptr, nullptr, nullptr};
+
+// An exported and unpacked FMU.
+struct Unpacked {
+  fs::path dir;
+  Description desc;
+  std::string so;
+  Fmu fmu;
+};
+
+fs::path TestDir(const std::string& name) {
+  const fs::path d = fs::path(PAYNTER_BINARY_DIR) / "fmi_importer" / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+// Exports `model` with `options` and unpacks it; the checks of the files and
+// the description are made here.
+void ExportAndUnpack(const std::string& model, const std::string& options, Unpacked* u) {
+  const std::string name = fs::path(model).stem().string();
+  // A directory per test: CTest runs the tests of this file in parallel.
+  u->dir = TestDir(std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" + name);
+  const fs::path fmu = u->dir / (name + ".fmu");
+  const Result r = Shell(std::string(PAYNTER_EXE) + " fmu " + Source(model) + " " + options + " -o " + fmu.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const Result z = Shell("cd " + u->dir.string() + " && unzip -q " + fmu.string() + " -d unpacked");
+  ASSERT_EQ(z.status, 0) << z.output;
+  const fs::path root = u->dir / "unpacked";
+  for (const char* f : {"modelDescription.xml", "sources/fmu.c", "sources/model.h", "sources/model.c", "sources/rhs.c",
+                        "sources/outputs.c"})
+    EXPECT_TRUE(fs::exists(root / f)) << f;
+  u->desc = CheckModelDescription(ReadText(root / "modelDescription.xml"));
+  const std::string id = u->desc.identifier_me.empty() ? u->desc.identifier_cs : u->desc.identifier_me;
+  u->so = (root / "binaries" / "linux64" / (id + ".so")).string();
+  ASSERT_TRUE(fs::exists(u->so)) << u->so;
+  // The shared object needs libc and libm only.
+  const Result needed = Shell("readelf -d " + u->so);
+  ASSERT_EQ(needed.status, 0) << needed.output;
+  std::istringstream lines(needed.output);
+  int num_needed = 0;
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("(NEEDED)") != std::string::npos) {
+      ++num_needed;
+      EXPECT_TRUE(line.find("[libc.so.6]") != std::string::npos || line.find("[libm.so.6]") != std::string::npos)
+          << line;
+    }
+  EXPECT_GE(num_needed, 1);
+  // Its undefined symbols are C library functions (versioned GLIBC), or weak.
+  const Result undef = Shell("nm -u " + u->so);
+  ASSERT_EQ(undef.status, 0) << undef.output;
+  std::istringstream syms(undef.output);
+  for (std::string line; std::getline(syms, line);) {
+    std::istringstream w(line);
+    std::string kind, sym;
+    w >> kind >> sym;
+    if (kind == "w") continue;
+    EXPECT_NE(sym.find("@GLIBC_"), std::string::npos) << line;
+    EXPECT_NE(sym.rfind("_Z", 0), 0u) << "C++ symbol " << line;
+  }
+  // It exports the fmi2 functions and nothing else.
+  const Result defined = Shell("nm -D --defined-only " + u->so);
+  std::istringstream exported(defined.output);
+  for (std::string line; std::getline(exported, line);) {
+    std::istringstream w(line);
+    std::string addr, kind, sym;
+    w >> addr >> kind >> sym;
+    EXPECT_EQ(sym.rfind("fmi2", 0), 0u) << "exported: " << line;
+  }
+  u->fmu.Load(u->so);
+}
+
+// A table of outputs over time (t first).
+struct Table {
+  std::vector<std::string> columns;
+  std::vector<std::vector<double>> rows;
+  int Column(const std::string& name) const {
+    for (size_t i = 0; i < columns.size(); ++i)
+      if (columns[i] == name) return static_cast<int>(i);
+    return -1;
+  }
+};
+
+Table ReadCsv(const fs::path& path) {
+  Table t;
+  std::ifstream f(path);
+  std::string line;
+  std::getline(f, line);
+  std::stringstream head(line);
+  for (std::string c; std::getline(head, c, ',');) t.columns.push_back(c);
+  while (std::getline(f, line)) {
+    std::stringstream row(line);
+    std::vector<double> values;
+    for (std::string c; std::getline(row, c, ',');) values.push_back(std::stod(c));
+    t.rows.push_back(values);
+  }
+  return t;
+}
+
+// `paynter simulate` (dopri5 at rtol 1e-10, atol 1e-12 unless `options` say otherwise).
+Table Simulate(const std::string& model, const std::string& options, double t_end, double dt_out, const fs::path& dir) {
+  const fs::path csv = dir / "simulate.csv";
+  const Result r = Shell(std::string(PAYNTER_EXE) + " simulate " + Source(model) + " --rtol 1e-10 --atol 1e-12 " +
+                         options + " --t-end " + std::to_string(t_end) + " --dt-out " + std::to_string(dt_out) +
+                         " -o " + csv.string());
+  EXPECT_EQ(r.status, 0) << r.output;
+  return ReadCsv(csv);
+}
+
+std::vector<unsigned> OutputRefs(const Description& d, std::vector<std::string>* names) {
+  std::vector<unsigned> vr;
+  for (int i : d.outputs) {
+    vr.push_back(d.vars[i - 1].vr);
+    names->push_back(d.vars[i - 1].name);
+  }
+  return vr;
+}
+
+// Model exchange: the standard's calling sequence, integrated by classical
+// Runge-Kutta with `steps_per_output` equal steps per output interval.
+Table RunModelExchange(Unpacked& u, double t_end, double dt_out, int steps_per_output,
+                       const std::vector<std::pair<std::string, double>>& params = {}) {
+  Table t;
+  Fmu& f = u.fmu;
+  Component c = f.Instantiate("me", 0, u.desc.guid.c_str(), "", &kCallbacks, 0, 0);
+  EXPECT_NE(c, nullptr);
+  if (!c) return t;
+  EXPECT_EQ(f.SetupExperiment(c, 0, 0, 0.0, 1, t_end), kOK);
+  for (const auto& [name, value] : params) {
+    const unsigned vr = u.desc.vr_of.at(name);
+    EXPECT_EQ(f.SetReal(c, &vr, 1, &value), kOK) << name;
+  }
+  EXPECT_EQ(f.EnterInitializationMode(c), kOK);
+  EXPECT_EQ(f.ExitInitializationMode(c), kOK);
+  EventInfo info{1, 0, 0, 0, 0, 0};
+  EXPECT_EQ(f.NewDiscreteStates(c, &info), kOK);
+  EXPECT_EQ(info.new_discrete_states_needed, 0);
+  EXPECT_EQ(info.terminate, 0);
+  EXPECT_EQ(f.EnterContinuousTimeMode(c), kOK);
+  const size_t n = u.desc.derivatives.size();
+  std::vector<double> x(n), k1(n), k2(n), k3(n), k4(n), tmp(n), nominal(n);
+  EXPECT_EQ(f.GetContinuousStates(c, x.data(), n), kOK);
+  EXPECT_EQ(f.GetNominalsOfContinuousStates(c, nominal.data(), n), kOK);
+  EXPECT_EQ(f.GetEventIndicators(c, nullptr, 0), kOK);
+  std::vector<std::string> names;
+  const std::vector<unsigned> out = OutputRefs(u.desc, &names);
+  t.columns = {"t"};
+  t.columns.insert(t.columns.end(), names.begin(), names.end());
+  auto deriv = [&](double time, const std::vector<double>& state, std::vector<double>& dx) {
+    EXPECT_EQ(f.SetTime(c, time), kOK);
+    EXPECT_EQ(f.SetContinuousStates(c, state.data(), n), kOK);
+    EXPECT_EQ(f.GetDerivatives(c, dx.data(), n), kOK);
+  };
+  auto record = [&](double time) {
+    EXPECT_EQ(f.SetTime(c, time), kOK);
+    EXPECT_EQ(f.SetContinuousStates(c, x.data(), n), kOK);
+    std::vector<double> row(out.size() + 1);
+    row[0] = time;
+    EXPECT_EQ(f.GetReal(c, out.data(), out.size(), row.data() + 1), kOK);
+    t.rows.push_back(row);
+  };
+  const int num_out = static_cast<int>(std::lround(t_end / dt_out));
+  const double h = dt_out / steps_per_output;
+  record(0);
+  for (int k = 0; k < num_out; ++k) {
+    for (int s = 0; s < steps_per_output; ++s) {
+      const double time = k * dt_out + s * h;
+      deriv(time, x, k1);
+      for (size_t i = 0; i < n; ++i) tmp[i] = x[i] + 0.5 * h * k1[i];
+      deriv(time + 0.5 * h, tmp, k2);
+      for (size_t i = 0; i < n; ++i) tmp[i] = x[i] + 0.5 * h * k2[i];
+      deriv(time + 0.5 * h, tmp, k3);
+      for (size_t i = 0; i < n; ++i) tmp[i] = x[i] + h * k3[i];
+      deriv(time + h, tmp, k4);
+      for (size_t i = 0; i < n; ++i) x[i] += h / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
+      int enter_event = 1, terminate = 1;
+      EXPECT_EQ(f.CompletedIntegratorStep(c, 1, &enter_event, &terminate), kOK);
+      EXPECT_EQ(enter_event, 0);
+      EXPECT_EQ(terminate, 0);
+    }
+    record((k + 1) * dt_out);
+  }
+  EXPECT_EQ(f.Terminate(c), kOK);
+  f.FreeInstance(c);
+  return t;
+}
+
+// Co-simulation: fmi2DoStep from output time to output time.
+Table RunCoSimulation(Unpacked& u, double t_end, double dt_out,
+                      const std::vector<std::pair<std::string, double>>& params = {}) {
+  Table t;
+  Fmu& f = u.fmu;
+  Component c = f.Instantiate("cs", 1, u.desc.guid.c_str(), "", &kCallbacks, 0, 0);
+  EXPECT_NE(c, nullptr);
+  if (!c) return t;
+  EXPECT_EQ(f.SetupExperiment(c, 0, 0, 0.0, 1, t_end), kOK);
+  for (const auto& [name, value] : params) {
+    const unsigned vr = u.desc.vr_of.at(name);
+    EXPECT_EQ(f.SetReal(c, &vr, 1, &value), kOK) << name;
+  }
+  EXPECT_EQ(f.EnterInitializationMode(c), kOK);
+  EXPECT_EQ(f.ExitInitializationMode(c), kOK);
+  std::vector<std::string> names;
+  const std::vector<unsigned> out = OutputRefs(u.desc, &names);
+  t.columns = {"t"};
+  t.columns.insert(t.columns.end(), names.begin(), names.end());
+  auto record = [&](double time) {
+    std::vector<double> row(out.size() + 1);
+    row[0] = time;
+    EXPECT_EQ(f.GetReal(c, out.data(), out.size(), row.data() + 1), kOK);
+    t.rows.push_back(row);
+  };
+  const int num_out = static_cast<int>(std::lround(t_end / dt_out));
+  record(0);
+  for (int k = 0; k < num_out; ++k) {
+    const Status st = f.DoStep(c, k * dt_out, dt_out, 1);
+    EXPECT_EQ(st, kOK) << (g_log.empty() ? "" : g_log.back());
+    if (st != kOK) break;
+    record((k + 1) * dt_out);
+  }
+  double last = 0;
+  EXPECT_EQ(f.GetRealStatus(c, 2 /* fmi2LastSuccessfulTime */, &last), kOK);
+  EXPECT_NEAR(last, t_end, 1e-9);
+  EXPECT_EQ(f.Terminate(c), kOK);
+  f.FreeInstance(c);
+  return t;
+}
+
+// The largest difference per output of `got` against `ref` (same times).
+std::map<std::string, double> MaxDifferences(const Table& ref, const Table& got) {
+  std::map<std::string, double> diff;
+  EXPECT_EQ(ref.rows.size(), got.rows.size());
+  for (size_t c = 1; c < got.columns.size(); ++c) {
+    const int rc = ref.Column(got.columns[c]);
+    EXPECT_GE(rc, 0) << got.columns[c] << " is not a column of simulate's CSV";
+    if (rc < 0) continue;
+    double m = 0;
+    for (size_t i = 0; i < std::min(ref.rows.size(), got.rows.size()); ++i) {
+      EXPECT_NEAR(ref.rows[i][0], got.rows[i][0], 1e-12);
+      const double d = std::fabs(ref.rows[i][rc] - got.rows[i][c]);
+      m = std::isnan(d) ? INFINITY : std::max(m, d);
+    }
+    diff[got.columns[c]] = m;
+  }
+  return diff;
+}
+
+// Every output within `tol` times (1 + its largest magnitude).
+void ExpectClose(const char* what, const Table& ref, const Table& got, double tol) {
+  for (const auto& [name, d] : MaxDifferences(ref, got)) {
+    double scale = 0;
+    const int rc = ref.Column(name);
+    for (const auto& row : ref.rows) scale = std::max(scale, std::fabs(row[rc]));
+    std::printf("%s %-10s max |FMU - simulate| = %.3e (scale %.3g)\n", what, name.c_str(), d, scale);
+    EXPECT_LE(d, tol * (1 + scale)) << what << " " << name;
+  }
+}
+
+// B1. Co-simulation against simulate: both run Dormand-Prince 5(4) with
+// ode45's control at rtol 1e-10, atol 1e-12, each within ~1e-9 of the exact
+// solution (the damping contracts errors), so 1e-8 relative bounds their
+// difference; they differ only in where the steps fall (the FMU stops at
+// every communication point). Model exchange is this file's RK4 at h = 1e-3:
+// against simulate's dopri5 its own truncation error counts (about
+// (h/tau)^4 with the fastest time constant tau = JA/B = 0.033 s: 1e-6), and
+// against simulate's rk4 at the same step only rounding differs.
+TEST(FmiImporter, B1PendulumMatchesSimulate) {
+  Unpacked u;
+  ASSERT_NO_FATAL_FAILURE(ExportAndUnpack("examples/B1_pendulum.yaml", "--rtol 1e-10 --atol 1e-12", &u));
+  EXPECT_STREQ(u.fmu.GetVersion(), "2.0");
+  EXPECT_STREQ(u.fmu.GetTypesPlatform(), "default");
+  const Table ref = Simulate("examples/B1_pendulum.yaml", "", 10, 0.1, u.dir);
+  ExpectClose("B1 cs", ref, RunCoSimulation(u, 10, 0.1), 1e-8);
+  ExpectClose("B1 me", ref, RunModelExchange(u, 10, 0.1, 100), 1e-6);
+  const Table rk4 = Simulate("examples/B1_pendulum.yaml", "--method rk4 --step 1e-3", 10, 0.1, u.dir);
+  ExpectClose("B1 me vs rk4", rk4, RunModelExchange(u, 10, 0.1, 100), 1e-10);
+}
+
+// A parameter set through fmi2SetReal before initialization changes the
+// result as --param does; a parameter that values computed at export depend
+// on cannot be set.
+TEST(FmiImporter, B1DampingSetBeforeInitializationActsAsParam) {
+  Unpacked u;
+  ASSERT_NO_FATAL_FAILURE(ExportAndUnpack("examples/B1_pendulum.yaml", "--rtol 1e-10 --atol 1e-12", &u));
+  EXPECT_EQ(u.desc.Start("B"), 10);
+  const Table ref10 = Simulate("examples/B1_pendulum.yaml", "", 2, 0.1, u.dir);
+  const Table ref30 = Simulate("examples/B1_pendulum.yaml", "--param B=30", 2, 0.1, u.dir);
+  const Table cs = RunCoSimulation(u, 2, 0.1, {{"B", 30}});
+  ExpectClose("B1 B=30 cs", ref30, cs, 1e-8);
+  ExpectClose("B1 B=30 me", ref30, RunModelExchange(u, 2, 0.1, 100, {{"B", 30}}), 1e-6);
+  // The change is visible: B = 30 is not B = 10.
+  const int g = cs.Column("gamma"), g10 = ref10.Column("gamma");
+  EXPECT_GT(std::fabs(cs.rows.back()[g] - ref10.rows.back()[g10]), 1e-2);
+
+  Component c = u.fmu.Instantiate("p", 1, u.desc.guid.c_str(), "", &kCallbacks, 0, 0);
+  ASSERT_NE(c, nullptr);
+  g_log.clear();
+  const unsigned mass = u.desc.vr_of.at("M");  // JA = Izz + M (L/2)^2 was computed at export
+  const double two = 2;
+  EXPECT_EQ(u.fmu.SetReal(c, &mass, 1, &two), kError);
+  ASSERT_FALSE(g_log.empty());
+  EXPECT_NE(g_log.back().find("constant"), std::string::npos) << g_log.back();
+  u.fmu.FreeInstance(c);
+}
+
+// B3 (Hamilton's form, a linear implicit block in the state derivatives).
+// Co-simulation as for B1: simulate's own error at rtol 1e-10 (against rtol
+// 1e-12) is 1.2e-5 on theta1dot (scale 47), 1e-7 on the others, so 1e-6
+// relative bounds the difference of two such runs. The crank's rate is
+// so sensitive that a fixed step of 1e-4 is still 28 rad/s off the adaptive
+// runs (simulate --method rk4 shows the same), so model exchange is compared
+// with simulate's rk4 at the importer's step: the same method on the same
+// equations, apart from rounding.
+TEST(FmiImporter, B3QuickReturnMatchesSimulate) {
+  Unpacked u;
+  ASSERT_NO_FATAL_FAILURE(ExportAndUnpack("examples/B3_quick_return.yaml", "--rtol 1e-10 --atol 1e-12", &u));
+  const Table ref = Simulate("examples/B3_quick_return.yaml", "", 10, 0.1, u.dir);
+  ExpectClose("B3 cs", ref, RunCoSimulation(u, 10, 0.1), 1e-6);
+  const Table rk4 = Simulate("examples/B3_quick_return.yaml", "--method rk4 --step 1e-4", 10, 0.1, u.dir);
+  ExpectClose("B3 me", rk4, RunModelExchange(u, 10, 0.1, 1000), 1e-8);
+}
+
+// B4 (a mechanism under multibody:, exported in joint coordinates: the mass
+// matrix solved as an implicit block at every evaluation), against simulate
+// in the same form.
+TEST(FmiImporter, B4SpatialArmMatchesSimulate) {
+  Unpacked u;
+  ASSERT_NO_FATAL_FAILURE(ExportAndUnpack("examples/B4_spatial_arm.yaml", "--rtol 1e-10 --atol 1e-12", &u));
+  const Table ref = Simulate("examples/B4_spatial_arm.yaml", "--form lagrange2", 5, 0.05, u.dir);
+  ExpectClose("B4 cs", ref, RunCoSimulation(u, 5, 0.05), 1e-7);
+  ExpectClose("B4 me", ref, RunModelExchange(u, 5, 0.05, 200), 1e-6);
+  const Table rk4 = Simulate("examples/B4_spatial_arm.yaml", "--form lagrange2 --method rk4 --step 2.5e-4", 5, 0.05, u.dir);
+  ExpectClose("B4 me vs rk4", rk4, RunModelExchange(u, 5, 0.05, 200), 1e-9);
+}
+
+// Calls out of the standard's sequence return fmi2Error with a logged message;
+// nothing crashes.
+TEST(FmiImporter, BadCallSequencesAreErrors) {
+  Unpacked u;
+  ASSERT_NO_FATAL_FAILURE(ExportAndUnpack("examples/B1_pendulum.yaml", "", &u));
+  Fmu& f = u.fmu;
+  EXPECT_EQ(f.Instantiate("x", 1, "{not-the-guid}", "", &kCallbacks, 0, 0), nullptr);
+  EXPECT_EQ(f.Instantiate("x", 1, u.desc.guid.c_str(), "", nullptr, 0, 0), nullptr);
+  EXPECT_EQ(f.Instantiate("x", 7, u.desc.guid.c_str(), "", &kCallbacks, 0, 0), nullptr);
+  auto expect_error = [&](Status s, const std::string& needle) {
+    EXPECT_EQ(s, kError);
+    ASSERT_FALSE(g_log.empty());
+    EXPECT_NE(g_log.back().find(needle), std::string::npos) << g_log.back();
+    g_log.clear();
+  };
+  g_log.clear();
+  Component cs = f.Instantiate("cs", 1, u.desc.guid.c_str(), "", &kCallbacks, 0, 0);
+  ASSERT_NE(cs, nullptr);
+  expect_error(f.DoStep(cs, 0, 0.1, 1), "fmi2DoStep may not be called in instantiated");
+  expect_error(f.ExitInitializationMode(cs), "fmi2ExitInitializationMode may not be called");
+  double x[2];
+  expect_error(f.GetDerivatives(cs, x, 2), "fmi2GetDerivatives");
+  const unsigned unknown = 99999;
+  double v = 1;
+  expect_error(f.SetReal(cs, &unknown, 1, &v), "unknown");
+  expect_error(f.GetFMUstate(cs, nullptr), "not supported");
+  expect_error(f.GetDirectionalDerivative(cs, nullptr, 0, nullptr, 0, nullptr, nullptr), "not supported");
+  int iv = 0;
+  expect_error(f.GetInteger(cs, &unknown, 1, &iv), "no Integer variables");
+  EXPECT_EQ(f.SetupExperiment(cs, 0, 0, 0, 0, 0), kOK);
+  EXPECT_EQ(f.EnterInitializationMode(cs), kOK);
+  expect_error(f.EnterInitializationMode(cs), "may not be called in initialization mode");
+  EXPECT_EQ(f.ExitInitializationMode(cs), kOK);
+  expect_error(f.DoStep(cs, 0.5, 0.1, 1), "the step starts at");
+  expect_error(f.DoStep(cs, 0, -1, 1), "step size");
+  expect_error(f.CancelStep(cs), "no step is pending");
+  const unsigned time_vr = 0;
+  expect_error(f.SetReal(cs, &time_vr, 1, &v), "cannot be set");
+  EXPECT_EQ(f.DoStep(cs, 0, 0.1, 1), kOK);
+  EXPECT_EQ(f.Terminate(cs), kOK);
+  expect_error(f.DoStep(cs, 0.1, 0.1, 1), "may not be called in terminated");
+  EXPECT_EQ(f.Reset(cs), kOK);  // back to instantiated: a new run may start
+  EXPECT_EQ(f.EnterInitializationMode(cs), kOK);
+  f.FreeInstance(cs);
+
+  Component me = f.Instantiate("me", 0, u.desc.guid.c_str(), "", &kCallbacks, 0, 0);
+  ASSERT_NE(me, nullptr);
+  expect_error(f.SetTime(me, 1), "fmi2SetTime may not be called in instantiated");
+  EXPECT_EQ(f.EnterInitializationMode(me), kOK);
+  EXPECT_EQ(f.ExitInitializationMode(me), kOK);
+  const double states[2] = {0, 0};
+  expect_error(f.SetContinuousStates(me, states, 2), "may not be called in event mode");
+  EXPECT_EQ(f.EnterContinuousTimeMode(me), kOK);
+  expect_error(f.SetContinuousStates(me, states, 3), "expected 2 states");
+  expect_error(f.DoStep(me, 0, 0.1, 1), "co-simulation function");
+  expect_error(f.GetEventIndicators(me, x, 1), "no event indicators");
+  const unsigned state_vr = u.desc.vr_of.at("p_bar");
+  expect_error(f.SetReal(me, &state_vr, 1, &v), "fmi2SetReal may not be called in continuous-time mode");
+  EXPECT_EQ(f.EnterEventMode(me), kOK);
+  const unsigned b_vr = u.desc.vr_of.at("B");
+  const double nan = NAN;
+  expect_error(f.SetReal(me, &b_vr, 1, &nan), "not finite");
+  EXPECT_EQ(f.SetReal(me, &b_vr, 1, &v), kOK);  // a tunable parameter, in event mode
+  EXPECT_EQ(f.Terminate(me), kOK);
+  f.FreeInstance(me);
+  f.FreeInstance(nullptr);  // allowed, does nothing
+}
+
+// The command's errors follow the project's diagnostics, and no file appears.
+TEST(FmiImporter, CommandErrors) {
+  const fs::path dir = TestDir("errors");
+  const fs::path out = dir / "x.fmu";
+  const std::string exe = PAYNTER_EXE;
+  Result r = Shell(exe + " fmu " + (dir / "missing.yaml").string() + " -o " + out.string());
+  EXPECT_EQ(r.status >> 8, 1) << r.output;
+  EXPECT_NE(r.output.find("cannot open the model file"), std::string::npos) << r.output;
+  r = Shell(exe + " fmu " + Source("examples/B4_spatial_arm.yaml") + " --form state -o " + out.string());
+  EXPECT_EQ(r.status >> 8, 1) << r.output;
+  EXPECT_NE(r.output.find("constraint rows"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--form lagrange2"), std::string::npos) << r.output;
+  r = Shell(exe + " fmu " + Source("examples/fourbar.yaml") + " -o " + out.string());
+  EXPECT_EQ(r.status >> 8, 1) << r.output;
+  EXPECT_NE(r.output.find("--constraints parasitic"), std::string::npos) << r.output;
+  r = Shell(exe + " fmu " + Source("examples/B1_pendulum.yaml") + " --constraints zcp -o " + out.string());
+  EXPECT_EQ(r.status >> 8, 1) << r.output;
+  EXPECT_NE(r.output.find("not available in an FMU"), std::string::npos) << r.output;
+  r = Shell(exe + " fmu " + Source("examples/B1_pendulum.yaml") + " --param nosuch=1 -o " + out.string());
+  EXPECT_EQ(r.status >> 8, 1) << r.output;
+  r = Shell(exe + " fmu " + Source("examples/B1_pendulum.yaml") + " --method bdf -o " + out.string());
+  EXPECT_EQ(r.status >> 8, 1) << r.output;
+  EXPECT_FALSE(fs::exists(out));
+  // Nothing but the (absent) target was left in the directory: no temporaries.
+  EXPECT_TRUE(fs::is_empty(dir));
+}
+
+// A closed chain runs with compliant joints (parasitic): the FMU's
+// co-simulation against simulate with the same method, integrator and tolerances.
+TEST(FmiImporter, ClosedChainWithParasiticJoints) {
+  Unpacked u;
+  ASSERT_NO_FATAL_FAILURE(ExportAndUnpack("examples/fourbar.yaml",
+                                          "--form state --constraints parasitic --rtol 1e-8 --atol 1e-10", &u));
+  const fs::path csv = u.dir / "simulate.csv";
+  const Result r = Shell(std::string(PAYNTER_EXE) + " simulate " + Source("examples/fourbar.yaml") +
+                       " --constraints parasitic --method dopri5 --rtol 1e-8 --atol 1e-10 --t-end 0.5 --dt-out 0.05 "
+                       "-o " + csv.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  ExpectClose("fourbar parasitic cs", ReadCsv(csv), RunCoSimulation(u, 0.5, 0.05), 1e-5);
+}
+
+}  // namespace
+
+namespace {
+
+// Names from the model reach the description escaped and nothing else (an
+// element's or output's name is an identifier; a model's name may be any
+// text): a model named with markup, quotes and shell syntax gives a well-formed description, a
+// generated identifier and a working shared object; --kind cs leaves model
+// exchange out (and fmi2Instantiate refuses it).
+TEST(FmiImporter, HostileNamesAndCoSimulationOnly) {
+  const fs::path dir = TestDir("hostile");
+  std::string yaml = ReadText(Source("examples/B1_pendulum.yaml"));
+  const std::string hostile = "name: \"x\\\"<b>&'$(touch pwned);/* */\"";
+  yaml.replace(yaml.find("name: B1_pendulum"), std::string("name: B1_pendulum").size(), hostile);
+  std::ofstream(dir / "hostile.yaml") << yaml;
+  const fs::path fmu = dir / "h.fmu";
+  Result r = Shell(std::string(PAYNTER_EXE) + " fmu " + (dir / "hostile.yaml").string() + " --kind cs -o " +
+                   fmu.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "pwned"));
+  r = Shell("cd " + dir.string() + " && unzip -q h.fmu -d unpacked");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_FALSE(fs::exists(dir / "pwned"));
+  const Description d = CheckModelDescription(ReadText(dir / "unpacked" / "modelDescription.xml"));
+  EXPECT_TRUE(d.identifier_me.empty());
+  ASSERT_FALSE(d.identifier_cs.empty());
+  for (char c : d.identifier_cs) EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(c)) || c == '_') << d.identifier_cs;
+  EXPECT_EQ(d.model_name, "x\"<b>&'$(touch pwned);/* */");
+  for (const char* f : {"model.h", "model.c", "rhs.c", "outputs.c"}) {
+    const std::string c = ReadText(dir / "unpacked" / "sources" / f);
+    EXPECT_EQ(c.find("pwned"), std::string::npos) << f;
+    EXPECT_EQ(c.find("xG"), std::string::npos) << f;  // no name of the model's either
+  }
+  Fmu f;
+  ASSERT_NO_FATAL_FAILURE(f.Load((dir / "unpacked" / "binaries" / "linux64" / (d.identifier_cs + ".so")).string()));
+  g_log.clear();
+  EXPECT_EQ(f.Instantiate("me", 0, d.guid.c_str(), "", &kCallbacks, 0, 0), nullptr);
+  ASSERT_FALSE(g_log.empty());
+  EXPECT_NE(g_log.back().find("not exported for model exchange"), std::string::npos) << g_log.back();
+  Component c = f.Instantiate("cs", 1, d.guid.c_str(), "", &kCallbacks, 0, 0);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(f.EnterInitializationMode(c), kOK);
+  EXPECT_EQ(f.ExitInitializationMode(c), kOK);
+  EXPECT_EQ(f.DoStep(c, 0, 0.5, 1), kOK);
+  double xg = 0;
+  const unsigned vr = d.vr_of.at("xG");
+  EXPECT_EQ(f.GetReal(c, &vr, 1, &xg), kOK);
+  EXPECT_GT(xg, 0);  // the bar hangs below its pivot, to the right of it after half a second
+  EXPECT_LT(xg, 0.5);
+  f.FreeInstance(c);
+}
+
+}  // namespace
