@@ -151,9 +151,11 @@ FlatDef Instantiate(FlatDef def, const std::string& prefix) {
   const std::set<std::string> names = DeclaredNames(def.spec);
   const std::string dot = prefix + ".";
   auto name = [&](const std::string& n) { return n.empty() ? n : dot + n; };
-  auto text = [&](const std::string& t) {
+  // In an element's law, e, f, p and q are its own variables (not renamed).
+  auto text = [&](const std::string& t, bool law = false) {
     return MapNames(t, [&](const std::string& n, bool call) -> std::string {
       if ((call && IsFunctionName(n)) || n == "t" || n == "pi") return n;
+      if (law && n.size() == 1 && std::string("efpq").find(n[0]) != std::string::npos && !names.count(n)) return n;
       if (!names.count(n) && IsVariableName(n)) return n.substr(0, 2) + dot + n.substr(2);
       return dot + n;
     });
@@ -165,7 +167,7 @@ FlatDef Instantiate(FlatDef def, const std::string& prefix) {
   }
   for (auto& e : s.elements) {
     e.name = name(e.name);
-    for (auto& law : e.laws) law.second = text(law.second);
+    for (auto& law : e.laws) law.second = text(law.second, /*law=*/true);
     e.initial = text(e.initial);
     e.position = text(e.position);
     e.parasitic_stiffness = text(e.parasitic_stiffness);

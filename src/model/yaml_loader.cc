@@ -364,7 +364,7 @@ class YamlReader {
           if (!ps.IsMap()) Fail(ps, inst.name, "an instance's 'parameters' must be a mapping", "name: value lines", Describe(ps));
           for (const auto& kv : ps)
             inst.parameters.push_back(
-                {kv.first.Scalar(), Scalar(kv.second, inst.name, "parameter '" + kv.first.Scalar() + "'"), Where(kv.first)});
+                {kv.first.Scalar(), Scalar(kv.second, inst.name, "parameter '" + kv.first.Scalar() + "'"), Where(kv.second)});
         }
         spec->instances.push_back(std::move(inst));
       }
