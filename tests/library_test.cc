@@ -282,7 +282,7 @@ instances:
   - {name: o, use: "lib:hydraulic/orifice_quadratic", parameters: {Cd: 0.6, A: 1e-8, rho: 850, dp_t: 1}}
 bonds: [[v.p, o.p]]
 )", 3, kHydraulicAtol);
-  EXPECT_LT(MaxRelError(s, "v.p", [&](double t) { return std::pow(1000 - K * t / (2 * C), 2); }), 1e-6);
+  EXPECT_LT(MaxRelError(s, "v.p", [&](double t) { return std::pow(1000 - K * t / (2 * C), 2); }), kTol);
 }
 
 TEST(Hydraulic, CylinderPushesAMass) {

@@ -3,15 +3,12 @@
 // of `paynter expand` simulating bit for bit as the hierarchical one.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "test_util.h"
 
@@ -20,22 +17,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
-
-void WriteAll(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << text;
-}
+using testing::ReadFileBytes;
+using testing::WriteFileBytes;
 
 // The last column of a CSV's last row.
 double LastValue(const fs::path& csv) {
-  std::string text = ReadAll(csv);
+  std::string text = ReadFileBytes(csv);
   while (!text.empty() && text.back() == '\n') text.pop_back();
   return std::stod(text.substr(text.find_last_of(',') + 1));
 }
@@ -61,25 +48,15 @@ class SubmodelsTest : public ::testing::Test {
     return {};
   }
   Diagnostic ErrorOf(const std::string& name, const std::string& yaml) const {
-    WriteAll(dir_ / name, yaml);
+    WriteFileBytes(dir_ / name, yaml);
     return ErrorOf(dir_ / name);
   }
 
-  struct Result {
-    int code;
-    std::string out;
-  };
   // paynter run from `cwd` with `env` set, its cache in the test's directory.
-  Result Run(const std::string& args, const std::string& env = "", const fs::path& cwd = {}) const {
-    const std::string cmd =
-        fmt::format("cd '{}' && XDG_CACHE_HOME='{}' {} {} {} 2>&1", (cwd.empty() ? dir_ : cwd).string(),
-                    (dir_ / "cache").string(), env, PAYNTER_EXE, args);
-    FILE* p = popen(cmd.c_str(), "r");
-    std::string out;
-    char buf[512];
-    while (fgets(buf, sizeof buf, p)) out += buf;
-    const int status = pclose(p);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  testing::CommandResult Run(const std::string& args, const std::string& env = "", const fs::path& cwd = {}) const {
+    return testing::RunCommand(fmt::format("cd '{}' && XDG_CACHE_HOME='{}' {} {} {}",
+                                           (cwd.empty() ? dir_ : cwd).string(), (dir_ / "cache").string(), env,
+                                           PAYNTER_EXE, args));
   }
 
   fs::path dir_;
@@ -117,8 +94,8 @@ bonds: [[node_in, s1.p], [s1.out, link], [link, s2.p]]
 )";
 
 TEST_F(SubmodelsTest, NestedSubmodelsFromFilesAndLibraryTakeInstancePaths) {
-  WriteAll(dir_ / "parts" / "filter.yaml", kFilter);
-  WriteAll(dir_ / "top.yaml", R"(
+  WriteFileBytes(dir_ / "parts" / "filter.yaml", kFilter);
+  WriteFileBytes(dir_ / "top.yaml", R"(
 name: top
 parameters: {Rb: 0.5, Cb: 2}
 instances:
@@ -168,8 +145,8 @@ outputs:
 // The same circuit written flat, by hand, with the stage's equations: the
 // hierarchical model gives the same trajectory.
 TEST_F(SubmodelsTest, AHierarchicalModelAgreesWithTheSameModelWrittenByHand) {
-  WriteAll(dir_ / "parts" / "filter.yaml", kFilter);
-  WriteAll(dir_ / "top.yaml", R"(
+  WriteFileBytes(dir_ / "parts" / "filter.yaml", kFilter);
+  WriteFileBytes(dir_ / "top.yaml", R"(
 instances:
   - {name: f, use: parts/filter.yaml, parameters: {R: 1, C: 1, v0: 3}}
   - {name: src, use: "lib:electrical/voltage_source", parameters: {V: 0}}
@@ -204,17 +181,17 @@ outputs: {v1: e_c1, v2: e_c2}
 TEST_F(SubmodelsTest, ExpandWritesAFlatModelThatSimulatesBitForBit) {
   const std::string model = testing::SourcePath("examples/dc_motor_load.yaml");
   const fs::path flat = dir_ / "flat.yaml", a = dir_ / "a.csv", b = dir_ / "b.csv";
-  Result r = Run(fmt::format("expand {} -o {}", model, flat.string()));
+  testing::CommandResult r = Run(fmt::format("expand {} -o {}", model, flat.string()));
   ASSERT_EQ(r.code, 0) << r.out;
-  const std::string text = ReadAll(flat);
+  const std::string text = ReadFileBytes(flat);
   EXPECT_EQ(text.find("instances"), std::string::npos);
   EXPECT_NE(text.find("motor.La"), std::string::npos);
   r = Run(fmt::format("simulate {} --t-end 1 --no-cache -o {}", model, a.string()));
   ASSERT_EQ(r.code, 0) << r.out;
   r = Run(fmt::format("simulate {} --t-end 1 --no-cache -o {}", flat.string(), b.string()));
   ASSERT_EQ(r.code, 0) << r.out;
-  const std::string csv = ReadAll(a);
-  EXPECT_EQ(csv, ReadAll(b));
+  const std::string csv = ReadFileBytes(a);
+  EXPECT_EQ(csv, ReadFileBytes(b));
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "t,speed_rpm,P_friction,supply.i,motor.i,motor.omega,motor.torque,load.omega,load.momentum");
   // Hand-derived steady speed: omega = k V / (k^2 + R (b + bL/N^2)).
@@ -226,7 +203,7 @@ TEST_F(SubmodelsTest, ExpandWritesAFlatModelThatSimulatesBitForBit) {
 
 TEST_F(SubmodelsTest, TheLibraryIsFoundFromAnyDirectoryAndCanBeReplaced) {
   const std::string model = testing::SourcePath("examples/dc_motor_load.yaml");
-  Result r = Run(fmt::format("check {}", model), "", "/");
+  testing::CommandResult r = Run(fmt::format("check {}", model), "", "/");
   EXPECT_EQ(r.code, 0) << r.out;
   // PAYNTER_LIBRARY points lib: elsewhere: a library without the motor.
   fs::create_directories(dir_ / "otherlib");
@@ -237,33 +214,33 @@ TEST_F(SubmodelsTest, TheLibraryIsFoundFromAnyDirectoryAndCanBeReplaced) {
 }
 
 TEST_F(SubmodelsTest, EditingAnImportedFileIsSeenThroughTheStageCache) {
-  WriteAll(dir_ / "part.yaml", R"(
+  WriteFileBytes(dir_ / "part.yaml", R"(
 parameters: {m: 2}
 ports: [{name: p, element: mass}]
 elements: [{name: mass, kind: I, inertance: m}]
 bonds: []
 outputs: {v: f_mass}
 )");
-  WriteAll(dir_ / "top.yaml", R"(
+  WriteFileBytes(dir_ / "top.yaml", R"(
 instances:
   - {name: body, use: part.yaml}
 elements: [{name: F, kind: Se, effort: 1}]
 bonds: [[F, body.p]]
 )");
   const fs::path csv = dir_ / "out.csv";
-  Result r = Run(fmt::format("simulate top.yaml --t-end 1 --dt-out 1 -o {}", csv.string()));
+  testing::CommandResult r = Run(fmt::format("simulate top.yaml --t-end 1 --dt-out 1 -o {}", csv.string()));
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_NEAR(LastValue(csv), 0.5, 1e-12) << ReadAll(csv);
-  std::string part = ReadAll(dir_ / "part.yaml");
+  EXPECT_NEAR(LastValue(csv), 0.5, 1e-12) << ReadFileBytes(csv);
+  std::string part = ReadFileBytes(dir_ / "part.yaml");
   part.replace(part.find("m: 2"), 4, "m: 4");
-  WriteAll(dir_ / "part.yaml", part);
+  WriteFileBytes(dir_ / "part.yaml", part);
   r = Run(fmt::format("simulate top.yaml --t-end 1 --dt-out 1 -o {}", csv.string()));
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_NEAR(LastValue(csv), 0.25, 1e-12) << ReadAll(csv);
+  EXPECT_NEAR(LastValue(csv), 0.25, 1e-12) << ReadFileBytes(csv);
 }
 
 TEST_F(SubmodelsTest, VectorPortsCarryVectorBonds) {
-  WriteAll(dir_ / "top.yaml", R"(
+  WriteFileBytes(dir_ / "top.yaml", R"(
 submodels:
   body:
     parameters: {m: 1}
@@ -281,10 +258,36 @@ outputs: {vx: f_b.J_x, vz: b.f_J_z}
   const auto run = testing::SimulateModel(LoadModel((dir_ / "top.yaml").string()), 1.0);
   EXPECT_NEAR(run.solution.Column("vx").back(), 0.5, 1e-12);
   EXPECT_NEAR(run.solution.Column("vz").back(), 2.0, 1e-12);
-  WriteAll(dir_ / "bad.yaml", ReadAll(dir_ / "top.yaml").replace(ReadAll(dir_ / "top.yaml").find("{from: F, to: b.v, dim: 3}"), 26, "{from: F, to: b.v}"));
+  WriteFileBytes(dir_ / "bad.yaml", ReadFileBytes(dir_ / "top.yaml").replace(ReadFileBytes(dir_ / "top.yaml").find("{from: F, to: b.v, dim: 3}"), 26, "{from: F, to: b.v}"));
   const Diagnostic d = ErrorOf(dir_ / "bad.yaml");
   EXPECT_NE(d.message.find("port 'b.v' carries a bond of dimension 3"), std::string::npos) << d.ToString();
   EXPECT_EQ(d.element, "b.v");
+}
+
+// A library motor joined to a mechanism's revolute joint (its rate
+// junction): with no gravity it settles at k V / (k^2 + R b_joint).
+TEST_F(SubmodelsTest, ASubmodelDrivesAJointOfTheMechanism) {
+  WriteFileBytes(dir_ / "top.yaml", R"(
+parameters: {L: 1, M: 1, I0: 0.083}
+multibody:
+  bodies:
+    - {name: bar, mass: M, inertia: [I0, I0, I0], position: [L/2, 0, 0]}
+  joints:
+    - {name: pivot, type: revolute, body1: ground, body2: bar, axis: [0, 0, 1],
+       point1: [0, 0, 0], point2: [-L/2, 0, 0], damping: 0.1}
+instances:
+  - {name: supply, use: "lib:electrical/voltage_source", parameters: {V: 12}}
+  - {name: motor, use: "lib:electrical/dc_motor", parameters: {R: 1, L: 1e-3, k: 0.5, J: 1e-3}}
+bonds:
+  - [supply.p, motor.p]
+  - [motor.shaft, pivot_angledot]
+outputs: {w: f_pivot_angledot}
+)");
+  const auto run = testing::SimulateModel(LoadModel((dir_ / "top.yaml").string()), 25.0, 1e-10, 1e-12);
+  const double w = 0.5 * 12 / (0.25 + 1 * 0.1);
+  std::printf("  motor on a revolute joint: steady speed %.12g (analytic %.12g)\n", run.solution.Column("w").back(), w);
+  EXPECT_NEAR(run.solution.Column("w").back() / w, 1, 1e-8);
+  EXPECT_NEAR(run.solution.Column("motor.omega").back() / w, 1, 1e-8);
 }
 
 // Every error: the file and line where it is written, the instance path, a hint.
@@ -388,14 +391,14 @@ bonds: [[V, r1.p]]
 }
 
 TEST_F(SubmodelsTest, ImportCyclesAndMissingFiles) {
-  WriteAll(dir_ / "a.yaml", R"(
+  WriteFileBytes(dir_ / "a.yaml", R"(
 ports: [{name: p, element: J}]
 instances:
   - {name: inner, use: sub/b.yaml}
 elements: [{name: J, kind: "1"}]
 bonds: [[J, inner.p]]
 )");
-  WriteAll(dir_ / "sub" / "b.yaml", R"(
+  WriteFileBytes(dir_ / "sub" / "b.yaml", R"(
 ports: [{name: p, element: J}]
 instances:
   - {name: back, use: ../a.yaml}
@@ -437,7 +440,7 @@ bonds: [[V, x.p]]
 }
 
 TEST_F(SubmodelsTest, ErrorsInsideASubmodelNameTheInstancePath) {
-  WriteAll(dir_ / "part.yaml", R"(
+  WriteFileBytes(dir_ / "part.yaml", R"(
 ports: [{name: p, element: J}]
 elements:
   - {name: J, kind: "1"}
