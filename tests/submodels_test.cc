@@ -205,6 +205,16 @@ TEST_F(SubmodelsTest, TheLibraryIsFoundFromAnyDirectoryAndCanBeReplaced) {
   const std::string model = testing::SourcePath("examples/dc_motor_load.yaml");
   testing::CommandResult r = Run(fmt::format("check {}", model), "", "/");
   EXPECT_EQ(r.code, 0) << r.out;
+  // An instance's parameter set on the command line, by its path.
+  const fs::path a = dir_ / "a.csv", b = dir_ / "b.csv";
+  r = Run(fmt::format("simulate {} --t-end 1 --dt-out 1 -o {}", model, a.string()));
+  EXPECT_EQ(r.code, 0) << r.out;
+  r = Run(fmt::format("simulate {} --t-end 1 --dt-out 1 --param motor.k=0.03 -o {}", model, b.string()));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(ReadFileBytes(a), ReadFileBytes(b));
+  r = Run(fmt::format("simulate {} --t-end 1 --param motor.kk=0.03 -o {}", model, b.string()));
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("motor.kk"), std::string::npos) << r.out;
   // PAYNTER_LIBRARY points lib: elsewhere: a library without the motor.
   fs::create_directories(dir_ / "otherlib");
   r = Run(fmt::format("check {}", model), fmt::format("PAYNTER_LIBRARY='{}'", (dir_ / "otherlib").string()));
