@@ -271,6 +271,32 @@ struct ModelSpec {
   // --param), set by ApplyParameterOverrides: every parameter, initial value
   // and pose written as an expression of them follows.
   std::map<std::string, double> parameter_overrides;
+
+  // Submodels (docs/model-format.md, "Submodels and ports"). A model file may
+  // name power ports (each an element of its own that a bond from outside
+  // joins), define submodels inline and instantiate submodels (defined inline,
+  // in another file, or in paynter's component library). FlattenSubmodels
+  // turns such a spec into a flat one, whose names are instance paths
+  // (`motor.armature.L`); ReadModelSpec and ReadModelSpecFile return it flat.
+  struct PortSpec {
+    std::string name;
+    std::string element;  // the element the outside bond joins (or `instance.port`)
+    int dim = 1;          // a vector port carries a vector bond of this dimension
+    bool required = true; // must be joined by exactly one bond (else at most one)
+    SourceLocation where;
+  };
+  struct InstanceSpec {
+    std::string name;
+    std::string use;           // a submodel's name, a file's path, or lib:<component>
+    std::vector<Item> parameters;  // values given to its parameters (texts in the parent's names)
+    bool outputs = true;       // its outputs become columns of the model
+    SourceLocation where;
+  };
+  std::vector<PortSpec> ports;
+  std::vector<InstanceSpec> instances;
+  std::vector<ModelSpec> submodels;  // definitions written in this file, each named by `name`
+  // Parameters written with no value (`R: ~`): a submodel's instance must set them.
+  std::vector<std::string> required_parameters;
 };
 
 // Gives parameters of `spec` new values (NAME -> value, e.g. from --param):
@@ -333,9 +359,28 @@ using ExpressionNames = std::function<GiNaC::ex(const std::string&)>;
 // that no text makes exact arithmetic grow without bound.
 GiNaC::ex ParseExpressionText(const std::string& text, const ExpressionNames& names);
 
-// Reads a YAML model file into a ModelSpec (no expressions parsed yet).
+// Reads a YAML model file into a ModelSpec (no expressions parsed yet); a
+// model with submodels comes back flat (FlattenSubmodels).
 ModelSpec ReadModelSpec(const std::string& yaml_text, const std::string& file_label);
 ModelSpec ReadModelSpecFile(const std::string& path);
+
+// Replaces the instances of `spec` by their elements, bonds, parameters,
+// displacements, definitions and outputs, named by instance path (src/model/
+// submodels.cc). Submodels are looked up among the definitions of the file,
+// as files relative to the importing file, or as lib:<component> in the
+// component library (LibraryDirectory()). Throws Error (file, line, instance
+// path, hint) for an unknown submodel or port, a port joined twice or not at
+// all, an undeclared parameter, an import cycle or a missing file.
+void FlattenSubmodels(ModelSpec* spec);
+
+// The directory of paynter's component library: $PAYNTER_LIBRARY when set,
+// else the library/ directory of paynter's sources (fixed at build time).
+std::string LibraryDirectory();
+
+// The files a model file's submodels are read from (resolved paths, each once,
+// without the file itself); empty for a model without instances. Throws Error
+// as ReadModelSpecFile does.
+std::vector<std::string> ModelFileImports(const std::string& path);
 
 // Loads and validates a YAML model file: ReadModelSpec, then the multibody
 // section turned into a bond graph (src/multibody/), then BuildModel. Throws

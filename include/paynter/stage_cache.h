@@ -67,8 +67,9 @@ bool PhysicalParametersHold(const StagedModel& staged, const std::map<std::strin
 class StageCache {
  public:
   explicit StageCache(StageCacheOptions options);
-  // The key of a model file (its bytes are read) and the options that shape its
-  // equations, as text, and the build's identity. Empty when the file cannot be
+  // The key of a model file (its bytes are read, and those of the files its
+  // submodels come from) and the options that shape its equations, as text,
+  // and the build's identity. Empty when the file cannot be
   // read (the loader then gives its own error) or the cache is disabled.
   std::string Key(const std::string& file, const std::vector<std::string>& settings) const;
   // The entry for `key`, or nothing (absent, unsafe, corrupt or truncated).

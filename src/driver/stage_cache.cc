@@ -263,6 +263,23 @@ std::string StageCache::Key(const std::string& file, const std::vector<std::stri
   add(options_.build_id);
   add(bytes.str());
   for (const std::string& s : settings) add(s);
+  // The files its submodels come from (docs/model-format.md, "Submodels and
+  // ports"), each by name and bytes: editing a component changes the key.
+  // Only a file that has instances can have any.
+  if (bytes.str().find("instances") != std::string::npos) {
+    try {
+      for (const std::string& dep : ModelFileImports(file)) {
+        std::ifstream din(dep, std::ios::binary);
+        if (!din) return "";
+        std::ostringstream dbytes;
+        dbytes << din.rdbuf();
+        add(dep);
+        add(dbytes.str());
+      }
+    } catch (const Error&) {
+      return "";  // the loader gives its own error
+    }
+  }
   return Digest(text);
 }
 

@@ -101,8 +101,7 @@ class Builder {
         ++i;
         continue;
       }
-      size_t j = i + 1;
-      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
+      const size_t j = NameEnd(text, i);
       const std::string id = text.substr(i, j - i);
       const size_t pos = i;
       i = j;

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "model_internal.h"
 #include "paynter/model.h"
 
 namespace paynter {
@@ -43,8 +44,7 @@ std::vector<Token> Tokens(const std::string& text) {
     Token t;
     t.at = i;
     if (IsNameStart(c)) {
-      size_t j = i + 1;
-      while (j < n && IsNameChar(text[j])) ++j;
+      const size_t j = NameEnd(text, i);
       t.kind = Token::kName;
       t.text = text.substr(i, j - i);
       i = j;

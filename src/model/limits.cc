@@ -5,6 +5,7 @@
 #include <cctype>
 #include <vector>
 
+#include "model_internal.h"
 #include "paynter/model.h"
 
 namespace paynter {
@@ -27,11 +28,22 @@ std::string Shorten(const std::string& s) { return s.size() <= 60 ? s : s.substr
 
 }  // namespace
 
+size_t NameEnd(const std::string& text, size_t start) {
+  size_t j = start + 1;
+  const size_t n = text.size();
+  for (;;) {
+    while (j < n && IsNameChar(text[j])) ++j;
+    if (j + 1 < n && text[j] == '.' && IsNameStart(text[j + 1])) {
+      j += 2;
+      continue;
+    }
+    return j;
+  }
+}
+
 bool IsIdentifier(const std::string& s) {
   if (s.empty() || s.size() > kMaxNameLength || !IsNameStart(s[0])) return false;
-  for (char c : s)
-    if (!IsNameChar(c)) return false;
-  return true;
+  return NameEnd(s, 0) == s.size();
 }
 
 void CheckNameLength(const std::string& name, const SourceLocation& where, const std::string& element,
@@ -77,8 +89,7 @@ void CheckExpressionText(const std::string& text, const SourceLocation& where, c
       continue;
     }
     if (IsNameStart(c)) {
-      size_t j = i + 1;
-      while (j < n && IsNameChar(text[j])) ++j;
+      const size_t j = NameEnd(text, i);
       if (j - i > kMaxNameLength)
         ThrowAt(where, element, fmt::format("a name in {} is too long ({} characters)", what, j - i),
                 fmt::format("a name of at most {} characters", kMaxNameLength),

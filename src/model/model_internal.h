@@ -15,4 +15,13 @@ std::string DidYouMean(const std::string& word, const std::vector<std::string>& 
 // when `keep_newlines`. Diagnostic::ToString applies it to every part.
 std::string EscapeForTerminal(const std::string& text, bool keep_newlines);
 
+// The end of the name that starts at text[start] (a letter or '_'): letters,
+// digits and underscores, and a submodel instance's path, parts joined by
+// single dots (`motor.armature.L`, each part starting with a letter or '_').
+size_t NameEnd(const std::string& text, size_t start);
+
+// ReadModelSpecFile without FlattenSubmodels: the file as written.
+struct ModelSpec;
+ModelSpec ReadHierarchicalModelSpecFile(const std::string& path);
+
 }  // namespace paynter

@@ -112,8 +112,10 @@ class YamlReader {
            Describe(root));
     CheckKeys(root,
               {"name", "description", "parameters", "elements", "bonds", "displacements", "outputs", "generalized",
-               "independent", "definitions", "multibody", "assembly_held", "assemble"},
+               "independent", "definitions", "multibody", "assembly_held", "assemble", "ports", "submodels",
+               "instances"},
               "", "the model's top level");
+    ReadSubmodelSections(root, &spec);
     // What an assembly of the start may do (written by `paynter expand` for a
     // mechanism; docs/model-format.md, "Constraint sources").
     if (const auto held = root["assembly_held"]) {
@@ -140,11 +142,15 @@ class YamlReader {
       if (!params.IsMap() && !params.IsNull())
         Fail(params, "", "'parameters' must be a mapping", "name: value lines", Describe(params));
       for (const auto& kv : params)
+        if (kv.second.IsNull()) {  // no value: an instance of this submodel must give one
+          spec.required_parameters.push_back(kv.first.Scalar());
+          spec.parameters.push_back({kv.first.Scalar(), "", Where(kv.first)});
+        } else
         spec.parameters.push_back({kv.first.Scalar(), Scalar(kv.second, "", "parameter '" + kv.first.Scalar() + "'"),
                                    Where(kv.second)});
     }
-    // A multibody model may have no hand-written elements at all.
-    const bool mb = static_cast<bool>(root["multibody"]);
+    // A multibody model, or one made of submodels, may have no hand-written elements at all.
+    const bool mb = root["multibody"] || root["instances"];
     const auto elements = root["elements"];
     if (!elements && !mb) Fail(root, "", "the model has no 'elements:' section", "a list of elements", "none");
     if (elements) {
@@ -322,6 +328,80 @@ class YamlReader {
     return b;
   }
 
+  // ports:, instances: and submodels: (docs/model-format.md, "Submodels and
+  // ports"); src/model/submodels.cc flattens what they describe.
+  void ReadSubmodelSections(const YAML::Node& root, ModelSpec* spec) {
+    if (const auto ports = root["ports"]) {
+      if (!ports.IsSequence()) Fail(ports, "", "'ports' must be a list", "- {name: p, element: J1}", Describe(ports));
+      for (const auto& pn : ports) {
+        if (!pn.IsMap() || !pn["name"] || !pn["element"])
+          Fail(pn, "", "a port needs 'name' and 'element'", "{name: p, element: J1, dim: 1, required: true}",
+               Describe(pn), "the element is the one a bond from outside joins");
+        CheckKeys(pn, {"name", "element", "dim", "required", "description"}, "", "a port");
+        ModelSpec::PortSpec port;
+        port.name = Scalar(pn["name"], "", "port name");
+        port.element = Scalar(pn["element"], port.name, "port element");
+        port.where = Where(pn);
+        if (pn["dim"]) port.dim = ReadDim(pn["dim"], "port");
+        if (pn["required"]) port.required = ReadBool(pn["required"], port.name, "required");
+        spec->ports.push_back(port);
+      }
+    }
+    if (const auto insts = root["instances"]) {
+      if (!insts.IsSequence())
+        Fail(insts, "", "'instances' must be a list", "- {name: motor, use: lib:electrical/dc_motor}", Describe(insts));
+      for (const auto& in : insts) {
+        if (!in.IsMap() || !in["name"] || !in["use"])
+          Fail(in, "", "an instance needs 'name' and 'use'", "{name: motor, use: lib:electrical/dc_motor}", Describe(in),
+               "'use' names a submodel of this file, a model file (path relative to this file) or lib:<component>");
+        CheckKeys(in, {"name", "use", "parameters", "outputs", "description"}, "", "an instance");
+        ModelSpec::InstanceSpec inst;
+        inst.name = Scalar(in["name"], "", "instance name");
+        inst.use = Scalar(in["use"], inst.name, "use");
+        inst.where = Where(in);
+        if (in["outputs"]) inst.outputs = ReadBool(in["outputs"], inst.name, "outputs");
+        if (const auto ps = in["parameters"]) {
+          if (!ps.IsMap()) Fail(ps, inst.name, "an instance's 'parameters' must be a mapping", "name: value lines", Describe(ps));
+          for (const auto& kv : ps)
+            inst.parameters.push_back(
+                {kv.first.Scalar(), Scalar(kv.second, inst.name, "parameter '" + kv.first.Scalar() + "'"), Where(kv.second)});
+        }
+        spec->instances.push_back(std::move(inst));
+      }
+    }
+    if (const auto defs = root["submodels"]) {
+      if (!defs.IsMap())
+        Fail(defs, "", "'submodels' must be a mapping", "name: {ports: ..., elements: ..., bonds: ...}", Describe(defs));
+      for (const auto& kv : defs) {
+        if (!kv.second.IsMap())
+          Fail(kv.second, "", fmt::format("submodel '{}' must be a mapping", kv.first.Scalar()),
+               "a model: ports:, parameters:, elements:, bonds:, outputs:", Describe(kv.second));
+        ModelSpec def = Read(kv.second);
+        def.name = kv.first.Scalar();
+        spec->submodels.push_back(std::move(def));
+      }
+    }
+  }
+
+  bool ReadBool(const YAML::Node& n, const std::string& element, const std::string& key) const {
+    const std::string v = Scalar(n, element, key);
+    if (v != "true" && v != "false") Fail(n, element, fmt::format("'{}' is true or false", key), key + ": true", v);
+    return v == "true";
+  }
+
+  int ReadDim(const YAML::Node& n, const std::string& what) const {
+    int dim = 0;
+    try {
+      dim = n.as<int>();
+    } catch (const YAML::Exception&) {
+      Fail(n, "", what + " dimension must be an integer", "1", Describe(n));
+    }
+    if (dim < 1 || dim > kMaxBondDimension)
+      Fail(n, "", fmt::format("{} dimension {} is out of range", what, dim),
+           fmt::format("1 to {} (3 or 6 for mechanics)", kMaxBondDimension), std::to_string(dim));
+    return dim;
+  }
+
  private:
   std::string file_;
 };
@@ -350,10 +430,18 @@ ModelSpec SpecFromText(const std::string& text, const std::string& label) {
 }  // namespace
 
 ModelSpec ReadModelSpec(const std::string& yaml_text, const std::string& file_label) {
-  return SpecFromText(yaml_text, file_label);
+  ModelSpec spec = SpecFromText(yaml_text, file_label);
+  FlattenSubmodels(&spec);
+  return spec;
 }
 
 ModelSpec ReadModelSpecFile(const std::string& path) {
+  ModelSpec spec = ReadHierarchicalModelSpecFile(path);
+  FlattenSubmodels(&spec);
+  return spec;
+}
+
+ModelSpec ReadHierarchicalModelSpecFile(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     Diagnostic d;

@@ -1,0 +1,558 @@
+// Submodels and power ports: a hierarchical ModelSpec (instances of submodels
+// defined inline, in other files or in the component library) made flat, with
+// every name an instance path (docs/model-format.md, "Submodels and ports";
+// docs/architecture.md, "Submodels").
+//
+// A definition is flattened first (its own instances replaced by their parts),
+// then instantiated: each of its names `x` becomes `<instance>.x`, each
+// variable `e_x` (f_, p_, q_) becomes `e_<instance>.x`, parameters set by the
+// instance take the parent's texts, and its ports become the elements that the
+// parent's bonds join. Everything is text: no expression is parsed here.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "model_internal.h"
+#include "paynter/model.h"
+
+#ifndef PAYNTER_LIBRARY_DIR
+#define PAYNTER_LIBRARY_DIR "library"
+#endif
+
+namespace paynter {
+namespace {
+
+namespace fs = std::filesystem;
+
+// How deep instances may nest, and how many elements a flattened model may
+// hold: a definition that uses another twice at each of many levels would
+// otherwise grow without bound.
+constexpr int kMaxInstanceDepth = 32;
+constexpr size_t kMaxFlatElements = 200000;
+
+bool IsFunctionName(const std::string& name) {
+  for (const char* f : {"sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "exp", "log",
+                        "sqrt", "abs", "pow", "step", "cross"})
+    if (name == f) return true;
+  return false;
+}
+
+bool IsVariableName(const std::string& name) {
+  return name.size() > 2 && name[1] == '_' && (name[0] == 'e' || name[0] == 'f' || name[0] == 'p' || name[0] == 'q');
+}
+
+// `text` with each name replaced by rename(name, is_call); numbers and
+// operators are copied as they are.
+std::string MapNames(const std::string& text, const std::function<std::string(const std::string&, bool)>& rename) {
+  std::string out;
+  out.reserve(text.size() + 16);
+  const size_t n = text.size();
+  auto digit = [&](size_t k) { return k < n && std::isdigit(static_cast<unsigned char>(text[k])); };
+  for (size_t i = 0; i < n;) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (std::isalpha(c) || c == '_') {
+      const size_t j = NameEnd(text, i);
+      size_t k = j;
+      while (k < n && std::isspace(static_cast<unsigned char>(text[k]))) ++k;
+      out += rename(text.substr(i, j - i), k < n && text[k] == '(');
+      i = j;
+    } else if (digit(i) || (c == '.' && digit(i + 1))) {
+      size_t j = i;
+      while (digit(j) || (j < n && text[j] == '.')) ++j;
+      if (j < n && (text[j] == 'e' || text[j] == 'E')) {
+        size_t k = j + 1;
+        if (k < n && (text[k] == '+' || text[k] == '-')) ++k;
+        if (digit(k)) {
+          while (digit(k)) ++k;
+          j = k;
+        }
+      }
+      out.append(text, i, j - i);
+      i = j;
+    } else {
+      out += text[i++];
+    }
+  }
+  return out;
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s.empty() ? "none" : s;
+}
+
+// A port of a flattened definition: the element (a flat name) a bond from
+// outside joins.
+struct Port {
+  std::string name, element;
+  int dim = 1;
+  bool required = true;
+  SourceLocation where;
+  int joined = 0;              // bonds (or an enclosing port) that join it
+  SourceLocation joined_where;  // the first of them
+};
+
+struct Output {
+  ModelSpec::Item item;
+  bool shown = true;  // a column of the model
+};
+
+// A definition made flat: its spec (no instances left; outputs apart), its
+// ports and outputs, and the paths of the instances it holds.
+struct FlatDef {
+  ModelSpec spec;
+  std::vector<Port> ports;
+  std::vector<Output> outputs;
+  std::set<std::string> instance_paths;
+};
+
+// The definitions written in a file, and the scope around them.
+struct Scope {
+  const std::vector<ModelSpec>* defs = nullptr;
+  const Scope* outer = nullptr;
+};
+
+// The names a definition declares: each becomes `<instance>.name`.
+std::set<std::string> DeclaredNames(const ModelSpec& s) {
+  std::set<std::string> names;
+  for (const auto& p : s.parameters) names.insert(p.name);
+  for (const auto& e : s.elements) names.insert(e.name);
+  for (const auto& b : s.bonds)
+    if (!b.name.empty()) names.insert(b.name);
+  for (const auto& d : s.displacements) names.insert(d.name);
+  for (const auto& d : s.definitions) names.insert(d.name);
+  return names;
+}
+
+// Gives every unnamed bond of `s` the name BuildModel would give it (b1, b2,
+// ... skipping declared names), so that its instance path names it.
+void NameBonds(ModelSpec* s) {
+  const std::set<std::string> taken = DeclaredNames(*s);
+  int k = 0;
+  for (auto& b : s->bonds)
+    if (b.name.empty()) {
+      do b.name = fmt::format("b{}", ++k);
+      while (taken.count(b.name));
+    }
+}
+
+// `def` under the instance name `prefix`: every name it declares, and every
+// variable of them, prefixed.
+FlatDef Instantiate(FlatDef def, const std::string& prefix) {
+  NameBonds(&def.spec);
+  const std::set<std::string> names = DeclaredNames(def.spec);
+  const std::string dot = prefix + ".";
+  auto name = [&](const std::string& n) { return n.empty() ? n : dot + n; };
+  // In an element's law, e, f, p and q are its own variables (not renamed).
+  auto text = [&](const std::string& t, bool law = false) {
+    return MapNames(t, [&](const std::string& n, bool call) -> std::string {
+      if ((call && IsFunctionName(n)) || n == "t" || n == "pi") return n;
+      if (law && n.size() == 1 && std::string("efpq").find(n[0]) != std::string::npos && !names.count(n)) return n;
+      if (!names.count(n) && IsVariableName(n)) return n.substr(0, 2) + dot + n.substr(2);
+      return dot + n;
+    });
+  };
+  ModelSpec& s = def.spec;
+  for (auto& p : s.parameters) {
+    p.name = name(p.name);
+    p.text = text(p.text);
+  }
+  for (auto& e : s.elements) {
+    e.name = name(e.name);
+    for (auto& law : e.laws) law.second = text(law.second, /*law=*/true);
+    e.initial = text(e.initial);
+    e.position = text(e.position);
+    e.parasitic_stiffness = text(e.parasitic_stiffness);
+    e.parasitic_damping = text(e.parasitic_damping);
+    e.joint = name(e.joint);
+    e.origin = name(e.origin);
+  }
+  for (auto& b : s.bonds) {
+    b.name = name(b.name);
+    b.from = name(b.from);
+    b.to = name(b.to);
+    b.origin = name(b.origin);
+  }
+  for (auto& d : s.displacements) {
+    d.name = name(d.name);
+    d.of = name(d.of);
+    d.rate = text(d.rate);
+    d.initial = text(d.initial);
+    d.position = text(d.position);
+  }
+  for (auto& d : s.definitions) {
+    d.name = name(d.name);
+    d.text = text(d.text);
+  }
+  for (auto* list : {&s.generalized, &s.independent})
+    for (auto& it : *list) it.name = name(it.name);
+  for (auto& h : s.assembly_held) h = text(h);
+  for (auto& o : def.outputs) {
+    o.item.name = name(o.item.name);
+    o.item.text = text(o.item.text);
+  }
+  for (auto& p : def.ports) p.element = name(p.element);
+  std::set<std::string> paths;
+  for (const auto& p : def.instance_paths) paths.insert(name(p));
+  def.instance_paths = std::move(paths);
+  return def;
+}
+
+class Flattener {
+ public:
+  // The flat form of `def`, whose instance path is `path` ("" at the top).
+  FlatDef Flatten(const ModelSpec& def, const Scope& scope, const std::string& path, int depth) {
+    FlatDef flat;
+    flat.spec = def;
+    flat.spec.instances.clear();
+    flat.spec.submodels.clear();
+    flat.spec.ports.clear();
+    flat.spec.outputs.clear();
+    flat.spec.required_parameters.clear();
+    const Scope inner{&def.submodels, &scope};
+    auto where_path = [&](const std::string& name) { return path.empty() ? name : path + "." + name; };
+
+    std::set<std::string> own_elements;
+    for (const auto& e : def.elements) own_elements.insert(e.name);
+    // Each instance: its definition flattened, its parameters bound, its parts
+    // added under its name.
+    std::map<std::string, std::vector<Port>> ports;  // by instance name
+    std::vector<Output> instance_outputs;
+    std::vector<std::string> instance_names;
+    std::set<std::string> set_here;  // instances' parameters given values here (texts of this definition)
+    for (const auto& inst : def.instances) {
+      const std::string ipath = where_path(inst.name);
+      if (!IsIdentifier(inst.name) || inst.name.find('.') != std::string::npos)
+        ThrowAt(inst.where, ipath, fmt::format("instance name '{}' is not an identifier", inst.name),
+                "letters, digits and underscores, not starting with a digit", inst.name);
+      if (ports.count(inst.name) || own_elements.count(inst.name))
+        ThrowAt(inst.where, ipath, fmt::format("the name '{}' is used twice", inst.name),
+                "each instance named apart from the other instances and elements", inst.name,
+                "rename the instance");
+      if (depth + 1 > kMaxInstanceDepth)
+        ThrowAt(inst.where, ipath, "submodels nest too deeply",
+                fmt::format("at most {} levels of instances", kMaxInstanceDepth), fmt::format("{} levels", depth + 1),
+                "a submodel that uses itself, directly or through others, never ends");
+      const Resolved r = Resolve(inst, def, inner, ipath);
+      if (r.def->multibody.present)
+        ThrowAt(inst.where, ipath, fmt::format("submodel '{}' has a multibody section", inst.use),
+                "a submodel made of elements, bonds and instances",
+                "bodies and joints in a submodel", "write the bodies and joints in the top-level model");
+      for (size_t k = 0; k < stack_.size(); ++k)
+        if (stack_[k].first == r.key) {
+          std::string chain;
+          for (size_t m = k; m < stack_.size(); ++m) chain += stack_[m].second + " -> ";
+          ThrowAt(inst.where, ipath, "the submodels use each other in a cycle", "submodels that end in elements",
+                  chain + r.label, "a submodel may not use itself, directly or through other submodels");
+        }
+      stack_.emplace_back(r.key, r.label);
+      FlatDef child = Flatten(*r.def, r.scope, ipath, depth + 1);
+      stack_.pop_back();
+      child = Instantiate(std::move(child), inst.name);
+      BindParameters(inst, ipath, *r.def, &child.spec, &set_here);
+      elements_ += child.spec.elements.size();
+      if (elements_ > kMaxFlatElements)
+        ThrowAt(inst.where, ipath, "the submodels make too many elements",
+                fmt::format("at most {} elements in all", kMaxFlatElements), fmt::format("more than {}", kMaxFlatElements),
+                "a submodel used several times at each of many levels multiplies its elements");
+      Append(std::move(child.spec), &flat.spec);
+      for (auto& o : child.outputs) {
+        o.shown = o.shown && inst.outputs;
+        instance_outputs.push_back(std::move(o));
+      }
+      flat.instance_paths.insert(inst.name);
+      flat.instance_paths.insert(child.instance_paths.begin(), child.instance_paths.end());
+      ports[inst.name] = std::move(child.ports);
+      instance_names.push_back(inst.name);
+    }
+
+    // The instances' outputs and path-form variables (`motor.e_L`) in this
+    // definition's own texts.
+    std::map<std::string, std::string> output_text;
+    for (const auto& o : instance_outputs) output_text[o.item.name] = o.item.text;
+    auto resolve = [&](const std::string& t) {
+      if (flat.instance_paths.empty() || t.empty()) return t;
+      return MapNames(t, [&](const std::string& n, bool) -> std::string {
+        if (auto it = output_text.find(n); it != output_text.end()) return "(" + it->second + ")";
+        const size_t dot = n.rfind('.');
+        if (dot != std::string::npos && IsVariableName(n.substr(dot + 1)) && flat.instance_paths.count(n.substr(0, dot)))
+          return n.substr(dot + 1, 2) + n.substr(0, dot + 1) + n.substr(dot + 3);
+        return n;
+      });
+    };
+    const size_t own_parameters = def.parameters.size();
+    for (size_t k = 0; k < flat.spec.parameters.size(); ++k)
+      if (k < own_parameters || set_here.count(flat.spec.parameters[k].name))
+        flat.spec.parameters[k].text = resolve(flat.spec.parameters[k].text);
+    for (size_t k = 0; k < def.elements.size(); ++k) {
+      auto& e = flat.spec.elements[k];
+      for (auto& law : e.laws) law.second = resolve(law.second);
+      e.initial = resolve(e.initial);
+      e.position = resolve(e.position);
+    }
+    for (size_t k = 0; k < def.displacements.size(); ++k) {
+      auto& d = flat.spec.displacements[k];
+      d.rate = resolve(d.rate);
+      d.initial = resolve(d.initial);
+      d.position = resolve(d.position);
+    }
+    for (size_t k = 0; k < def.definitions.size(); ++k)
+      flat.spec.definitions[k].text = resolve(flat.spec.definitions[k].text);
+    for (const auto& o : def.outputs) {
+      ModelSpec::Item item = o;
+      item.text = resolve(item.text);
+      flat.outputs.push_back({item, true});
+    }
+    for (auto& o : instance_outputs) flat.outputs.push_back(std::move(o));
+
+    // Bonds that join an instance join its port's element.
+    auto port_of = [&](const std::string& end, const SourceLocation& where, int dim) -> std::string {
+      if (end.find('.') == std::string::npos || own_elements.count(end)) return end;
+      const std::string head = end.substr(0, end.find('.')), rest = end.substr(end.find('.') + 1);
+      const auto it = ports.find(head);
+      if (it == ports.end())
+        ThrowAt(where, where_path(end), fmt::format("a bond joins '{}', but there is no instance '{}'", end, head),
+                "instance.port, with an instance of 'instances:'", end,
+                [&] {
+                  const std::string h = DidYouMean(head, instance_names);
+                  return h.empty() ? "instances here: " + JoinNames(instance_names) : h;
+                }());
+      for (Port& p : it->second)
+        if (p.name == rest) {
+          if (p.dim != dim)
+            ThrowAt(where, where_path(end), fmt::format("port '{}' carries a bond of dimension {}", end, p.dim),
+                    fmt::format("a bond with dim: {}", p.dim), fmt::format("a bond of dimension {}", dim),
+                    p.dim > 1 ? fmt::format("write the bond with dim: {} (a vector bond)", p.dim)
+                              : "a scalar port takes a scalar bond");
+          Join(&p, where, where_path(end));
+          return p.element;
+        }
+      std::vector<std::string> names;
+      for (const Port& p : it->second) names.push_back(p.name);
+      const std::string h = DidYouMean(rest, names);
+      ThrowAt(where, where_path(end), fmt::format("instance '{}' has no port '{}'", head, rest), "one of its ports",
+              rest, h.empty() ? "its ports: " + JoinNames(names) : h);
+    };
+    for (size_t k = 0; k < def.bonds.size(); ++k) {
+      auto& b = flat.spec.bonds[k];
+      b.from = port_of(b.from, b.where, b.dim);
+      b.to = port_of(b.to, b.where, b.dim);
+    }
+    // This definition's own ports: an element of its own, or an instance's port.
+    for (const auto& ps : def.ports) {
+      Port port{ps.name, ps.element, ps.dim, ps.required, ps.where};
+      for (const Port& q : flat.ports)
+        if (q.name == ps.name)
+          ThrowAt(ps.where, where_path(ps.name), fmt::format("port '{}' is declared twice", ps.name),
+                  "each port once", ps.name, fmt::format("the first is at {}", q.where.ToString()));
+      if (!own_elements.count(ps.element)) {
+        if (ps.element.find('.') == std::string::npos) {
+          std::vector<std::string> cands(own_elements.begin(), own_elements.end());
+          const std::string h = DidYouMean(ps.element, cands);
+          ThrowAt(ps.where, where_path(ps.name), fmt::format("port '{}' names no element of the submodel", ps.name),
+                  "an element of 'elements:' (a junction, or a one-port with no bond of its own)", ps.element,
+                  h.empty() ? "elements: " + JoinNames(cands) : h);
+        }
+        port.element = port_of(ps.element, ps.where, ps.dim);
+      }
+      flat.ports.push_back(port);
+    }
+    // Every required port of every instance joined.
+    for (const auto& inst : def.instances)
+      for (const Port& p : ports[inst.name])
+        if (p.required && p.joined == 0)
+          ThrowAt(inst.where, where_path(inst.name + "." + p.name),
+                  fmt::format("port '{}' of instance '{}' is not joined", p.name, inst.name),
+                  fmt::format("a bond to or from {}.{}", inst.name, p.name), "no bond",
+                  fmt::format("add a bond such as [{}.{}, <element>] (its submodel declares the port at {})",
+                              inst.name, p.name, p.where.ToString()));
+    return flat;
+  }
+
+  // The files read for submodels, resolved, each once.
+  const std::vector<std::string>& files() const { return files_; }
+
+  void Enter(const std::string& key, const std::string& label) { stack_.emplace_back(key, label); }
+
+ private:
+  struct Resolved {
+    const ModelSpec* def = nullptr;
+    Scope scope;
+    std::string key, label;  // for cycles: the definition, and as users see it
+  };
+
+  static void Join(Port* p, const SourceLocation& where, const std::string& path) {
+    if (p->joined > 0)
+      ThrowAt(where, path, fmt::format("port '{}' is joined twice", path), "one bond per port",
+              fmt::format("a second bond (the first is at {})", p->joined_where.ToString()),
+              "join the bonds at a junction of the parent, and the junction to the port");
+    p->joined += 1;
+    p->joined_where = where;
+  }
+
+  // The definition an instance uses.
+  Resolved Resolve(const ModelSpec::InstanceSpec& inst, const ModelSpec& parent, const Scope& scope,
+                   const std::string& ipath) {
+    std::string use = inst.use, member;
+    const bool lib = use.rfind("lib:", 0) == 0;
+    auto ends = [&](const std::string& tail) {
+      return use.size() > tail.size() && use.compare(use.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    const bool file = lib || use.find('/') != std::string::npos || use.find('#') != std::string::npos ||
+                      ends(".yaml") || ends(".yml");
+    if (!file) {
+      for (const Scope* s = &scope; s; s = s->outer)
+        if (s->defs)
+          for (const auto& d : *s->defs)
+            if (d.name == use) return {&d, *s, fmt::format("{}#{}@{}", parent.file, d.name, static_cast<const void*>(&d)), d.name};
+      std::vector<std::string> names;
+      for (const Scope* s = &scope; s; s = s->outer)
+        if (s->defs)
+          for (const auto& d : *s->defs) names.push_back(d.name);
+      const std::string h = DidYouMean(use, names);
+      ThrowAt(inst.where, ipath, fmt::format("unknown submodel '{}'", use),
+              "a submodel of 'submodels:', a model file (a path with '/' or ending in .yaml) or lib:<component>", use,
+              h.empty() ? "submodels here: " + JoinNames(names) + "; for the component library write lib:" + use : h);
+    }
+    if (const size_t hash = use.find('#'); hash != std::string::npos) {
+      member = use.substr(hash + 1);
+      use = use.substr(0, hash);
+    }
+    fs::path path;
+    if (lib) {
+      path = fs::path(LibraryDirectory()) / use.substr(4);
+    } else {
+      path = fs::path(use);
+      if (path.is_relative()) path = fs::path(parent.file).parent_path() / path;
+    }
+    if (!path.has_extension()) path += ".yaml";
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec))
+      ThrowAt(inst.where, ipath, fmt::format("the submodel file of '{}' is missing", inst.use),
+              "a model file", fmt::format("no file '{}'", path.string()),
+              lib ? fmt::format("lib: names a file under the component library {} (set PAYNTER_LIBRARY to use another); "
+                                "docs/library.md lists the components",
+                                LibraryDirectory())
+                  : "a path is relative to the file that uses it");
+    const std::string canonical = fs::weakly_canonical(path, ec).string();
+    auto it = files_read_.find(canonical);
+    if (it == files_read_.end()) {
+      auto spec = std::make_unique<ModelSpec>(ReadHierarchicalModelSpecFile(path.string()));
+      it = files_read_.emplace(canonical, std::move(spec)).first;
+      files_.push_back(path.string());
+    }
+    const ModelSpec* file_spec = it->second.get();
+    const Scope file_scope{&file_spec->submodels, nullptr};
+    if (member.empty()) return {file_spec, Scope{}, canonical, path.string()};
+    for (const auto& d : file_spec->submodels)
+      if (d.name == member)
+        return {&d, file_scope, fmt::format("{}#{}@{}", canonical, d.name, static_cast<const void*>(&d)),
+                path.string() + "#" + member};
+    std::vector<std::string> names;
+    for (const auto& d : file_spec->submodels) names.push_back(d.name);
+    ThrowAt(inst.where, ipath, fmt::format("file '{}' defines no submodel '{}'", path.string(), member),
+            "a name of its 'submodels:'", member, "its submodels: " + JoinNames(names));
+  }
+
+  // The values the instance gives its submodel's parameters, on the
+  // instantiated child (`<instance>.R`): texts of the parent, in its names.
+  // Records the parameters set in `set`.
+  static void BindParameters(const ModelSpec::InstanceSpec& inst, const std::string& ipath, const ModelSpec& def,
+                             ModelSpec* child, std::set<std::string>* set) {
+    const std::string dot = inst.name + ".";
+    std::vector<std::string> names;
+    for (const auto& p : child->parameters) names.push_back(p.name.substr(dot.size()));
+    std::set<std::string> given;
+    for (const auto& v : inst.parameters) {
+      auto p = std::find_if(child->parameters.begin(), child->parameters.end(),
+                            [&](const ModelSpec::Item& q) { return q.name == dot + v.name; });
+      if (p == child->parameters.end()) {
+        const std::string h = DidYouMean(v.name, names);
+        ThrowAt(v.where, ipath, fmt::format("submodel '{}' declares no parameter '{}'", inst.use, v.name),
+                "one of its parameters", v.name, h.empty() ? "its parameters: " + JoinNames(names) : h);
+      }
+      p->text = v.text;
+      p->where = v.where;
+      given.insert(v.name);
+    }
+    for (const auto& r : def.required_parameters)
+      if (!given.count(r))
+        ThrowAt(inst.where, ipath, fmt::format("instance '{}' gives no value to parameter '{}'", inst.name, r),
+                fmt::format("parameters: {{{}: <value>}}", r), "no value",
+                fmt::format("submodel '{}' declares '{}' without a default", inst.use, r));
+    for (const auto& g : given) set->insert(dot + g);
+  }
+
+  static void Append(ModelSpec&& from, ModelSpec* to) {
+    auto move_all = [](auto& src, auto& dst) {
+      for (auto& x : src) dst.push_back(std::move(x));
+    };
+    move_all(from.parameters, to->parameters);
+    move_all(from.elements, to->elements);
+    move_all(from.bonds, to->bonds);
+    move_all(from.displacements, to->displacements);
+    move_all(from.definitions, to->definitions);
+    move_all(from.generalized, to->generalized);
+    move_all(from.independent, to->independent);
+    move_all(from.assembly_held, to->assembly_held);
+  }
+
+  std::vector<std::pair<std::string, std::string>> stack_;  // definitions being flattened: key, label
+  std::map<std::string, std::unique_ptr<ModelSpec>> files_read_;
+  std::vector<std::string> files_;
+  size_t elements_ = 0;
+};
+
+bool IsHierarchical(const ModelSpec& spec) {
+  return !spec.instances.empty() || !spec.submodels.empty() || !spec.ports.empty() ||
+         !spec.required_parameters.empty();
+}
+
+FlatDef FlattenTop(const ModelSpec& spec, Flattener* f) {
+  if (!spec.required_parameters.empty()) {
+    const auto& name = spec.required_parameters.front();
+    SourceLocation where{spec.file, 0, 0};
+    for (const auto& p : spec.parameters)
+      if (p.name == name) where = p.where;
+    ThrowAt(where, "", fmt::format("parameter '{}' has no value", name), fmt::format("{}: <value>", name), "no value",
+            "a parameter without a value belongs to a submodel, whose instances give it one");
+  }
+  std::error_code ec;
+  if (!spec.file.empty() && fs::is_regular_file(spec.file, ec))
+    f->Enter(fs::weakly_canonical(spec.file, ec).string(), spec.file);
+  return f->Flatten(spec, Scope{}, "", 0);
+}
+
+}  // namespace
+
+std::string LibraryDirectory() {
+  const char* env = std::getenv("PAYNTER_LIBRARY");
+  return env && *env ? std::string(env) : std::string(PAYNTER_LIBRARY_DIR);
+}
+
+void FlattenSubmodels(ModelSpec* spec) {
+  if (!IsHierarchical(*spec)) return;
+  Flattener f;
+  FlatDef flat = FlattenTop(*spec, &f);
+  for (auto& o : flat.outputs)
+    if (o.shown) flat.spec.outputs.push_back(std::move(o.item));
+  *spec = std::move(flat.spec);
+}
+
+std::vector<std::string> ModelFileImports(const std::string& path) {
+  const ModelSpec spec = ReadHierarchicalModelSpecFile(path);
+  if (!IsHierarchical(spec)) return {};
+  Flattener f;
+  FlattenTop(spec, &f);
+  return f.files();
+}
+
+}  // namespace paynter
