@@ -125,6 +125,25 @@ struct Output {
 // of, say, a rotation matrix entry are formed once, locally).
 using Definition = Output;
 
+// An event (docs/events.md): when the condition `when` becomes true — its
+// indicator crosses zero upwards — the listed states take new values,
+// computed from the values just before, and/or the run stops.
+struct Event {
+  std::string name;
+  GiNaC::ex indicator;  // the condition holds where it is > 0 (>= 0 when !strict)
+  bool strict = true;
+  std::string when_text;
+  struct Reset {
+    std::string state;  // p_<I>, q_<C> or a displacement
+    GiNaC::ex value;
+    std::string text;
+    SourceLocation where;
+  };
+  std::vector<Reset> resets;
+  bool stop = false;
+  SourceLocation where;
+};
+
 struct Parameter {
   std::string name;
   double value = 0;
@@ -142,6 +161,7 @@ struct Model {
   std::vector<Displacement> displacements;
   std::vector<Output> outputs;
   std::vector<Definition> definitions;
+  std::vector<Event> events;
   // Generalized 1-junctions (their flows are generalized velocities) for the
   // Lagrange and Hamilton procedures, and the independent subset of them.
   // Empty = paynter proposes them.
@@ -229,8 +249,17 @@ struct ModelSpec {
     bool present = false;
   };
 
+  // An event as written (docs/events.md): `when:` a condition, `reset:`
+  // state: expression lines (Item::name the state), `stop: true`.
+  struct EventSpec {
+    std::string name, when;
+    std::vector<Item> resets;
+    bool stop = false;
+    SourceLocation where;
+  };
   std::string name, file;
   MultibodySpec multibody;
+  std::vector<EventSpec> events;
   std::vector<Item> parameters;
   std::vector<ElementSpec> elements;
   std::vector<BondSpec> bonds;
@@ -310,6 +339,10 @@ using ExpressionNames = std::function<GiNaC::ex(const std::string&)>;
 // integer exponent beyond 1024 of anything else is a floating-point number, so
 // that no text makes exact arithmetic grow without bound.
 GiNaC::ex ParseExpressionText(const std::string& text, const ExpressionNames& names);
+// Reads a condition `a < b` (or > <= >=) as ParseExpressionText reads an
+// expression; returns its indicator (b - a for `a < b`: positive where the
+// condition holds) and sets *strict (false for <= and >=).
+GiNaC::ex ParseConditionText(const std::string& text, const ExpressionNames& names, bool* strict);
 
 // Reads a YAML model file into a ModelSpec (no expressions parsed yet).
 ModelSpec ReadModelSpec(const std::string& yaml_text, const std::string& file_label);

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "equations_internal.h"
 #include "paynter/equations.h"
@@ -75,6 +76,7 @@ class EquationBuilder {
       const Displacement& d = m_.displacements[i];
       AddExplicit(Deriv(d.name), d.rate, "displacement " + d.name);
     }
+    ApplyModes();
     EliminateCopies();
     DerivativeCausality();
     Sort();
@@ -346,6 +348,15 @@ class EquationBuilder {
     AddExplicit(zero ? F(strong) : E(strong), -sign(strong) * sum, origin);
   }
 
+  // ---- pass 1b: conditions become modes (docs/events.md) ---------------------
+  void ApplyModes() {
+    for (auto& eq : sys_.equations) {
+      if (eq.is_explicit) eq.value = modes_.Replace(eq.value);
+      else eq.residual = modes_.Replace(eq.residual);
+    }
+    for (const auto& en : modes_.entries()) params_.insert(en.mode);  // constant between events
+  }
+
   // ---- pass 2: trivial copies ------------------------------------------------
   void EliminateCopies() {
     std::set<std::string> derivs;
@@ -467,6 +478,56 @@ class EquationBuilder {
 
   // ---- passes 4 and 5: sort, tear, program -----------------------------------
   void Sort();
+  // The slots of modes, indicators and resets, at the end of the layout (a
+  // model without them keeps its layout), and the event program's last steps.
+  void EventSlots(SlotLayout& layout, const std::vector<ex>& mode_indicators, const std::vector<ex>& event_indicators,
+                  const std::vector<ex>& reset_values) {
+    auto assign = [&](const std::string& name, const ex& value) {
+      symbol o(name);
+      layout.Add(o, name);
+      ProgramStep a;
+      a.kind = ProgramStep::Kind::kAssign;
+      a.target = layout.Slot(o);
+      a.value = value;
+      sys_.event_program.steps.push_back(a);
+      return a.target;
+    };
+    for (size_t k = 0; k < modes_.entries().size(); ++k) {
+      const auto& en = modes_.entries()[k];
+      layout.Add(en.mode, en.mode.get_name());
+      ModeRow row;
+      std::ostringstream text;
+      text << en.indicator << (en.strict ? " > 0" : " >= 0");
+      row.text = text.str();
+      row.slot = layout.Slot(en.mode);
+      row.strict = en.strict ? 1 : 0;
+      row.indicator_slot = assign(fmt::format("indicator_{}", en.mode.get_name()), mode_indicators[k]);
+      sys_.modes.push_back(row);
+    }
+    size_t r = 0;
+    for (size_t k = 0; k < m_.events.size(); ++k) {
+      const Event& ev = m_.events[k];
+      EventRow row;
+      row.name = ev.name;
+      row.stop = ev.stop ? 1 : 0;
+      row.strict = ev.strict ? 1 : 0;
+      row.indicator_slot = assign("when_" + ev.name, event_indicators[k]);
+      for (const auto& reset : ev.resets) {
+        int state = -1;
+        for (size_t i = 0; i < sys_.state_names.size(); ++i)
+          if (sys_.state_names[i] == reset.state) state = static_cast<int>(i);
+        if (state < 0)
+          ThrowAt(reset.where, "", fmt::format("event '{}' resets '{}', which is not a state of this model", ev.name,
+                                               reset.state),
+                  "a state (a storage element in integral causality, or a displacement)", reset.state,
+                  "this storage element is in derivative causality: its value follows from other states; reset "
+                  "those instead");
+        row.reset_states.push_back(state);
+        row.reset_slots.push_back(assign(fmt::format("reset_{}_{}", ev.name, reset.state), reset_values[r++]));
+      }
+      sys_.events.push_back(row);
+    }
+  }
 
   const Model& m_;
   const CausalGraph& g_;
@@ -485,6 +546,7 @@ class EquationBuilder {
     ex flow;  // the flow constraint, = 0
   };
   std::vector<ConstraintSource> sources_;       // Se with `constraint:`
+  ModeTable modes_;
 };
 
 void EquationBuilder::Sort() {
@@ -519,7 +581,7 @@ void EquationBuilder::Sort() {
   for (const auto& d : sys_.derivatives) mark(def.at(d), need_rhs);
   std::vector<ex> output_values;
   for (const auto& o : m_.outputs) {
-    ex v = SubsSymbols(o.value, aliases_);
+    ex v = SubsSymbols(modes_.Replace(o.value), aliases_);
     output_values.push_back(v);
     SymSet syms;
     CollectSymbols(v, &syms);
@@ -555,6 +617,26 @@ void EquationBuilder::Sort() {
         if (def.count(s)) mark(def.at(s), need_con);
     }
   }
+  // The event program (run after the rhs) computes the indicators of the
+  // modes and events and the events' reset values.
+  std::vector<char> need_evt(n, 0);
+  std::vector<ex> event_indicators, reset_values;
+  for (const auto& ev : m_.events) {
+    event_indicators.push_back(modes_.Replace(ev.indicator));
+    for (const auto& r : ev.resets) reset_values.push_back(modes_.Replace(r.value));
+  }
+  std::vector<ex> mode_indicators;
+  for (size_t k = 0; k < modes_.entries().size(); ++k)  // grows while indicators are replaced
+    mode_indicators.push_back(modes_.Replace(modes_.entries()[k].indicator));
+  for (const auto& en : modes_.entries()) params_.insert(en.mode);
+  for (auto* list : {&event_indicators, &reset_values, &mode_indicators})
+    for (ex& v : *list) {
+      v = SubsSymbols(v, aliases_);
+      SymSet syms;
+      CollectSymbols(v, &syms);
+      for (const ex& s : syms)
+        if (def.count(s)) mark(def.at(s), need_evt);
+    }
   const auto comps = structure::StronglyConnectedComponents(deps);
 
   // Slot layout.
@@ -569,7 +651,7 @@ void EquationBuilder::Sort() {
   for (const auto& d : sys_.derivatives) layout.Add(d, d.get_name());
   for (const auto& comp : comps)
     for (int k : comp)
-      if (need_rhs[k] || need_out[k] || need_con[k]) layout.Add(eqs[k].var, eqs[k].var.get_name());
+      if (need_rhs[k] || need_out[k] || need_con[k] || need_evt[k]) layout.Add(eqs[k].var, eqs[k].var.get_name());
 
   std::set<std::string> deriv_names;
   for (const auto& d : sys_.derivatives) deriv_names.insert(d.get_name());
@@ -586,6 +668,7 @@ void EquationBuilder::Sort() {
     if (need_rhs[comp[0]]) progs.push_back(&sys_.rhs);
     if (need_out[comp[0]] && !(sys_.outputs_after_rhs && need_rhs[comp[0]])) progs.push_back(&sys_.outputs);
     if (need_con[comp[0]]) progs.push_back(&sys_.constraint_program);
+    if (need_evt[comp[0]] && !need_rhs[comp[0]]) progs.push_back(&sys_.event_program);
     if (progs.empty()) continue;
     if (comp.size() == 1 && !structure::HasSelfLoop(deps, comp[0])) {
       ProgramStep st;
@@ -735,9 +818,12 @@ void EquationBuilder::Sort() {
       for (size_t i = 0; i < sys_.state_names.size(); ++i)
         if (sys_.state_names[i] == name) sys_.held_states.push_back(static_cast<int>(i));
   }
+  EventSlots(layout, mode_indicators, event_indicators, reset_values);
   sys_.num_slots = layout.size();
   sys_.rhs.symbols = sys_.outputs.symbols = sys_.constraint_program.symbols = layout.symbols;
   sys_.rhs.slot_names = sys_.outputs.slot_names = sys_.constraint_program.slot_names = layout.names;
+  sys_.event_program.symbols = layout.symbols;
+  sys_.event_program.slot_names = layout.names;
 }
 
 }  // namespace

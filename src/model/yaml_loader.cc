@@ -112,7 +112,7 @@ class YamlReader {
            Describe(root));
     CheckKeys(root,
               {"name", "description", "parameters", "elements", "bonds", "displacements", "outputs", "generalized",
-               "independent", "definitions", "multibody", "assembly_held", "assemble"},
+               "independent", "definitions", "multibody", "assembly_held", "assemble", "events"},
               "", "the model's top level");
     // What an assembly of the start may do (written by `paynter expand` for a
     // mechanism; docs/model-format.md, "Constraint sources").
@@ -197,6 +197,7 @@ class YamlReader {
         spec.definitions.push_back({kv.first.Scalar(), Scalar(kv.second, "", "definition '" + kv.first.Scalar() + "'"),
                                     Where(kv.second)});
     }
+    if (const auto evs = root["events"]) ReadEvents(evs, &spec);
     if (const auto outs = root["outputs"]) {
       if (outs.IsMap()) {
         for (const auto& kv : outs)
@@ -215,6 +216,32 @@ class YamlReader {
       }
     }
     return spec;
+  }
+
+  // events: a list of {name, when, reset: {state: expression}, stop} (docs/events.md).
+  void ReadEvents(const YAML::Node& evs, ModelSpec* spec) const {
+    if (!evs.IsSequence())
+      Fail(evs, "", "'events' must be a list", "- {when: x < 0, reset: {p_m: -e*p_m}}", Describe(evs));
+    for (const auto& en : evs) {
+      if (!en.IsMap()) Fail(en, "", "an event must be a mapping", "{when: x < 0, reset: {p_m: -e*p_m}}", Describe(en));
+      CheckKeys(en, {"name", "when", "reset", "stop"}, "", "an event");
+      ModelSpec::EventSpec e;
+      e.where = Where(en);
+      if (en["name"]) e.name = Scalar(en["name"], "", "event name");
+      if (en["when"]) e.when = Scalar(en["when"], "", "an event's 'when'");
+      if (const auto st = en["stop"]) {
+        const std::string v = Scalar(st, "", "stop");
+        if (v != "true" && v != "false") Fail(st, "", "'stop' is true or false", "stop: true", v);
+        e.stop = v == "true";
+      }
+      if (const auto rs = en["reset"]) {
+        if (!rs.IsMap()) Fail(rs, "", "'reset' must be a mapping", "state: expression lines", Describe(rs));
+        for (const auto& kv : rs)
+          e.resets.push_back({kv.first.Scalar(), Scalar(kv.second, "", "reset of '" + kv.first.Scalar() + "'"),
+                              Where(kv.second)});
+      }
+      spec->events.push_back(std::move(e));
+    }
   }
 
   ModelSpec::Field ReadField(const YAML::Node& n, const std::string& what) const {
