@@ -52,6 +52,9 @@ enum class LawForm {
   kConstraint,// Se only: an unknown effort (a constraint force, a Lagrange
               // multiplier) that makes the bond's flow equal `law` (seed 001:
               // joint constraint forces as unknown effort sources)
+  kCoulomb,   // R only: Coulomb friction with stick-slip, `law` the sliding
+              // (dynamic) force, `static_limit` the static one (docs/events.md)
+  kDiode,     // R only: an ideal diode, `law` its forward voltage
 };
 
 // Sources a causality procedure adds (Marquis-Favre & Scavarda 2002): an
@@ -82,6 +85,9 @@ struct Element {
   // flow constraint: paynter then keeps positions on it (projection, assembly).
   std::optional<GiNaC::ex> position;
   std::string position_text;
+  // An R with `coulomb:`: the static friction limit (`static:`, default the
+  // sliding force).
+  std::optional<GiNaC::ex> static_limit;
   // For reports: the joint (or group) the constraint belongs to and the
   // direction it constrains ("translation along x1"); the element's own name
   // and "" when written by hand.
@@ -211,6 +217,7 @@ struct ModelSpec {
     // The stiffness and damping that replace it under the parasitic method
     // (texts; empty = the defaults).
     std::string parasitic_stiffness, parasitic_damping;
+    std::string static_friction;  // an R with `coulomb:`: `static:` (empty = the sliding force)
     // The expressions themselves (see above): of laws[0] (whose key stays),
     // `initial` and `position`.
     std::optional<GiNaC::ex> law_value, initial_value, position_value;

@@ -132,8 +132,28 @@ void EventHandling::Attach(OdeProblem* p, double t0, const std::vector<double>& 
   p->on_event = [this](double t, double* x, const int* crossed) { return OnEvent(t, x, crossed); };
 }
 
+std::vector<double> EventHandling::Modes() const {
+  std::vector<double> v;
+  for (const ModeRow& r : m_.modes()) v.push_back(m_.Slot(r.slot));
+  for (const SwitchRow& s : m_.switches()) {
+    v.push_back(m_.Slot(s.held_slot));
+    v.push_back(m_.Slot(s.direction_slot));
+  }
+  return v;
+}
+
+void EventHandling::SetModes(const std::vector<double>& v) const {
+  size_t k = 0;
+  for (const ModeRow& r : m_.modes()) m_.SetMode(r.slot, v[k++]);
+  for (const SwitchRow& s : m_.switches()) {
+    m_.SetMode(s.held_slot, v[k++]);
+    m_.SetMode(s.direction_slot, v[k++]);
+  }
+}
+
 bool EventHandling::OnEvent(double t, double* x, const int* crossed) {
-  record_(t, x, false);
+  const std::vector<double> before = Modes();
+  const std::vector<double> x_before(x, x + m_.num_states());
   int k = 0;
   // Conditions: the mode follows the direction of the crossing.
   for (const ModeRow& r : m_.modes()) {
@@ -168,14 +188,23 @@ bool EventHandling::OnEvent(double t, double* x, const int* crossed) {
       m_.SetMode(s.held_slot, 0);  // the limit was reached: slide (conduct)
       if (s.kind == 0) m_.SetMode(s.direction_slot, c0 ? 1 : -1);
     } else if (s.kind == 0) {
-      const double dir = m_.Slot(s.direction_slot);
-      TryHold(s, t, x);  // the sliding speed reached zero: stick, or slide back
-      if (m_.Slot(s.held_slot) < 0.5 && m_.Slot(s.direction_slot) == dir) m_.SetMode(s.direction_slot, -dir);
+      // The sliding speed crossed zero against the sliding direction: stick,
+      // or slide on in the direction of the force. (A crossing with it is the
+      // start of sliding from the stuck speed, which is zero up to rounding.)
+      if (c0 == -m_.Slot(s.direction_slot)) TryHold(s, t, x);
     } else if (c0 < 0) {
       m_.SetMode(s.held_slot, 1);  // the current fell to zero: block
     }
   }
   Settle(t, x);
+  // A crossing that changes nothing (a direction no event asks for, sliding
+  // setting off from a speed that is zero up to rounding) is no event.
+  const std::vector<double> after = Modes();
+  if (after == before && resets.empty() && !stop) return false;
+  ++events_;
+  SetModes(before);
+  record_(t, x_before.data(), false);
+  SetModes(after);
   record_(t, x, true);
   return stop;
 }

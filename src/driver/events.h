@@ -19,6 +19,8 @@ class EventHandling {
   // Sets the modes consistent with the state at (t0, x0) and fills the
   // problem's indicators, directions and on_event. x0 is not changed.
   void Attach(OdeProblem* problem, double t0, const std::vector<double>& x0);
+  // Events that changed a mode or a state, or stopped the run (each gave two rows).
+  long events() const { return events_; }
 
  private:
   void Indicators(double t, const double* x, double* g) const;
@@ -32,7 +34,10 @@ class EventHandling {
 
   const CompiledModel& m_;
   std::function<void(double, const double*, bool)> record_;
+  std::vector<double> Modes() const;
+  void SetModes(const std::vector<double>& v) const;
   int num_indicators_ = 0;
+  long events_ = 0;
 };
 
 }  // namespace paynter::internal

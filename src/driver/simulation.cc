@@ -309,7 +309,7 @@ void SimulateFrom(const CompiledModel& model, const OdeProblem& problem, const s
   sol.stats.rhs_evals += stats.rhs_evals;
   sol.stats.jac_evals += stats.jac_evals;
   sol.stats.projections += stats.projections;
-  sol.stats.events += stats.events;
+  sol.stats.events += events ? events->events() : stats.events;
   sol.stats.integrate_seconds += stats.integrate_seconds;
   if (stats.stiff && !sol.stats.stiff) {
     sol.stats.stiff = true;

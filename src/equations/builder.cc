@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "equations_internal.h"
+#include "paynter/conditionals.h"
 #include "paynter/equations.h"
 #include "structure.h"
 
@@ -277,6 +278,10 @@ class EquationBuilder {
           break;
         }
         case ElementKind::kR: {
+          if (el.form == LawForm::kCoulomb || el.form == LawForm::kDiode) {
+            SwitchedR(i, into, s, origin);
+            break;
+          }
           if (into) {  // R receives the effort, gives the flow
             if (el.form == LawForm::kLinear) AddExplicit(F(b), s * e / Divisor(el, law, "f = e/R"), origin);
             else if (el.form == LawForm::kFlow) AddExplicit(F(b), s * law, origin);
@@ -346,6 +351,65 @@ class EquationBuilder {
       }
     }
     AddExplicit(zero ? F(strong) : E(strong), -sign(strong) * sum, origin);
+  }
+
+  // A switched R (Coulomb friction, ideal diode; docs/events.md): its effort is
+  // an unknown with one equation per mode — held (stuck, blocking): the flow
+  // into it stays zero; otherwise the sliding or forward law. The flow
+  // condition is set in DerivativeCausality, once the copies are gone.
+  void SwitchedR(int i, bool into, const ex& sign, const std::string& origin) {
+    const Element& el = m_.elements[i];
+    const int b = el.bonds[0];
+    if (into)
+      ThrowAt(el.where, el.name,
+              fmt::format("the {} '{}' needs the flow on its bond as input, but its causality gives it the effort",
+                          el.form == LawForm::kCoulomb ? "Coulomb friction" : "diode", el.name),
+              "resistive causality (the element computes its effort from its flow)",
+              fmt::format("the effort on bond {} is imposed by its other end", m_.bonds[b].name),
+              "its held mode holds the flow, so something else must set the effort across it: put an inertia in "
+              "series with a friction, a resistance in series with a diode");
+    Switched sw;
+    sw.element = i;
+    sw.held = symbol("held_" + el.name, "h_{" + el.name + "}");
+    sw.direction = symbol("dir_" + el.name, "d_{" + el.name + "}");
+    sw.effort = E(b);
+    sw.flow = sign * F(b);
+    params_.insert(sw.held);
+    params_.insert(sw.direction);
+    AddImplicit(E(b), F(b), origin);  // residual set in DerivativeCausality
+    switched_.push_back(sw);
+  }
+
+  // Whether e depends on `target` through the equations (not through states).
+  bool DependsOn(const ex& e, const ex& target, SymSet* seen) const {
+    SymSet syms;
+    CollectSymbols(e, &syms);
+    for (const ex& v : syms) {
+      if (v.is_equal(target)) return true;
+      if (params_.count(v) || state_index_.count(v) || v.is_equal(m_.time) || !seen->insert(v).second) continue;
+      const int k = Defining(v);
+      if (k < 0 || ex(sys_.equations[k].var).is_equal(target)) continue;
+      const CausalEquation& eq = sys_.equations[k];
+      if (DependsOn(eq.is_explicit ? eq.value : eq.residual, target, seen)) return true;
+    }
+    return false;
+  }
+
+  void SwitchedEquations() {
+    for (auto& sw : switched_) {
+      const Element& el = m_.elements[sw.element];
+      sw.flow = SubsSymbols(sw.flow, aliases_);
+      // Held: the flow stays zero — as it stands when it depends on the
+      // effort algebraically (a diode behind a resistance), else at the
+      // acceleration level, d/dt f = 0, solved with the state derivatives
+      // (friction on a mass): the effort is then the force that holding needs.
+      SymSet seen;
+      const ex held = DependsOn(sw.flow, sw.effort, &seen) ? sw.flow : Dot(sw.flow);
+      const ex free = el.form == LawForm::kCoulomb ? ex(sw.effort - sw.direction * el.law) : ex(sw.effort - el.law);
+      const int k = Defining(sw.effort);
+      if (k < 0) Internal("switched element without its equation");
+      sys_.equations[k].residual = pn_select(sw.held, held, free);
+    }
   }
 
   // ---- pass 1b: conditions become modes (docs/events.md) ---------------------
@@ -457,6 +521,7 @@ class EquationBuilder {
   }
 
   void DerivativeCausality() {
+    SwitchedEquations();
     // Constraints of constrained 0-junctions at acceleration level: d/dt f = 0
     // (one differentiation: the multipliers then appear with the accelerations).
     for (const auto& [lambda, flow] : aes_) {
@@ -481,7 +546,7 @@ class EquationBuilder {
   // The slots of modes, indicators and resets, at the end of the layout (a
   // model without them keeps its layout), and the event program's last steps.
   void EventSlots(SlotLayout& layout, const std::vector<ex>& mode_indicators, const std::vector<ex>& event_indicators,
-                  const std::vector<ex>& reset_values) {
+                  const std::vector<ex>& reset_values, const std::vector<ex>& switch_values) {
     auto assign = [&](const std::string& name, const ex& value) {
       symbol o(name);
       layout.Add(o, name);
@@ -527,6 +592,23 @@ class EquationBuilder {
       }
       sys_.events.push_back(row);
     }
+    for (size_t k = 0; k < switched_.size(); ++k) {
+      const Switched& sw = switched_[k];
+      const Element& el = m_.elements[sw.element];
+      layout.Add(sw.held, sw.held.get_name());
+      layout.Add(sw.direction, sw.direction.get_name());
+      SwitchRow row;
+      row.element = el.name;
+      row.kind = el.form == LawForm::kCoulomb ? 0 : 1;
+      row.held_slot = layout.Slot(sw.held);
+      row.direction_slot = layout.Slot(sw.direction);
+      row.effort_slot = layout.Slot(sw.effort);
+      row.flow_slot = assign("flow_" + el.name, switch_values[4 * k]);
+      row.limit_slot = assign("limit_" + el.name, switch_values[4 * k + 1]);
+      row.indicator_slots[0] = assign("switch1_" + el.name, switch_values[4 * k + 2]);
+      row.indicator_slots[1] = assign("switch2_" + el.name, switch_values[4 * k + 3]);
+      sys_.switches.push_back(row);
+    }
   }
 
   const Model& m_;
@@ -547,6 +629,12 @@ class EquationBuilder {
   };
   std::vector<ConstraintSource> sources_;       // Se with `constraint:`
   ModeTable modes_;
+  struct Switched {
+    int element;
+    symbol held, direction;
+    ex effort, flow;  // the bond's effort (a variable) and the flow into the element
+  };
+  std::vector<Switched> switched_;
 };
 
 void EquationBuilder::Sort() {
@@ -629,7 +717,20 @@ void EquationBuilder::Sort() {
   for (size_t k = 0; k < modes_.entries().size(); ++k)  // grows while indicators are replaced
     mode_indicators.push_back(modes_.Replace(modes_.entries()[k].indicator));
   for (const auto& en : modes_.entries()) params_.insert(en.mode);
-  for (auto* list : {&event_indicators, &reset_values, &mode_indicators})
+  // Per switched element: its flow, its limit and its two indicators (the
+  // first: held, effort - limit, else the flow; the second: held, effort +
+  // limit for friction, else 1).
+  std::vector<ex> switch_values;
+  for (const auto& sw : switched_) {
+    const Element& el = m_.elements[sw.element];
+    const bool friction = el.form == LawForm::kCoulomb;
+    const ex limit = friction ? *el.static_limit : el.law;
+    switch_values.push_back(sw.flow);
+    switch_values.push_back(limit);
+    switch_values.push_back(pn_select(sw.held, sw.effort - limit, sw.flow));
+    switch_values.push_back(friction ? pn_select(sw.held, sw.effort + limit, 1) : ex(1));
+  }
+  for (auto* list : {&event_indicators, &reset_values, &mode_indicators, &switch_values})
     for (ex& v : *list) {
       v = SubsSymbols(v, aliases_);
       SymSet syms;
@@ -818,7 +919,7 @@ void EquationBuilder::Sort() {
       for (size_t i = 0; i < sys_.state_names.size(); ++i)
         if (sys_.state_names[i] == name) sys_.held_states.push_back(static_cast<int>(i));
   }
-  EventSlots(layout, mode_indicators, event_indicators, reset_values);
+  EventSlots(layout, mode_indicators, event_indicators, reset_values, switch_values);
   sys_.num_slots = layout.size();
   sys_.rhs.symbols = sys_.outputs.symbols = sys_.constraint_program.symbols = layout.symbols;
   sys_.rhs.slot_names = sys_.outputs.slot_names = sys_.constraint_program.slot_names = layout.names;

@@ -482,7 +482,7 @@ class Builder {
         case ElementKind::kSf: case ElementKind::kMSf: keys = {"flow"}; break;
         case ElementKind::kI: keys = {"inertance", "flow"}; break;
         case ElementKind::kC: keys = {"capacitance", "stiffness", "effort"}; break;
-        case ElementKind::kR: keys = {"resistance", "effort", "flow"}; break;
+        case ElementKind::kR: keys = {"resistance", "effort", "flow", "coulomb", "diode"}; break;
         case ElementKind::kTF: case ElementKind::kMTF: case ElementKind::kGY: case ElementKind::kMGY:
           keys = {"ratio"}; break;
         case ElementKind::kZero: case ElementKind::kOne: keys = {}; break;
@@ -512,7 +512,12 @@ class Builder {
       else if (key == "stiffness") e.form = LawForm::kStiffness;
       else if (key == "effort") e.form = LawForm::kEffort;
       else if (key == "constraint") e.form = LawForm::kConstraint;
+      else if (key == "coulomb") e.form = LawForm::kCoulomb;
+      else if (key == "diode") e.form = LawForm::kDiode;
       else e.form = LawForm::kFlow;
+      if (!es.static_friction.empty() && e.form != LawForm::kCoulomb)
+        ThrowAt(es.where, e.name, "'static:' belongs to Coulomb friction", "an R element with 'coulomb:'",
+                fmt::format("a {} element with '{}:'", kind, key), "remove 'static:', or give the element 'coulomb:'");
       // Local names for nonlinear laws: the element's own state or port variable.
       if (e.kind == ElementKind::kI && key == "flow") locals["p"] = m_.Symbol("p_" + e.name);
       if (e.kind == ElementKind::kC && key == "effort") locals["q"] = m_.Symbol("q_" + e.name);
@@ -534,6 +539,18 @@ class Builder {
       } else {
         e.law =
             es.law_value ? Adopt(*es.law_value, es.where, e.name, what) : Parse(text, es.where, e.name, what, locals);
+      }
+      if (e.form == LawForm::kCoulomb || e.form == LawForm::kDiode) {
+        // Switched elements (docs/events.md): constant laws, checked like moduli.
+        allowed_desc_ = "parameters only (a constant)";
+        allowed_hint_ = "the friction forces and the forward voltage are constants";
+        e.law = es.law_value ? Adopt(*es.law_value, es.where, e.name, what, &constants_)
+                             : Parse(text, es.where, e.name, what, {}, &constants_);
+        if (e.form == LawForm::kCoulomb)
+          e.static_limit = es.static_friction.empty()
+                               ? e.law
+                               : Parse(es.static_friction, es.where, e.name,
+                                       fmt::format("the static friction of R '{}'", e.name), {}, &constants_);
       }
       e.joint = es.joint.empty() ? e.name : es.joint;
       e.direction = es.direction;

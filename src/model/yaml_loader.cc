@@ -299,14 +299,15 @@ class YamlReader {
     CheckKeys(en,
               {"name", "kind", "initial", "inertance", "capacitance", "stiffness", "resistance", "ratio", "effort",
                "flow", "constraint", "position", "momentum", "description", "joint", "direction", "parasitic_stiffness",
-               "parasitic_damping"},
+               "parasitic_damping", "coulomb", "diode", "static"},
               e.name, "element '" + e.name + "'");
     // A vector element's law may be a list (diagonal, or one per component) or
     // a matrix: kept as bracketed text for the vector expansion to read.
     for (const char* key : {"inertance", "capacitance", "stiffness", "resistance", "ratio", "effort", "flow", "constraint",
-                            "momentum"})
+                            "momentum", "coulomb", "diode"})
       if (en[key]) e.laws.emplace_back(key, en[key].IsSequence() ? Bracketed(en[key]) : Scalar(en[key], e.name, key));
     if (en["position"]) e.position = Scalar(en["position"], e.name, "position");
+    if (en["static"]) e.static_friction = Scalar(en["static"], e.name, "static");
     // A constraint source's joint and direction (reports), and its parasitic
     // spring and damper (checked by BuildModel).
     if (en["joint"]) e.joint = Scalar(en["joint"], e.name, "joint");
