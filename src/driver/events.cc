@@ -66,18 +66,8 @@ void EventHandling::Settle(double t, const double* x) {
         changed = true;
       }
     }
-    for (const SwitchRow& s : m_.switches()) {
-      const bool held = m_.Slot(s.held_slot) > 0.5;
-      const double effort = m_.Slot(s.effort_slot), flow = m_.Slot(s.flow_slot), limit = m_.Slot(s.limit_slot);
-      if (held && (s.kind == 0 ? std::fabs(effort) > limit : effort >= limit)) {
-        m_.SetMode(s.held_slot, 0);
-        if (s.kind == 0) m_.SetMode(s.direction_slot, effort > 0 ? 1 : -1);
-        changed = true;
-      } else if (!held && s.kind == 1 && flow < 0) {
-        m_.SetMode(s.held_slot, 1);
-        changed = true;
-      }
-    }
+    // Switched elements change mode at their own events only (at the switch
+    // their indicator is zero up to rounding, on either side).
     if (!changed) return;
   }
   Diagnostic d;
@@ -185,8 +175,15 @@ bool EventHandling::OnEvent(double t, double* x, const int* crossed) {
     if (!c0 && !c1) continue;
     const bool held = m_.Slot(s.held_slot) > 0.5;
     if (held) {
-      m_.SetMode(s.held_slot, 0);  // the limit was reached: slide (conduct)
-      if (s.kind == 0) m_.SetMode(s.direction_slot, c0 ? 1 : -1);
+      // The limit was reached: slide in the direction of the force (conduct).
+      // (Leaving the limit, as on entering the held mode, is no switch.)
+      if (c0 > 0) {
+        m_.SetMode(s.held_slot, 0);
+        m_.SetMode(s.direction_slot, 1);
+      } else if (s.kind == 0 && c1 < 0) {
+        m_.SetMode(s.held_slot, 0);
+        m_.SetMode(s.direction_slot, -1);
+      }
     } else if (s.kind == 0) {
       // The sliding speed crossed zero against the sliding direction: stick,
       // or slide on in the direction of the force. (A crossing with it is the

@@ -25,8 +25,8 @@ class EventHandling {
  private:
   void Indicators(double t, const double* x, double* g) const;
   bool OnEvent(double t, double* x, const int* crossed);
-  // Brings the modes in line with the state (conditions by their indicators'
-  // signs; switched elements by their laws), a bounded number of times.
+  // Brings the condition modes in line with their indicators' signs, a
+  // bounded number of times (switched elements change at their events only).
   void Settle(double t, const double* x);
   // A switched element's held mode is admissible at (t, x): its effort while
   // held stays within the limit. Sets the modes to the result.

@@ -307,6 +307,9 @@ SolverStats IntegrateCvode(const OdeProblem& problem,
       check(CVodeSetRootDirection(cv, dir.data()), "CVodeSetRootDirection");
     }
     check(CVodeSetNoInactiveRootWarn(cv), "CVodeSetNoInactiveRootWarn");
+    // As dopri5: steps no longer than the output interval (docs/events.md).
+    const double h = options.max_step > 0 ? std::min(options.max_step, EffectiveDtOut(options)) : EffectiveDtOut(options);
+    check(CVodeSetMaxStep(cv, h), "CVodeSetMaxStep");
   }
 
   double* yv = N_VGetArrayPointer(y.get());

@@ -163,8 +163,12 @@ SolverStats Dopri5Loop(const OdeProblem& problem, const std::vector<double>& x0,
                  options.rtol, rtol);
   }
   const double threshold = std::max(options.atol / rtol, DBL_MIN);
-  const double hmax =
-      options.max_step > 0 ? std::min(span, options.max_step) : 0.1 * span;
+  // With events, no step is longer than the output interval: an indicator
+  // that changes sign and back within one step goes unseen, so the outputs'
+  // resolution is the resolution at which events are found (docs/events.md).
+  const bool with_events = problem.num_events > 0 && problem.indicators && problem.on_event;
+  const double hmax = std::min(options.max_step > 0 ? std::min(span, options.max_step) : 0.1 * span,
+                               with_events ? EffectiveDtOut(options) : span);
 
   // Work vectors, allocated once: y, ynew, ytmp, yout, K_1..K_7.
   std::vector<double> work(static_cast<size_t>(4 + kS) * n);

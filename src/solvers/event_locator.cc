@@ -53,7 +53,10 @@ bool EventLocator::Check(double t0, double t1, const double* x1,
   std::vector<double> roots(m_, best);
   for (int i = 0; i < m_; ++i) {
     const int s1 = Sign(g1_[i]);
-    if (sign_[i] == 0 || s1 == 0 || s1 == sign_[i]) continue;
+    // An indicator that was exactly zero (at the start, or after an event)
+    // and leaves zero crosses from the other side: a condition that starts
+    // on its boundary takes its side at once.
+    if (s1 == 0 || s1 == sign_[i]) continue;
     const int dir = p_.event_direction.empty() ? 0 : p_.event_direction[i];
     if (dir != 0 && dir != s1) continue;  // a crossing not asked for
     // Illinois on g_i along the interpolant; [a, b] keeps the sign change,
@@ -91,7 +94,7 @@ bool EventLocator::Check(double t0, double t1, const double* x1,
     return false;
   }
   for (int i = 0; i < m_; ++i)
-    if (roots[i] <= best + tol) crossed_[i] = -sign_[i];
+    if (roots[i] <= best + tol) crossed_[i] = Sign(g1_[i]);
   *t_event = best;
   if (best == t1) std::copy(x1, x1 + p_.n, x_event);
   else interp(best, x_event);

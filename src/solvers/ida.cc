@@ -193,6 +193,8 @@ SolverStats IntegrateDae(const DaeProblem& problem, const std::vector<double>& y
       check(IDASetRootDirection(ida, dir.data()), "IDASetRootDirection");
     }
     check(IDASetNoInactiveRootWarn(ida), "IDASetNoInactiveRootWarn");
+    const double dt = internal::EffectiveDtOut(options);
+    check(IDASetMaxStep(ida, options.max_step > 0 ? std::min(options.max_step, dt) : dt), "IDASetMaxStep");
   }
 
   double* yv = N_VGetArrayPointer(o.y);
