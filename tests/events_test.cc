@@ -247,5 +247,48 @@ outputs: {x: x, v: f_body}
   EXPECT_NEAR(times[3], 2 * t_leave + 2 * v0 / g, 1e-9);
 }
 
+// ---- Bad input ---------------------------------------------------------------
+
+void ExpectError(const std::string& yaml, const std::string& fragment) {
+  try {
+    auto r = SimulateModel(LoadModelFromString(yaml, "bad.yaml"), 0.1);
+    ADD_FAILURE() << "no error; expected one with '" << fragment << "'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+constexpr const char* kBall = R"yaml(
+parameters: {m: 1, g: 9.81}
+elements:
+  - {name: ball, kind: "1"}
+  - {name: mass, kind: I, inertance: m}
+  - {name: gravity, kind: Se, effort: -m*g}
+bonds: [[ball, mass], [gravity, ball]]
+displacements: [{name: h, of: ball, initial: 1}]
+)yaml";
+
+TEST(Events, BadInputIsAnErrorThatSaysWhy) {
+  const std::string ball = kBall;
+  ExpectError(ball + "events: [{when: h == 0, reset: {p_mass: 0}}]", "not a comparison paynter accepts");
+  ExpectError(ball + "events: [{when: h < 0, reset: {f_ball: 0}}]", "which is not a state");
+  ExpectError(ball + "events: [{when: h < 0}]", "does nothing");
+  ExpectError(ball + "events: [{when: h, stop: true}]", "comparison");
+  ExpectError(ball + "events: [{when: 0 < h < 1, stop: true}]", "chained comparison");
+  ExpectError(ball + "outputs: {a: h < 0}", "outside a condition");
+  ExpectError(ball + "outputs: {a: \"if(h, 1, 2)\"}", "comparison");
+  ExpectError(ball + "outputs: {a: \"piecewise(h < 0, 1)\"}", "next argument of piecewise");
+  // A friction whose effort is imposed (a force source across it).
+  ExpectError(R"yaml(
+elements:
+  - {name: n, kind: "0"}
+  - {name: mass, kind: I, inertance: 1}
+  - {name: f1, kind: R, coulomb: 1}
+  - {name: push, kind: Se, effort: 3}
+bonds: [[n, mass], [n, f1], [push, n]]
+)yaml",
+              "needs the flow on its bond as input");
+}
+
 }  // namespace
 }  // namespace paynter

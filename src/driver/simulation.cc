@@ -272,14 +272,7 @@ void SimulateFrom(const CompiledModel& model, const OdeProblem& problem, const s
   OdeProblem with_events;
   std::unique_ptr<internal::EventHandling> events;
   if (model.has_events() && !problem.on_event) {
-    if (full_state) {
-      Diagnostic d;
-      d.message = "this simulation method does not handle the model's events and conditions";
-      d.expected = "a model without if(), events or switched elements, or the default method";
-      d.got = "events with minimal coordinates";
-      d.hint = "simulate the model with --constraints lagrange-multipliers or parasitic";
-      throw Error(std::move(d));
-    }
+    if (full_state) throw Error("SimulateFrom: a model's events need its own state to be integrated (no full_state)");
     events = std::make_unique<internal::EventHandling>(model, [&](double t, const double* y, bool after) {
       if (watch) watch(t, y);
       model.CalcOutputs(t, y, row.data() + 1);
