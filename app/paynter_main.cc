@@ -73,6 +73,7 @@ int Simulate(const SimulateArgs& args) {
                              prepared.stages_cached() ? "symbolic stages from the stage cache"
                                                       : "symbolic stages built");
     if (!prepared.stage_note().empty()) std::cerr << "note: " << prepared.stage_note() << "\n";
+    if (cm.has_events()) std::cerr << fmt::format("events: {} (two rows each in the output)\n", sol.stats.events);
     if (sol.stats.stiff)
       std::cerr << fmt::format("dopri5 found the problem stiff from t = {:.6g}: --method bdf may be faster\n",
                                sol.stats.stiff_t);

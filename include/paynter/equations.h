@@ -59,6 +59,38 @@ struct ConstraintRow {
   int position_slot = -1;
 };
 
+// Events and modes (docs/events.md). A mode is a slot that the event handling
+// sets and that stays constant between events; the expressions select on it
+// (pn_select, paynter/conditionals.h). The slots named here are computed by
+// EquationSystem::event_program, which runs after the rhs.
+struct ModeRow {
+  std::string text;        // the condition as written, for reports
+  int slot = -1;           // the mode: 1 while the condition holds, else 0
+  int indicator_slot = -1; // the condition's indicator (> 0 where it holds)
+  int strict = 1;          // 0: the condition holds at indicator = 0 too (>=, <=)
+};
+struct EventRow {
+  std::string name;
+  int indicator_slot = -1;  // the `when` condition's indicator: the event fires when it crosses zero upwards
+  int strict = 1;
+  int stop = 0;
+  std::vector<int> reset_states;  // state indices
+  std::vector<int> reset_slots;   // their new values, from the values before the event
+};
+// A switched element (an R with law: coulomb or law: diode): in its stuck or
+// blocking mode its flow is held (its effort is then solved for), otherwise
+// its effort is the sliding or forward law. See docs/events.md.
+struct SwitchRow {
+  std::string element;
+  int kind = 0;            // 0: Coulomb friction (two-sided), 1: ideal diode (one-sided)
+  int held_slot = -1;      // mode: 1 stuck (friction) or blocking (diode), 0 sliding or conducting
+  int direction_slot = -1; // mode: +1 or -1, the sliding direction (friction; 1 for a diode)
+  int effort_slot = -1;    // the element's effort (its unknown while held)
+  int flow_slot = -1;      // the flow into the element
+  int limit_slot = -1;     // static friction limit (friction) or forward voltage (diode)
+  int indicator_slots[2] = {-1, -1};  // the event indicators, per mode (see events.md)
+};
+
 struct EquationSystem {
   std::string model_name;
   Formulation form = Formulation::kState;
@@ -111,6 +143,12 @@ struct EquationSystem {
   };
   std::vector<CoordinateRow> coordinate_rows;
   std::vector<int> held_states;  // Model::assembly_held, as state indices
+  // Events (docs/events.md); all empty for a model without conditions,
+  // events or switched elements.
+  std::vector<ModeRow> modes;
+  std::vector<EventRow> events;
+  std::vector<SwitchRow> switches;
+  Program event_program;  // indicators and reset values; run after rhs
 
   // Closed forms dx/dt = f(x, t) when the right-hand side is explicit (no block);
   // otherwise the block residuals are given with the equations feeding them.

@@ -53,6 +53,9 @@ enum class LawForm {
   kConstraint,// Se only: an unknown effort (a constraint force, a Lagrange
               // multiplier) that makes the bond's flow equal `law` (seed 001:
               // joint constraint forces as unknown effort sources)
+  kCoulomb,   // R only: Coulomb friction with stick-slip, `law` the sliding
+              // (dynamic) force, `static_limit` the static one (docs/events.md)
+  kDiode,     // R only: an ideal diode, `law` its forward voltage
 };
 
 // Sources a causality procedure adds (Marquis-Favre & Scavarda 2002): an
@@ -83,6 +86,9 @@ struct Element {
   // flow constraint: paynter then keeps positions on it (projection, assembly).
   std::optional<GiNaC::ex> position;
   std::string position_text;
+  // An R with `coulomb:`: the static friction limit (`static:`, default the
+  // sliding force).
+  std::optional<GiNaC::ex> static_limit;
   // For reports: the joint (or group) the constraint belongs to and the
   // direction it constrains ("translation along x1"); the element's own name
   // and "" when written by hand.
@@ -126,6 +132,25 @@ struct Output {
 // of, say, a rotation matrix entry are formed once, locally).
 using Definition = Output;
 
+// An event (docs/events.md): when the condition `when` becomes true — its
+// indicator crosses zero upwards — the listed states take new values,
+// computed from the values just before, and/or the run stops.
+struct Event {
+  std::string name;
+  GiNaC::ex indicator;  // the condition holds where it is > 0 (>= 0 when !strict)
+  bool strict = true;
+  std::string when_text;
+  struct Reset {
+    std::string state;  // p_<I>, q_<C> or a displacement
+    GiNaC::ex value;
+    std::string text;
+    SourceLocation where;
+  };
+  std::vector<Reset> resets;
+  bool stop = false;
+  SourceLocation where;
+};
+
 struct Parameter {
   std::string name;
   double value = 0;
@@ -143,6 +168,7 @@ struct Model {
   std::vector<Displacement> displacements;
   std::vector<Output> outputs;
   std::vector<Definition> definitions;
+  std::vector<Event> events;
   // Generalized 1-junctions (their flows are generalized velocities) for the
   // Lagrange and Hamilton procedures, and the independent subset of them.
   // Empty = paynter proposes them.
@@ -203,6 +229,7 @@ struct ModelSpec {
     // The stiffness and damping that replace it under the parasitic method
     // (texts; empty = the defaults).
     std::string parasitic_stiffness, parasitic_damping;
+    std::string static_friction;  // an R with `coulomb:`: `static:` (empty = the sliding force)
     // The expressions themselves (see above): of laws[0] (whose key stays),
     // `initial` and `position`.
     std::optional<GiNaC::ex> law_value, initial_value, position_value;
@@ -251,8 +278,17 @@ struct ModelSpec {
     bool present = false;
   };
 
+  // An event as written (docs/events.md): `when:` a condition, `reset:`
+  // state: expression lines (Item::name the state), `stop: true`.
+  struct EventSpec {
+    std::string name, when;
+    std::vector<Item> resets;
+    bool stop = false;
+    SourceLocation where;
+  };
   std::string name, file;
   MultibodySpec multibody;
+  std::vector<EventSpec> events;
   std::vector<Item> parameters;
   std::vector<ElementSpec> elements;
   std::vector<BondSpec> bonds;
@@ -358,6 +394,10 @@ using ExpressionNames = std::function<GiNaC::ex(const std::string&)>;
 // integer exponent beyond 1024 of anything else is a floating-point number, so
 // that no text makes exact arithmetic grow without bound.
 GiNaC::ex ParseExpressionText(const std::string& text, const ExpressionNames& names);
+// Reads a condition `a < b` (or > <= >=) as ParseExpressionText reads an
+// expression; returns its indicator (b - a for `a < b`: positive where the
+// condition holds) and sets *strict (false for <= and >=).
+GiNaC::ex ParseConditionText(const std::string& text, const ExpressionNames& names, bool* strict);
 
 // Reads a YAML model file into a ModelSpec (no expressions parsed yet); a
 // model with submodels comes back flat (FlattenSubmodels).

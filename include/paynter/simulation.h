@@ -35,6 +35,11 @@ struct LoweredModel {
   std::vector<int> output_slots;
   int num_slots = 0, first_parameter_slot = 1, first_state_slot = 0, first_derivative_slot = 0;
   bool outputs_after_rhs = false;
+  // Events (docs/events.md): null and empty for a model without them.
+  std::shared_ptr<const LoweredProgram> events;
+  std::vector<ModeRow> modes;
+  std::vector<EventRow> event_rows;
+  std::vector<SwitchRow> switches;
 };
 // Throws Error as Compile does.
 LoweredModel LowerModel(const EquationSystem& system);
@@ -89,8 +94,24 @@ class CompiledModel {
   // The outputs at (t, x).
   void CalcOutputs(double t, const double* x, double* out) const;
 
+  // Events (docs/events.md; the driver's event handling in events.cc uses
+  // these). Whether the model has modes, events or switched elements.
+  bool has_events() const { return events_ != nullptr; }
+  const std::vector<ModeRow>& modes() const { return modes_; }
+  const std::vector<EventRow>& event_rows() const { return event_rows_; }
+  const std::vector<SwitchRow>& switches() const { return switches_; }
+  // Runs the rhs and the event program at (t, x): afterwards Slot() reads the
+  // indicators, reset values and the switched elements' efforts and flows.
+  void CalcEventSlots(double t, const double* x) const;
+  double Slot(int slot) const { return slots_[slot]; }
+  // Sets a mode's slot (a ModeRow's or SwitchRow's), for later evaluations.
+  void SetMode(int slot, double value) const { slots_[slot] = value; }
+
  private:
-  std::unique_ptr<CompiledProgram> rhs_, outputs_, constraints_;
+  std::unique_ptr<CompiledProgram> rhs_, outputs_, constraints_, events_;
+  std::vector<ModeRow> modes_;
+  std::vector<EventRow> event_rows_;
+  std::vector<SwitchRow> switches_;
   std::vector<ConstraintRow> constraint_rows_;
   std::vector<EquationSystem::CoordinateRow> coordinate_rows_;
   std::vector<int> held_states_;

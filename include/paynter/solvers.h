@@ -24,6 +24,24 @@ struct OdeProblem {
   // projection of the lagrange-multipliers method). Returns true when it
   // changed x. May throw paynter::Error, which stops the run.
   std::function<bool(double t, double* x)> project;
+
+  // Optional: events (docs/events.md). num_events indicator functions g_i(t, x),
+  // computed together by `indicators`; an event is a sign change of one of
+  // them inside a step, in the direction event_direction[i] asks for (+1:
+  // from negative to positive, -1: from positive to negative, 0: either;
+  // empty: 0 for all). The solver locates it on the step's dense output
+  // (dopri5: its continuous extension; rk4: a cubic Hermite interpolant;
+  // bdf: CVODE's root finding) to a relative tolerance near the rounding of
+  // t, calls on_event with the time, the state there (which it may change:
+  // a reset) and, per indicator, the direction it crossed in (+1, -1) or 0,
+  // and restarts the integration from that point (dopri5 forgets its step
+  // size and FSAL stage). on_event returns true to end the run there; the
+  // observer is not called at events (on_event records what it wants). With
+  // num_events = 0 nothing of this runs.
+  int num_events = 0;
+  std::function<void(double t, const double* x, double* g)> indicators;
+  std::vector<int> event_direction;
+  std::function<bool(double t, double* x, const int* crossed)> on_event;
 };
 
 enum class Method { kRK4, kDopri5, kBDF };
@@ -57,6 +75,7 @@ struct SolverStats {
   long rhs_evals = 0;      // right-hand-side evaluations (incl. those for Jacobians)
   long jac_evals = 0;      // Jacobian evaluations (bdf)
   long projections = 0;    // accepted steps after which `project` moved the state
+  long events = 0;         // events located and handled (OdeProblem::on_event calls)
   bool stiff = false;      // dopri5: Hairer's test found the problem stiff,
   double stiff_t = 0;      // first at this time
   double integrate_seconds = 0;
@@ -82,6 +101,13 @@ struct DaeProblem {
   // residual (2n evaluations) instead of IDA's one-sided ones (n): for
   // index-2 systems whose Newton iteration needs the more accurate matrix.
   bool central_differences = false;
+  // Optional events, as OdeProblem's: indicators g_i(t, y, y'), located by
+  // IDA's root finding; on_event may change y and y' (a consistent restart
+  // is the caller's duty) and returns true to end the run.
+  int num_events = 0;
+  std::function<void(double t, const double* y, const double* yp, double* g)> indicators;
+  std::vector<int> event_direction;
+  std::function<bool(double t, double* y, double* yp, const int* crossed)> on_event;
 };
 
 // Integrates from a consistent (y0, yp0), reporting y at t0, every output time

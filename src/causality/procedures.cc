@@ -196,6 +196,13 @@ class Engine {
   }
 
   void Resistors() {
+    // Switched elements (Coulomb friction, diodes) first: they need the flow
+    // in (their held mode holds it), so they take it where there is a choice.
+    for (size_t i = 0; i < m_.elements.size(); ++i) {
+      const Element& e = m_.elements[i];
+      if (e.kind != ElementKind::kR || g_.effort_to[e.bonds[0]] >= 0) continue;
+      if (e.form == LawForm::kCoulomb || e.form == LawForm::kDiode) Impose(static_cast<int>(i), true, "switched " + e.name);
+    }
     for (size_t i = 0; i < m_.elements.size(); ++i) {
       const Element& e = m_.elements[i];
       if (e.kind != ElementKind::kR || g_.effort_to[e.bonds[0]] >= 0) continue;

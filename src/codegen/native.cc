@@ -58,6 +58,8 @@ static inline double pn_step(double x) { return x > 0 ? 1.0 : (x < 0 ? 0.0 : (x 
 static inline double pn_sign(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); }
 static inline double pn_min(double a, double b) { return a < b ? a : (b <= a ? b : a + b); }
 static inline double pn_max(double a, double b) { return a > b ? a : (b >= a ? b : a + b); }
+static inline double pn_sela(double m, double a) { return m > 0.5 ? a : 0.0; }
+static inline double pn_selb(double m, double b) { return m > 0.5 ? 0.0 : b; }
 )";
 
 [[noreturn]] void Fail(std::string message, std::string hint = {}) {
@@ -74,6 +76,8 @@ const char* CFunctionName(Op op) {
     case Op::kAtan2: return "atan2";
     case Op::kMin: return "pn_min";
     case Op::kMax: return "pn_max";
+    case Op::kSelA: return "pn_sela";
+    case Op::kSelB: return "pn_selb";
     case Op::kSqrt: return "sqrt";
     case Op::kSin: return "sin";
     case Op::kCos: return "cos";

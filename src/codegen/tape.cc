@@ -590,6 +590,15 @@ int Lowerer::NumericPower(int base, const numeric& e) {
 
 int Lowerer::TranslateFunction(const ex& e) {
   const std::string name = ex_to<GiNaC::function>(e).get_name();
+  if (name == "pn_select" && e.nops() == 3) {  // a mode's conditional (paynter/conditionals.h)
+    const int m = Translate(e.op(0));
+    const int a = Translate(e.op(1));
+    const int b = Translate(e.op(2));
+    return Make(Op::kAdd, Make(Op::kSelA, m, a), Make(Op::kSelB, m, b));
+  }
+  if (name == "pn_if")
+    Fail(fmt::format("{} holds a condition that was not given a mode: {}", context_, Print(e)),
+         "conditions are compiled only through the equation builder, which turns each into a mode and an event");
   for (const FunctionOp& f : kFunctions) {
     if (name != f.name) continue;
     if (e.nops() != f.arity)

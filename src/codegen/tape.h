@@ -26,12 +26,14 @@ namespace paynter::codegen {
 enum class Op : uint8_t {
   // binary
   kAdd, kSub, kMul, kDiv, kPow, kAtan2, kMin, kMax,
+  // the two halves of a mode's selection (pn_select(m, a, b) = SelA(m, a) + SelB(m, b))
+  kSelA, kSelB,
   // unary
   kNeg, kSqrt, kSin, kCos, kTan, kExp, kLog, kAbs, kAsin, kAcos, kAtan,
   kSinh, kCosh, kTanh, kAsinh, kAcosh, kAtanh, kStep, kSign,
   kCopy,  // out = a: stores an already computed value into an assigned slot
 };
-inline bool IsBinary(Op op) { return op <= Op::kMax; }
+inline bool IsBinary(Op op) { return op <= Op::kSelB; }
 
 // Shared formulas for the ops without a C library function; native.cc prints the
 // same definitions into the generated C (keep them in sync) so that both backends
@@ -40,12 +42,18 @@ inline double PnStep(double x) { return x > 0 ? 1.0 : (x < 0 ? 0.0 : (x == 0 ? 0
 inline double PnSign(double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); }
 inline double PnMin(double a, double b) { return a < b ? a : (b <= a ? b : a + b); }
 inline double PnMax(double a, double b) { return a > b ? a : (b >= a ? b : a + b); }
+// A conditional of a mode m (a slot the event handling sets to 0 or 1):
+// m > 0.5 selects a, else b; the other half is 0, so the sum is the selected
+// value exactly, and a NaN in the branch not taken does not leak.
+inline double PnSelA(double m, double a) { return m > 0.5 ? a : 0.0; }
+inline double PnSelB(double m, double b) { return m > 0.5 ? 0.0 : b; }
 
 // Every op's semantics, in Op order: the one definition behind the tape interpreter
 // (both dispatch variants) and constant folding (tape.cc).
 #define PAYNTER_TAPE_OPS(X)                                                                \
   X(Add, a + b) X(Sub, a - b) X(Mul, a * b) X(Div, a / b) X(Pow, std::pow(a, b))           \
-  X(Atan2, std::atan2(a, b)) X(Min, PnMin(a, b)) X(Max, PnMax(a, b)) X(Neg, -a)             \
+  X(Atan2, std::atan2(a, b)) X(Min, PnMin(a, b)) X(Max, PnMax(a, b))                       \
+  X(SelA, PnSelA(a, b)) X(SelB, PnSelB(a, b)) X(Neg, -a)                                    \
   X(Sqrt, std::sqrt(a)) X(Sin, std::sin(a)) X(Cos, std::cos(a)) X(Tan, std::tan(a))         \
   X(Exp, std::exp(a)) X(Log, std::log(a)) X(Abs, std::fabs(a)) X(Asin, std::asin(a))        \
   X(Acos, std::acos(a)) X(Atan, std::atan(a)) X(Sinh, std::sinh(a)) X(Cosh, std::cosh(a))   \

@@ -57,6 +57,15 @@ Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& so
   rep.method = method;
   std::vector<double> x0 = model.initial_state();
 
+  if (model.has_events() && (method == ConstraintMethod::kZcp || method == ConstraintMethod::kMinimalCoordinates)) {
+    Diagnostic d;
+    d.message = fmt::format("--constraints {} does not handle the model's events and conditions",
+                            ConstraintMethodName(method));
+    d.expected = "a model without if(), events or switched elements";
+    d.got = fmt::format("events with --constraints {}", ConstraintMethodName(method));
+    d.hint = "simulate the model with --constraints lagrange-multipliers or parasitic (docs/events.md)";
+    throw Error(std::move(d));
+  }
   if (model.num_constraints() == 0 && method != ConstraintMethod::kAuto && method != ConstraintMethod::kParasitic) {
     Diagnostic d;
     d.message = fmt::format("--constraints {}: the model has no constraint source", ConstraintMethodName(method));

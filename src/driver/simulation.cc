@@ -2,6 +2,7 @@
 #include "paynter/simulation.h"
 
 #include "paynter/files.h"
+#include "events.h"
 
 #include <fmt/format.h>
 
@@ -34,6 +35,12 @@ LoweredModel LowerModel(const EquationSystem& sys) {
   m.first_state_slot = sys.first_state_slot;
   m.first_derivative_slot = sys.first_derivative_slot;
   m.outputs_after_rhs = sys.outputs_after_rhs;
+  if (!sys.modes.empty() || !sys.events.empty() || !sys.switches.empty()) {
+    m.events = LowerProgram(sys.event_program);
+    m.modes = sys.modes;
+    m.event_rows = sys.events;
+    m.switches = sys.switches;
+  }
   return m;
 }
 
@@ -53,6 +60,12 @@ void CompiledModel::Init(const LoweredModel& m, const CodegenOptions& options) {
   rhs_ = Compile(*m.rhs, options);
   outputs_ = Compile(*m.outputs, options);
   if (!m.constraint_rows.empty()) constraints_ = Compile(*m.constraints, options);
+  if (m.events) {
+    events_ = Compile(*m.events, options);
+    modes_ = m.modes;
+    event_rows_ = m.event_rows;
+    switches_ = m.switches;
+  }
   coordinate_rows_ = m.coordinate_rows;
   held_states_ = m.held_states;
   constraint_rows_ = m.constraint_rows;
@@ -174,6 +187,15 @@ void CompiledModel::CalcOutputs(double t, const double* x, double* out) const {
   for (size_t i = 0; i < output_slots_.size(); ++i) out[i] = slots_[output_slots_[i]];
 }
 
+void CompiledModel::CalcEventSlots(double t, const double* x) const {
+  if (!events_) return;
+  double* s = slots_.data();
+  s[0] = t;
+  for (int i = 0; i < num_states(); ++i) s[first_state_ + i] = x[i];
+  rhs_->Run(s);
+  events_->Run(s);
+}
+
 std::vector<double> Solution::Column(const std::string& name) const {
   for (size_t c = 0; c < columns.size(); ++c) {
     if (columns[c] != name) continue;
@@ -246,7 +268,22 @@ void SimulateFrom(const CompiledModel& model, const OdeProblem& problem, const s
   }
   // row = (t, outputs...), filled in place and handed to AddRow.
   std::vector<double> row(1 + model.num_outputs()), x(model.num_states());
-  const SolverStats stats = Integrate(problem, x0, options, [&](double t, const double* y) {
+  // Events (docs/events.md): two rows at each, before and after.
+  OdeProblem with_events;
+  std::unique_ptr<internal::EventHandling> events;
+  if (model.has_events() && !problem.on_event) {
+    if (full_state) throw Error("SimulateFrom: a model's events need its own state to be integrated (no full_state)");
+    events = std::make_unique<internal::EventHandling>(model, [&](double t, const double* y, bool after) {
+      if (watch) watch(t, y);
+      model.CalcOutputs(t, y, row.data() + 1);
+      if (!after && sol.LastRowAt(t)) return;
+      row[0] = t;
+      sol.AddRow(row.data());
+    });
+    with_events = problem;
+    events->Attach(&with_events, options.t0, x0);
+  }
+  const SolverStats stats = Integrate(events ? with_events : problem, x0, options, [&](double t, const double* y) {
     const double* xs = y;
     if (full_state) {
       full_state(t, y, x.data());
@@ -265,6 +302,7 @@ void SimulateFrom(const CompiledModel& model, const OdeProblem& problem, const s
   sol.stats.rhs_evals += stats.rhs_evals;
   sol.stats.jac_evals += stats.jac_evals;
   sol.stats.projections += stats.projections;
+  sol.stats.events += events ? events->events() : stats.events;
   sol.stats.integrate_seconds += stats.integrate_seconds;
   if (stats.stiff && !sol.stats.stiff) {
     sol.stats.stiff = true;

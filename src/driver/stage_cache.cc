@@ -39,13 +39,42 @@ void Fields(F& f, EquationSystem::CoordinateRow& r) {
   f(r.period);
 }
 
+template <class F>
+void Fields(F& f, ModeRow& r) {
+  f(r.text);
+  f(r.slot);
+  f(r.indicator_slot);
+  f(r.strict);
+}
+template <class F>
+void Fields(F& f, EventRow& r) {
+  f(r.name);
+  f(r.indicator_slot);
+  f(r.strict);
+  f(r.stop);
+  f(r.reset_states);
+  f(r.reset_slots);
+}
+template <class F>
+void Fields(F& f, SwitchRow& r) {
+  f(r.element);
+  f(r.kind);
+  f(r.held_slot);
+  f(r.direction_slot);
+  f(r.effort_slot);
+  f(r.flow_slot);
+  f(r.limit_slot);
+  f(r.indicator_slots[0]);
+  f(r.indicator_slots[1]);
+}
+
 namespace {
 
 namespace fs = std::filesystem;
 using codegen::ByteReader;
 using codegen::ByteWriter;
 
-constexpr char kMagic[] = "paynter stages 1\n";  // the format; bump it when a stored field changes meaning
+constexpr char kMagic[] = "paynter stages 2\n";  // the format; bump it when a stored field changes meaning
 constexpr uint64_t kMaxEntryBytes = uint64_t(1) << 31;
 
 uint64_t Fnv1a64(std::string_view text, uint64_t h) {
@@ -125,6 +154,9 @@ void LoweredFields(F& f, LoweredModel& m) {
   f(m.first_state_slot);
   f(m.first_derivative_slot);
   f(m.outputs_after_rhs);
+  f(m.modes);
+  f(m.event_rows);
+  f(m.switches);
 }
 
 template <class F>
@@ -163,6 +195,19 @@ bool ValidLowered(const LoweredModel& m) {
       return false;
   for (const auto& r : m.coordinate_rows)
     if (!slot(r.slot) || r.state < -1 || r.state >= states) return false;
+  const bool any_events = !m.modes.empty() || !m.event_rows.empty() || !m.switches.empty();
+  if (any_events != (m.events != nullptr) || (m.events && NumSlots(*m.events) != n)) return false;
+  for (const ModeRow& r : m.modes)
+    if (!slot(r.slot) || !slot(r.indicator_slot)) return false;
+  for (const EventRow& r : m.event_rows) {
+    if (!slot(r.indicator_slot) || r.reset_states.size() != r.reset_slots.size()) return false;
+    for (size_t k = 0; k < r.reset_states.size(); ++k)
+      if (r.reset_states[k] < 0 || r.reset_states[k] >= states || !slot(r.reset_slots[k])) return false;
+  }
+  for (const SwitchRow& r : m.switches)
+    if ((r.kind != 0 && r.kind != 1) || !slot(r.held_slot) || !slot(r.direction_slot) || !slot(r.effort_slot) ||
+        !slot(r.flow_slot) || !slot(r.limit_slot) || !slot(r.indicator_slots[0]) || !slot(r.indicator_slots[1]))
+      return false;
   return true;
 }
 
@@ -173,6 +218,7 @@ std::string Serialize(const std::string& key, const StagedModel& staged) {
   WriteProgram(w, staged.lowered.rhs);
   WriteProgram(w, staged.lowered.outputs);
   WriteProgram(w, staged.lowered.constraints);
+  WriteProgram(w, staged.lowered.events);
   LoweredFields(w, const_cast<LoweredModel&>(staged.lowered));
   WriteProgram(w, staged.physical);
   StagedFields(w, const_cast<StagedModel&>(staged));
@@ -197,7 +243,8 @@ std::optional<StagedModel> Deserialize(const std::string& key, std::string_view 
   r(stored_key);
   if (!r.ok() || stored_key != key) return std::nullopt;
   StagedModel s;
-  if (!ReadProgram(r, &s.lowered.rhs) || !ReadProgram(r, &s.lowered.outputs) || !ReadProgram(r, &s.lowered.constraints))
+  if (!ReadProgram(r, &s.lowered.rhs) || !ReadProgram(r, &s.lowered.outputs) || !ReadProgram(r, &s.lowered.constraints) ||
+      !ReadProgram(r, &s.lowered.events))
     return std::nullopt;
   LoweredFields(r, s.lowered);
   if (!r.ok() || !ReadProgram(r, &s.physical)) return std::nullopt;

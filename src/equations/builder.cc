@@ -13,8 +13,10 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "equations_internal.h"
+#include "paynter/conditionals.h"
 #include "paynter/equations.h"
 #include "structure.h"
 
@@ -75,6 +77,7 @@ class EquationBuilder {
       const Displacement& d = m_.displacements[i];
       AddExplicit(Deriv(d.name), d.rate, "displacement " + d.name);
     }
+    ApplyModes();
     EliminateCopies();
     DerivativeCausality();
     Sort();
@@ -275,6 +278,10 @@ class EquationBuilder {
           break;
         }
         case ElementKind::kR: {
+          if (el.form == LawForm::kCoulomb || el.form == LawForm::kDiode) {
+            SwitchedR(i, into, s, origin);
+            break;
+          }
           if (into) {  // R receives the effort, gives the flow
             if (el.form == LawForm::kLinear) AddExplicit(F(b), s * e / Divisor(el, law, "f = e/R"), origin);
             else if (el.form == LawForm::kFlow) AddExplicit(F(b), s * law, origin);
@@ -344,6 +351,74 @@ class EquationBuilder {
       }
     }
     AddExplicit(zero ? F(strong) : E(strong), -sign(strong) * sum, origin);
+  }
+
+  // A switched R (Coulomb friction, ideal diode; docs/events.md): its effort is
+  // an unknown with one equation per mode — held (stuck, blocking): the flow
+  // into it stays zero; otherwise the sliding or forward law. The flow
+  // condition is set in DerivativeCausality, once the copies are gone.
+  void SwitchedR(int i, bool into, const ex& sign, const std::string& origin) {
+    const Element& el = m_.elements[i];
+    const int b = el.bonds[0];
+    if (into)
+      ThrowAt(el.where, el.name,
+              fmt::format("the {} '{}' needs the flow on its bond as input, but its causality gives it the effort",
+                          el.form == LawForm::kCoulomb ? "Coulomb friction" : "diode", el.name),
+              "resistive causality (the element computes its effort from its flow)",
+              fmt::format("the effort on bond {} is imposed by its other end", m_.bonds[b].name),
+              "its held mode holds the flow, so something else must set the effort across it: put an inertia in "
+              "series with a friction, a resistance in series with a diode");
+    Switched sw;
+    sw.element = i;
+    sw.held = symbol("held_" + el.name, "h_{" + el.name + "}");
+    sw.direction = symbol("dir_" + el.name, "d_{" + el.name + "}");
+    sw.effort = E(b);
+    sw.flow = sign * F(b);
+    params_.insert(sw.held);
+    params_.insert(sw.direction);
+    AddImplicit(E(b), F(b), origin);  // residual set in DerivativeCausality
+    switched_.push_back(sw);
+  }
+
+  // Whether e depends on `target` through the equations (not through states).
+  bool DependsOn(const ex& e, const ex& target, SymSet* seen) const {
+    SymSet syms;
+    CollectSymbols(e, &syms);
+    for (const ex& v : syms) {
+      if (v.is_equal(target)) return true;
+      if (params_.count(v) || state_index_.count(v) || v.is_equal(m_.time) || !seen->insert(v).second) continue;
+      const int k = Defining(v);
+      if (k < 0 || ex(sys_.equations[k].var).is_equal(target)) continue;
+      const CausalEquation& eq = sys_.equations[k];
+      if (DependsOn(eq.is_explicit ? eq.value : eq.residual, target, seen)) return true;
+    }
+    return false;
+  }
+
+  void SwitchedEquations() {
+    for (auto& sw : switched_) {
+      const Element& el = m_.elements[sw.element];
+      sw.flow = SubsSymbols(sw.flow, aliases_);
+      // Held: the flow stays zero — as it stands when it depends on the
+      // effort algebraically (a diode behind a resistance), else at the
+      // acceleration level, d/dt f = 0, solved with the state derivatives
+      // (friction on a mass): the effort is then the force that holding needs.
+      SymSet seen;
+      const ex held = DependsOn(sw.flow, sw.effort, &seen) ? sw.flow : Dot(sw.flow);
+      const ex free = el.form == LawForm::kCoulomb ? ex(sw.effort - sw.direction * el.law) : ex(sw.effort - el.law);
+      const int k = Defining(sw.effort);
+      if (k < 0) Internal("switched element without its equation");
+      sys_.equations[k].residual = pn_select(sw.held, held, free);
+    }
+  }
+
+  // ---- pass 1b: conditions become modes (docs/events.md) ---------------------
+  void ApplyModes() {
+    for (auto& eq : sys_.equations) {
+      if (eq.is_explicit) eq.value = modes_.Replace(eq.value);
+      else eq.residual = modes_.Replace(eq.residual);
+    }
+    for (const auto& en : modes_.entries()) params_.insert(en.mode);  // constant between events
   }
 
   // ---- pass 2: trivial copies ------------------------------------------------
@@ -461,6 +536,7 @@ class EquationBuilder {
   }
 
   void DerivativeCausality() {
+    SwitchedEquations();
     // Constraints of constrained 0-junctions at acceleration level: d/dt f = 0
     // (one differentiation: the multipliers then appear with the accelerations).
     for (const auto& [lambda, flow] : aes_) {
@@ -482,6 +558,73 @@ class EquationBuilder {
 
   // ---- passes 4 and 5: sort, tear, program -----------------------------------
   void Sort();
+  // The slots of modes, indicators and resets, at the end of the layout (a
+  // model without them keeps its layout), and the event program's last steps.
+  void EventSlots(SlotLayout& layout, const std::vector<ex>& mode_indicators, const std::vector<ex>& event_indicators,
+                  const std::vector<ex>& reset_values, const std::vector<ex>& switch_values) {
+    auto assign = [&](const std::string& name, const ex& value) {
+      symbol o(name);
+      layout.Add(o, name);
+      ProgramStep a;
+      a.kind = ProgramStep::Kind::kAssign;
+      a.target = layout.Slot(o);
+      a.value = value;
+      sys_.event_program.steps.push_back(a);
+      return a.target;
+    };
+    for (size_t k = 0; k < modes_.entries().size(); ++k) {
+      const auto& en = modes_.entries()[k];
+      layout.Add(en.mode, en.mode.get_name());
+      ModeRow row;
+      std::ostringstream text;
+      text << en.indicator << (en.strict ? " > 0" : " >= 0");
+      row.text = text.str();
+      row.slot = layout.Slot(en.mode);
+      row.strict = en.strict ? 1 : 0;
+      row.indicator_slot = assign(fmt::format("indicator_{}", en.mode.get_name()), mode_indicators[k]);
+      sys_.modes.push_back(row);
+    }
+    size_t r = 0;
+    for (size_t k = 0; k < m_.events.size(); ++k) {
+      const Event& ev = m_.events[k];
+      EventRow row;
+      row.name = ev.name;
+      row.stop = ev.stop ? 1 : 0;
+      row.strict = ev.strict ? 1 : 0;
+      row.indicator_slot = assign("when_" + ev.name, event_indicators[k]);
+      for (const auto& reset : ev.resets) {
+        int state = -1;
+        for (size_t i = 0; i < sys_.state_names.size(); ++i)
+          if (sys_.state_names[i] == reset.state) state = static_cast<int>(i);
+        if (state < 0)
+          ThrowAt(reset.where, "", fmt::format("event '{}' resets '{}', which is not a state of this model", ev.name,
+                                               reset.state),
+                  "a state (a storage element in integral causality, or a displacement)", reset.state,
+                  "this storage element is in derivative causality: its value follows from other states; reset "
+                  "those instead");
+        row.reset_states.push_back(state);
+        row.reset_slots.push_back(assign(fmt::format("reset_{}_{}", ev.name, reset.state), reset_values[r++]));
+      }
+      sys_.events.push_back(row);
+    }
+    for (size_t k = 0; k < switched_.size(); ++k) {
+      const Switched& sw = switched_[k];
+      const Element& el = m_.elements[sw.element];
+      layout.Add(sw.held, sw.held.get_name());
+      layout.Add(sw.direction, sw.direction.get_name());
+      SwitchRow row;
+      row.element = el.name;
+      row.kind = el.form == LawForm::kCoulomb ? 0 : 1;
+      row.held_slot = layout.Slot(sw.held);
+      row.direction_slot = layout.Slot(sw.direction);
+      row.effort_slot = layout.Slot(sw.effort);
+      row.flow_slot = assign("flow_" + el.name, switch_values[4 * k]);
+      row.limit_slot = assign("limit_" + el.name, switch_values[4 * k + 1]);
+      row.indicator_slots[0] = assign("switch1_" + el.name, switch_values[4 * k + 2]);
+      row.indicator_slots[1] = assign("switch2_" + el.name, switch_values[4 * k + 3]);
+      sys_.switches.push_back(row);
+    }
+  }
 
   const Model& m_;
   const CausalGraph& g_;
@@ -500,6 +643,13 @@ class EquationBuilder {
     ex flow;  // the flow constraint, = 0
   };
   std::vector<ConstraintSource> sources_;       // Se with `constraint:`
+  ModeTable modes_;
+  struct Switched {
+    int element;
+    symbol held, direction;
+    ex effort, flow;  // the bond's effort (a variable) and the flow into the element
+  };
+  std::vector<Switched> switched_;
 };
 
 void EquationBuilder::Sort() {
@@ -534,7 +684,7 @@ void EquationBuilder::Sort() {
   for (const auto& d : sys_.derivatives) mark(def.at(d), need_rhs);
   std::vector<ex> output_values;
   for (const auto& o : m_.outputs) {
-    ex v = SubsSymbols(o.value, aliases_);
+    ex v = SubsSymbols(modes_.Replace(o.value), aliases_);
     output_values.push_back(v);
     SymSet syms;
     CollectSymbols(v, &syms);
@@ -570,6 +720,39 @@ void EquationBuilder::Sort() {
         if (def.count(s)) mark(def.at(s), need_con);
     }
   }
+  // The event program (run after the rhs) computes the indicators of the
+  // modes and events and the events' reset values.
+  std::vector<char> need_evt(n, 0);
+  std::vector<ex> event_indicators, reset_values;
+  for (const auto& ev : m_.events) {
+    event_indicators.push_back(modes_.Replace(ev.indicator));
+    for (const auto& r : ev.resets) reset_values.push_back(modes_.Replace(r.value));
+  }
+  std::vector<ex> mode_indicators;
+  for (size_t k = 0; k < modes_.entries().size(); ++k)  // grows while indicators are replaced
+    mode_indicators.push_back(modes_.Replace(modes_.entries()[k].indicator));
+  for (const auto& en : modes_.entries()) params_.insert(en.mode);
+  // Per switched element: its flow, its limit and its two indicators (the
+  // first: held, effort - limit, else the flow; the second: held, effort +
+  // limit for friction, else 1).
+  std::vector<ex> switch_values;
+  for (const auto& sw : switched_) {
+    const Element& el = m_.elements[sw.element];
+    const bool friction = el.form == LawForm::kCoulomb;
+    const ex limit = friction ? *el.static_limit : el.law;
+    switch_values.push_back(sw.flow);
+    switch_values.push_back(limit);
+    switch_values.push_back(pn_select(sw.held, sw.effort - limit, sw.flow));
+    switch_values.push_back(friction ? pn_select(sw.held, sw.effort + limit, 1) : ex(1));
+  }
+  for (auto* list : {&event_indicators, &reset_values, &mode_indicators, &switch_values})
+    for (ex& v : *list) {
+      v = SubsSymbols(v, aliases_);
+      SymSet syms;
+      CollectSymbols(v, &syms);
+      for (const ex& s : syms)
+        if (def.count(s)) mark(def.at(s), need_evt);
+    }
   const auto comps = structure::StronglyConnectedComponents(deps);
 
   // Slot layout.
@@ -584,7 +767,7 @@ void EquationBuilder::Sort() {
   for (const auto& d : sys_.derivatives) layout.Add(d, d.get_name());
   for (const auto& comp : comps)
     for (int k : comp)
-      if (need_rhs[k] || need_out[k] || need_con[k]) layout.Add(eqs[k].var, eqs[k].var.get_name());
+      if (need_rhs[k] || need_out[k] || need_con[k] || need_evt[k]) layout.Add(eqs[k].var, eqs[k].var.get_name());
 
   std::set<std::string> deriv_names;
   for (const auto& d : sys_.derivatives) deriv_names.insert(d.get_name());
@@ -601,6 +784,7 @@ void EquationBuilder::Sort() {
     if (need_rhs[comp[0]]) progs.push_back(&sys_.rhs);
     if (need_out[comp[0]] && !(sys_.outputs_after_rhs && need_rhs[comp[0]])) progs.push_back(&sys_.outputs);
     if (need_con[comp[0]]) progs.push_back(&sys_.constraint_program);
+    if (need_evt[comp[0]] && !need_rhs[comp[0]]) progs.push_back(&sys_.event_program);
     if (progs.empty()) continue;
     if (comp.size() == 1 && !structure::HasSelfLoop(deps, comp[0])) {
       ProgramStep st;
@@ -764,9 +948,12 @@ void EquationBuilder::Sort() {
       for (size_t i = 0; i < sys_.state_names.size(); ++i)
         if (sys_.state_names[i] == name) sys_.held_states.push_back(static_cast<int>(i));
   }
+  EventSlots(layout, mode_indicators, event_indicators, reset_values, switch_values);
   sys_.num_slots = layout.size();
   sys_.rhs.symbols = sys_.outputs.symbols = sys_.constraint_program.symbols = layout.symbols;
   sys_.rhs.slot_names = sys_.outputs.slot_names = sys_.constraint_program.slot_names = layout.names;
+  sys_.event_program.symbols = layout.symbols;
+  sys_.event_program.slot_names = layout.names;
 }
 
 }  // namespace

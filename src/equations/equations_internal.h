@@ -37,4 +37,21 @@ struct SlotLayout {
   int size() const { return static_cast<int>(symbols.size()); }
 };
 
+// The conditions of a model's expressions (pn_if, paynter/conditionals.h),
+// each distinct one (indicator and strictness) given a mode symbol: Replace
+// turns every pn_if into pn_select on its mode (modes.cc).
+class ModeTable {
+ public:
+  struct Entry {
+    GiNaC::symbol mode;
+    GiNaC::ex indicator;
+    bool strict = true;
+  };
+  GiNaC::ex Replace(const GiNaC::ex& e);
+  const std::vector<Entry>& entries() const { return entries_; }
+
+ private:
+  std::vector<Entry> entries_;
+};
+
 }  // namespace paynter

@@ -15,7 +15,8 @@ namespace {
 // Function names the expression parser understands, and constants.
 const std::set<std::string>& KnownFunctions() {
   static const std::set<std::string> f = {"sin",  "cos",  "tan",  "asin", "acos", "atan", "atan2", "sinh",
-                                          "cosh", "tanh", "exp",  "log",  "sqrt", "abs",  "pow",   "step"};
+                                          "cosh", "tanh", "exp",  "log",  "sqrt", "abs",  "pow",   "step",
+                                          "if",   "piecewise"};
   return f;
 }
 
@@ -40,6 +41,7 @@ class Builder {
     ParseLaws();
     CheckPhysicalParameters(m_);
     BuildOutputs();
+    BuildEvents();
     BuildCoordinates();
     return std::move(m_);
   }
@@ -72,7 +74,7 @@ class Builder {
   // located error with a did-you-mean hint.
   GiNaC::ex Parse(const std::string& text, const SourceLocation& where, const std::string& element,
                   const std::string& what, const std::map<std::string, GiNaC::ex>& locals = {},
-                  const std::set<std::string>* allowed = nullptr) {
+                  const std::set<std::string>* allowed = nullptr, bool* condition_strict = nullptr) {
     if (text.empty()) ThrowAt(where, element, what + " is empty", "an expression", "nothing");
     // Limits (size, nesting, name length) and calls without arguments, which the
     // parser does not survive, are checked first.
@@ -127,13 +129,16 @@ class Builder {
              fmt::format("'{}' in '{}'", id, text), allowed_hint_);
     }
     try {
-      return ParseExpressionText(text, [&](const std::string& id) -> GiNaC::ex {
+      const ExpressionNames names = [&](const std::string& id) -> GiNaC::ex {
         auto it = table.find(id);
         if (it == table.end()) throw std::invalid_argument(fmt::format("unknown name '{}'", id));
         return it->second;
-      });
+      };
+      if (condition_strict) return ParseConditionText(text, names, condition_strict);
+      return ParseExpressionText(text, names);
     } catch (const std::invalid_argument& ex) {
-      ThrowAt(where, element, fmt::format("cannot parse {}", what), "an expression such as 'm*g*cos(theta)'",
+      ThrowAt(where, element, fmt::format("cannot parse {}", what),
+              condition_strict ? "a condition such as 'x < 0' or 'f_belt >= v0'" : "an expression such as 'm*g*cos(theta)'",
               fmt::format("'{}' ({})", text, Printable(ex.what())),
               "check parentheses and operators (* for products, ^ for powers)");
     } catch (const std::exception& ex) {
@@ -476,7 +481,7 @@ class Builder {
         case ElementKind::kSf: case ElementKind::kMSf: keys = {"flow"}; break;
         case ElementKind::kI: keys = {"inertance", "flow"}; break;
         case ElementKind::kC: keys = {"capacitance", "stiffness", "effort"}; break;
-        case ElementKind::kR: keys = {"resistance", "effort", "flow"}; break;
+        case ElementKind::kR: keys = {"resistance", "effort", "flow", "coulomb", "diode"}; break;
         case ElementKind::kTF: case ElementKind::kMTF: case ElementKind::kGY: case ElementKind::kMGY:
           keys = {"ratio"}; break;
         case ElementKind::kZero: case ElementKind::kOne: keys = {}; break;
@@ -506,7 +511,12 @@ class Builder {
       else if (key == "stiffness") e.form = LawForm::kStiffness;
       else if (key == "effort") e.form = LawForm::kEffort;
       else if (key == "constraint") e.form = LawForm::kConstraint;
+      else if (key == "coulomb") e.form = LawForm::kCoulomb;
+      else if (key == "diode") e.form = LawForm::kDiode;
       else e.form = LawForm::kFlow;
+      if (!es.static_friction.empty() && e.form != LawForm::kCoulomb)
+        ThrowAt(es.where, e.name, "'static:' belongs to Coulomb friction", "an R element with 'coulomb:'",
+                fmt::format("a {} element with '{}:'", kind, key), "remove 'static:', or give the element 'coulomb:'");
       // Local names for nonlinear laws: the element's own state or port variable.
       if (e.kind == ElementKind::kI && key == "flow") locals["p"] = m_.Symbol("p_" + e.name);
       if (e.kind == ElementKind::kC && key == "effort") locals["q"] = m_.Symbol("q_" + e.name);
@@ -528,6 +538,18 @@ class Builder {
       } else {
         e.law =
             es.law_value ? Adopt(*es.law_value, es.where, e.name, what) : Parse(text, es.where, e.name, what, locals);
+      }
+      if (e.form == LawForm::kCoulomb || e.form == LawForm::kDiode) {
+        // Switched elements (docs/events.md): constant laws, checked like moduli.
+        allowed_desc_ = "parameters only (a constant)";
+        allowed_hint_ = "the friction forces and the forward voltage are constants";
+        e.law = es.law_value ? Adopt(*es.law_value, es.where, e.name, what, &constants_)
+                             : Parse(text, es.where, e.name, what, {}, &constants_);
+        if (e.form == LawForm::kCoulomb)
+          e.static_limit = es.static_friction.empty()
+                               ? e.law
+                               : Parse(es.static_friction, es.where, e.name,
+                                       fmt::format("the static friction of R '{}'", e.name), {}, &constants_);
       }
       e.joint = es.joint.empty() ? e.name : es.joint;
       e.direction = es.direction;
@@ -574,6 +596,60 @@ class Builder {
       out.value = Read(o.value, o.text, o.where, "", fmt::format("output '{}'", o.name));
       out.text = o.value && o.text.empty() ? ExpressionText(*o.value) : o.text;
       m_.outputs.push_back(std::move(out));
+    }
+  }
+
+  // Events (docs/events.md): a condition, resets of states, a stop.
+  void BuildEvents() {
+    for (size_t k = 0; k < spec_.events.size(); ++k) {
+      const auto& es = spec_.events[k];
+      Event ev;
+      ev.name = es.name.empty() ? fmt::format("event{}", k + 1) : es.name;
+      ev.where = es.where;
+      ev.when_text = es.when;
+      ev.stop = es.stop;
+      if (!IsIdentifier(ev.name))
+        ThrowAt(es.where, "", fmt::format("event name '{}' is not an identifier", ev.name),
+                "letters, digits and underscores", ev.name);
+      for (const auto& prev : m_.events)
+        if (prev.name == ev.name)
+          ThrowAt(es.where, "", fmt::format("duplicate event '{}'", ev.name), "each event named once", ev.name,
+                  fmt::format("the first is at {}", prev.where.ToString()));
+      const std::string what = fmt::format("the condition of event '{}'", ev.name);
+      if (es.when.empty())
+        ThrowAt(es.where, "", fmt::format("event '{}' has no condition", ev.name), "when: <condition>, e.g. when: x < 0",
+                "no 'when:'");
+      ev.indicator = Parse(es.when, es.where, "", what, {}, nullptr, &ev.strict);
+      if (es.resets.empty() && !es.stop)
+        ThrowAt(es.where, "", fmt::format("event '{}' does nothing", ev.name), "'reset:' of states, or 'stop: true'",
+                "neither", "an event changes states (reset:) or ends the run (stop: true)");
+      for (const auto& r : es.resets) {
+        bool is_state = false;
+        for (const auto& e : m_.elements)
+          is_state = is_state || (e.kind == ElementKind::kI && r.name == "p_" + e.name) ||
+                     (e.kind == ElementKind::kC && r.name == "q_" + e.name);
+        for (const auto& d : m_.displacements) is_state = is_state || d.name == r.name;
+        if (!is_state) {
+          std::vector<std::string> states;
+          for (const auto& e : m_.elements)
+            if (e.kind == ElementKind::kI || e.kind == ElementKind::kC)
+              states.push_back((e.kind == ElementKind::kI ? "p_" : "q_") + e.name);
+          for (const auto& d : m_.displacements) states.push_back(d.name);
+          ThrowAt(r.where, "", fmt::format("event '{}' resets '{}', which is not a state", ev.name, r.name),
+                  "p_<I>, q_<C> or a displacement", r.name, DidYouMean(r.name, states));
+        }
+        for (const auto& prev : ev.resets)
+          if (prev.state == r.name)
+            ThrowAt(r.where, "", fmt::format("event '{}' resets '{}' twice", ev.name, r.name), "each state once",
+                    r.name);
+        Event::Reset reset;
+        reset.state = r.name;
+        reset.text = r.text;
+        reset.where = r.where;
+        reset.value = Parse(r.text, r.where, "", fmt::format("the reset of '{}' in event '{}'", r.name, ev.name));
+        ev.resets.push_back(std::move(reset));
+      }
+      m_.events.push_back(std::move(ev));
     }
   }
 

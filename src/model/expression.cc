@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model_internal.h"
+#include "paynter/conditionals.h"
 #include "paynter/model.h"
 
 namespace paynter {
@@ -88,6 +89,16 @@ std::vector<Token> Tokens(const std::string& text) {
       t.kind = Token::kSymbol;
       t.text = std::string(1, c);
       ++i;
+    } else if (c == '<' || c == '>' || c == '=' || c == '!') {
+      // Comparisons, for the conditions of if() and piecewise(): < > <= >=.
+      const bool eq = i + 1 < n && text[i + 1] == '=';
+      if (c == '=' || c == '!')
+        Fail(fmt::format("'{}' at character {} is not a comparison paynter accepts: a condition is written with "
+                         "< > <= or >= (an event happens where the two sides cross; equality has no crossing)",
+                         text.substr(i, eq ? 2 : 1), i + 1));
+      t.kind = Token::kSymbol;
+      t.text = eq ? std::string{c, '='} : std::string(1, c);
+      i += eq ? 2 : 1;
     } else if (c >= 32 && c <= 126) {
       Fail(fmt::format("unexpected character '{}' at character {}", c, i + 1));
     } else {
@@ -136,7 +147,7 @@ bool CallFunction(const std::string& name, const std::vector<GiNaC::ex>& a, GiNa
 
 bool IsFunction(const std::string& name) {
   for (const char* f : {"sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "exp", "log",
-                        "sqrt", "abs", "pow", "step"})
+                        "sqrt", "abs", "pow", "step", "if", "piecewise"})
     if (name == f) return true;
   return false;
 }
@@ -151,8 +162,21 @@ class Reader {
   GiNaC::ex Read() {
     if (Peek().kind == Token::kEnd) Fail("the expression is empty");
     GiNaC::ex v = Sum();
+    if (At('<') || At('>'))
+      Fail(fmt::format("a comparison at character {} outside a condition: comparisons belong in the first "
+                       "argument of if(), the conditions of piecewise() and an event's 'when:'",
+                       Peek().at + 1));
     if (Peek().kind != Token::kEnd) Unexpected("an operator");
     return v;
+  }
+
+  GiNaC::ex ReadCondition(bool* strict) {
+    if (Peek().kind == Token::kEnd) Fail("the condition is empty");
+    GiNaC::ex s;
+    GiNaC::ex g = Condition(&s);
+    if (Peek().kind != Token::kEnd) Unexpected("the end of the condition");
+    *strict = !s.is_zero();
+    return g;
   }
 
  private:
@@ -270,9 +294,10 @@ class Reader {
       if (At('(')) {
         if (!IsFunction(t.text))
           Fail(fmt::format("'{}' at character {} is not a function (the functions are sin cos tan asin acos atan "
-                           "atan2 sinh cosh tanh exp log sqrt abs pow step)",
+                           "atan2 sinh cosh tanh exp log sqrt abs pow step if piecewise)",
                            t.text, t.at + 1));
         const size_t open = Peek().at;
+        if (t.text == "if" || t.text == "piecewise") return Conditional(t, open);
         Enter(open);
         ++pos_;
         std::vector<GiNaC::ex> args;
@@ -309,6 +334,76 @@ class Reader {
     Unexpected("a number, a name or '('");
   }
 
+  // if(cond, a, b) and piecewise(cond1, v1, cond2, v2, ..., otherwise): the
+  // conditions at odd places, values elsewhere; piecewise takes the value of
+  // the first condition that holds. Read as nested pn_if (conditionals.h).
+  GiNaC::ex Conditional(const Token& t, size_t open) {
+    Enter(open);
+    ++pos_;
+    std::vector<GiNaC::ex> conds, stricts, values;
+    for (;;) {
+      const bool last = t.text == "if" ? conds.size() == 1 && values.size() == 1 : false;
+      if (last || (t.text == "piecewise" && !conds.empty() && values.size() == conds.size() && !LooksLikeCondition())) {
+        values.push_back(Sum());
+        break;
+      }
+      if (values.size() < conds.size()) {
+        values.push_back(Sum());
+      } else {
+        GiNaC::ex strict;
+        conds.push_back(Condition(&strict));
+        stricts.push_back(strict);
+      }
+      if (!At(',')) Unexpected(fmt::format("',' and the next argument of {}() at character {}", t.text, open + 1));
+      ++pos_;
+    }
+    if (!At(')')) {
+      if (At(','))
+        Fail(fmt::format("{}() at character {} has too many arguments: {}", t.text, t.at + 1,
+                         t.text == "if" ? "if(condition, value if it holds, value otherwise)"
+                                        : "piecewise(condition1, value1, condition2, value2, ..., otherwise)"));
+      Unexpected(fmt::format("')' closing the call at character {}", open + 1));
+    }
+    ++pos_;
+    --depth_;
+    GiNaC::ex v = values.back();
+    for (size_t k = conds.size(); k-- > 0;) v = pn_if(conds[k], stricts[k], values[k], v);
+    return v;
+  }
+
+  // Whether the tokens up to the next ',' or ')' at this level hold a comparison.
+  bool LooksLikeCondition() const {
+    int level = 0;
+    for (size_t k = pos_; k < tokens_.size(); ++k) {
+      const Token& tk = tokens_[k];
+      if (tk.kind == Token::kEnd) return false;
+      if (tk.kind != Token::kSymbol) continue;
+      const char c = tk.text[0];
+      if (c == '(') ++level;
+      else if (c == ')' && level-- == 0) return false;
+      else if (c == ',' && level == 0) return false;
+      else if ((c == '<' || c == '>') && level == 0) return true;
+    }
+    return false;
+  }
+
+  // cond := sum ('<' | '>' | '<=' | '>=') sum; the indicator g, which is
+  // positive (or, with *strict = 0, non-negative) when the condition holds.
+  GiNaC::ex Condition(GiNaC::ex* strict) {
+    const GiNaC::ex left = Sum();
+    const Token op = Peek();
+    if (!(op.kind == Token::kSymbol && (op.text[0] == '<' || op.text[0] == '>')))
+      Unexpected("a comparison (< > <= >=) in the condition");
+    ++pos_;
+    const GiNaC::ex right = Sum();
+    if (At('<') || At('>'))
+      Fail(fmt::format("a chained comparison at character {}: write one comparison per condition, and nest "
+                       "if() for more",
+                       Peek().at + 1));
+    *strict = op.text.size() == 1 ? 1 : 0;
+    return op.text[0] == '>' ? left - right : right - left;
+  }
+
   void Enter(size_t at) {
     if (++depth_ > kMaxNesting)
       Fail(fmt::format("more than {} nested parentheses at character {}", kMaxNesting, at + 1));
@@ -324,6 +419,10 @@ class Reader {
 
 GiNaC::ex ParseExpressionText(const std::string& text, const ExpressionNames& names) {
   return Reader(text, names).Read();
+}
+
+GiNaC::ex ParseConditionText(const std::string& text, const ExpressionNames& names, bool* strict) {
+  return Reader(text, names).ReadCondition(strict);
 }
 
 }  // namespace paynter

@@ -113,7 +113,7 @@ class YamlReader {
     CheckKeys(root,
               {"name", "description", "parameters", "elements", "bonds", "displacements", "outputs", "generalized",
                "independent", "definitions", "multibody", "assembly_held", "assemble", "ports", "submodels",
-               "instances"},
+               "instances", "events"},
               "", "the model's top level");
     ReadSubmodelSections(root, &spec);
     // What an assembly of the start may do (written by `paynter expand` for a
@@ -203,6 +203,7 @@ class YamlReader {
         spec.definitions.push_back({kv.first.Scalar(), Scalar(kv.second, "", "definition '" + kv.first.Scalar() + "'"),
                                     Where(kv.second)});
     }
+    if (const auto evs = root["events"]) ReadEvents(evs, &spec);
     if (const auto outs = root["outputs"]) {
       if (outs.IsMap()) {
         for (const auto& kv : outs)
@@ -221,6 +222,32 @@ class YamlReader {
       }
     }
     return spec;
+  }
+
+  // events: a list of {name, when, reset: {state: expression}, stop} (docs/events.md).
+  void ReadEvents(const YAML::Node& evs, ModelSpec* spec) const {
+    if (!evs.IsSequence())
+      Fail(evs, "", "'events' must be a list", "- {when: x < 0, reset: {p_m: -e*p_m}}", Describe(evs));
+    for (const auto& en : evs) {
+      if (!en.IsMap()) Fail(en, "", "an event must be a mapping", "{when: x < 0, reset: {p_m: -e*p_m}}", Describe(en));
+      CheckKeys(en, {"name", "when", "reset", "stop"}, "", "an event");
+      ModelSpec::EventSpec e;
+      e.where = Where(en);
+      if (en["name"]) e.name = Scalar(en["name"], "", "event name");
+      if (en["when"]) e.when = Scalar(en["when"], "", "an event's 'when'");
+      if (const auto st = en["stop"]) {
+        const std::string v = Scalar(st, "", "stop");
+        if (v != "true" && v != "false") Fail(st, "", "'stop' is true or false", "stop: true", v);
+        e.stop = v == "true";
+      }
+      if (const auto rs = en["reset"]) {
+        if (!rs.IsMap()) Fail(rs, "", "'reset' must be a mapping", "state: expression lines", Describe(rs));
+        for (const auto& kv : rs)
+          e.resets.push_back({kv.first.Scalar(), Scalar(kv.second, "", "reset of '" + kv.first.Scalar() + "'"),
+                              Where(kv.second)});
+      }
+      spec->events.push_back(std::move(e));
+    }
   }
 
   ModelSpec::Field ReadField(const YAML::Node& n, const std::string& what) const {
@@ -278,14 +305,15 @@ class YamlReader {
     CheckKeys(en,
               {"name", "kind", "initial", "inertance", "capacitance", "stiffness", "resistance", "ratio", "effort",
                "flow", "constraint", "position", "momentum", "description", "joint", "direction", "parasitic_stiffness",
-               "parasitic_damping"},
+               "parasitic_damping", "coulomb", "diode", "static"},
               e.name, "element '" + e.name + "'");
     // A vector element's law may be a list (diagonal, or one per component) or
     // a matrix: kept as bracketed text for the vector expansion to read.
     for (const char* key : {"inertance", "capacitance", "stiffness", "resistance", "ratio", "effort", "flow", "constraint",
-                            "momentum"})
+                            "momentum", "coulomb", "diode"})
       if (en[key]) e.laws.emplace_back(key, en[key].IsSequence() ? Bracketed(en[key]) : Scalar(en[key], e.name, key));
     if (en["position"]) e.position = Scalar(en["position"], e.name, "position");
+    if (en["static"]) e.static_friction = Scalar(en["static"], e.name, "static");
     // A constraint source's joint and direction (reports), and its parasitic
     // spring and damper (checked by BuildModel).
     if (en["joint"]) e.joint = Scalar(en["joint"], e.name, "joint");

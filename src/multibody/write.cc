@@ -36,7 +36,8 @@ std::string ModelSpecToYaml(const ModelSpec& spec) {
       out << YAML::Key << "initial" << YAML::Value << Written(e.initial, e.initial_value);
     for (const auto& [key, text] : {std::pair{"joint", &e.joint}, std::pair{"direction", &e.direction},
                                     std::pair{"parasitic_stiffness", &e.parasitic_stiffness},
-                                    std::pair{"parasitic_damping", &e.parasitic_damping}})
+                                    std::pair{"parasitic_damping", &e.parasitic_damping},
+                                    std::pair{"static", &e.static_friction}})
       if (!text->empty()) out << YAML::Key << key << YAML::Value << *text;
     out << YAML::EndMap;
   }
@@ -69,6 +70,22 @@ std::string ModelSpecToYaml(const ModelSpec& spec) {
     out << YAML::Key << key << YAML::Value << YAML::BeginMap;
     for (const auto& it : *items) out << YAML::Key << it.name << YAML::Value << Written(it.text, it.value);
     out << YAML::EndMap;
+  }
+  if (!spec.events.empty()) {  // docs/events.md
+    out << YAML::Key << "events" << YAML::Value << YAML::BeginSeq;
+    for (const auto& ev : spec.events) {
+      out << YAML::BeginMap;
+      if (!ev.name.empty()) out << YAML::Key << "name" << YAML::Value << ev.name;
+      out << YAML::Key << "when" << YAML::Value << ev.when;
+      if (!ev.resets.empty()) {
+        out << YAML::Key << "reset" << YAML::Value << YAML::BeginMap;
+        for (const auto& r : ev.resets) out << YAML::Key << r.name << YAML::Value << r.text;
+        out << YAML::EndMap;
+      }
+      if (ev.stop) out << YAML::Key << "stop" << YAML::Value << "true";
+      out << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
   }
   for (const auto& [key, items] : {std::pair{"generalized", &spec.generalized}, std::pair{"independent", &spec.independent}}) {
     if (items->empty()) continue;

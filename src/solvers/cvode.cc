@@ -36,6 +36,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "event_locator.h"
 #include "integrator.h"
 
 namespace paynter::internal {
@@ -115,6 +116,22 @@ int CvodeRhs(sunrealtype t, N_Vector y, N_Vector ydot, void* user_data) noexcept
     return 1;  // recoverable: CVODE retries with a smaller step
   }
   d->progress->Update(t);
+  return 0;
+}
+
+// Event indicators (CVodeRootInit); errors as the rhs's.
+int CvodeRoots(sunrealtype t, N_Vector y, sunrealtype* g, void* user_data) noexcept {
+  auto* d = static_cast<CallbackData*>(user_data);
+  const int n = d->problem->n;
+  const double* x = N_VGetArrayPointer(y);
+  try {
+    d->problem->indicators(t, x, g);
+  } catch (...) {
+    d->exception = std::current_exception();
+    d->exception_t = t;
+    std::copy(x, x + n, d->exception_x.begin());
+    return -1;
+  }
   return 0;
 }
 
@@ -280,11 +297,26 @@ SolverStats IntegrateCvode(const OdeProblem& problem,
   if (options.max_step > 0)
     check(CVodeSetMaxStep(cv, options.max_step), "CVodeSetMaxStep");
 
+  EventLocator events(problem, Method::kBDF);
+  std::vector<int> roots_found(problem.num_events);
+  long num_events = 0;
+  if (events.active()) {
+    check(CVodeRootInit(cv, problem.num_events, CvodeRoots), "CVodeRootInit");
+    if (!problem.event_direction.empty()) {
+      std::vector<int> dir(problem.event_direction);
+      check(CVodeSetRootDirection(cv, dir.data()), "CVodeSetRootDirection");
+    }
+    check(CVodeSetNoInactiveRootWarn(cv), "CVodeSetNoInactiveRootWarn");
+    // As dopri5: steps no longer than the output interval (docs/events.md).
+    const double h = options.max_step > 0 ? std::min(options.max_step, EffectiveDtOut(options)) : EffectiveDtOut(options);
+    check(CVodeSetMaxStep(cv, h), "CVodeSetMaxStep");
+  }
+
   double* yv = N_VGetArrayPointer(y.get());
   observer(options.t0, yv);
 
   double t_prev = options.t0;
-  for (OutputGrid grid(options);; grid.Advance()) {
+  for (OutputGrid grid(options);;) {
     const double tout = grid.next();
     // CVODE's step limit is per call (default 500 per output interval, which
     // a long interval can exceed spuriously): give each call the whole
@@ -300,6 +332,20 @@ SolverStats IntegrateCvode(const OdeProblem& problem,
     // then still holds the state at t_prev.
     sunrealtype tret = t_prev;
     const int flag = CVode(cv, tout, y.get(), &tret, CV_NORMAL);
+    if (flag == CV_ROOT_RETURN) {
+      // An event at tret (CVODE's root finding): handle it, restart there,
+      // and go on towards the same output time.
+      check(CVodeGetRootInfo(cv, roots_found.data()), "CVodeGetRootInfo");
+      if (events.Handle(tret, yv, &num_events, roots_found.data())) break;
+      check(CVodeReInit(cv, tret, y.get()), "CVodeReInit");
+      check(CVodeSetStopTime(cv, options.t_end), "CVodeSetStopTime");
+      t_prev = tret;
+      if (tret >= options.t_end) break;
+      if (tret < tout) continue;  // the same output time next
+      if (grid.next_is_end()) break;
+      grid.Advance();
+      continue;
+    }
     if (flag < 0) {
       if (data.exception) {
         try {
@@ -341,6 +387,7 @@ SolverStats IntegrateCvode(const OdeProblem& problem,
     progress.Update(tout);
     t_prev = tout;
     if (grid.next_is_end()) break;
+    grid.Advance();
   }
 
   SolverStats stats;
@@ -356,6 +403,7 @@ SolverStats IntegrateCvode(const OdeProblem& problem,
   if (problem.project) check(CVodeGetNumProjEvals(cv, &stats.projections), "CVodeGetNumProjEvals");
   stats.rhs_evals = nfe + nfe_ls;
   stats.jac_evals = nje;
+  stats.events = num_events;
   return stats;
 }
 

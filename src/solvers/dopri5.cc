@@ -66,6 +66,7 @@
 #include <vector>
 
 #include "butcher_tables.h"
+#include "event_locator.h"
 #include "integrator.h"
 
 namespace paynter::internal {
@@ -162,8 +163,12 @@ SolverStats Dopri5Loop(const OdeProblem& problem, const std::vector<double>& x0,
                  options.rtol, rtol);
   }
   const double threshold = std::max(options.atol / rtol, DBL_MIN);
-  const double hmax =
-      options.max_step > 0 ? std::min(span, options.max_step) : 0.1 * span;
+  // With events, no step is longer than the output interval: an indicator
+  // that changes sign and back within one step goes unseen, so the outputs'
+  // resolution is the resolution at which events are found (docs/events.md).
+  const bool with_events = problem.num_events > 0 && problem.indicators && problem.on_event;
+  const double hmax = std::min(options.max_step > 0 ? std::min(span, options.max_step) : 0.1 * span,
+                               with_events ? EffectiveDtOut(options) : span);
 
   // Work vectors, allocated once: y, ynew, ytmp, yout, K_1..K_7.
   std::vector<double> work(static_cast<size_t>(4 + kS) * n);
@@ -187,18 +192,26 @@ SolverStats Dopri5Loop(const OdeProblem& problem, const std::vector<double>& x0,
   observer(t0, y);
 
   double hmin = 16 * Spacing(t);
-  double absh;
-  if (options.initial_step > 0) {
-    absh = std::min(hmax, std::max(hmin, options.initial_step));
-  } else {
-    absh = std::min(hmax, span);
-    double rh = 0;
-    for (int i = 0; i < n; ++i)
-      rh = std::max(rh, std::fabs(k[0][i]) / std::max(std::fabs(y[i]), threshold));
-    rh /= 0.8 * std::pow(rtol, kPow);
-    if (absh * rh > 1) absh = 1 / rh;
-    absh = std::max(absh, hmin);
-  }
+  // The first step (also after an event, from t with f(t, y) in k[0]).
+  auto first_step = [&]() {
+    double h0;
+    if (options.initial_step > 0) {
+      h0 = std::min(hmax, std::max(hmin, options.initial_step));
+    } else {
+      h0 = std::min(hmax, tfinal - t);
+      double rh = 0;
+      for (int i = 0; i < n; ++i)
+        rh = std::max(rh, std::fabs(k[0][i]) / std::max(std::fabs(y[i]), threshold));
+      rh /= 0.8 * std::pow(rtol, kPow);
+      if (h0 * rh > 1) h0 = 1 / rh;
+      h0 = std::max(h0, hmin);
+    }
+    return h0;
+  };
+  double absh = first_step();
+  EventLocator events(problem, Method::kDopri5);
+  std::vector<double> yevent(events.active() ? n : 0);
+  events.Reset(t, y);
 
   OutputGrid grid(options);
   const long stiff_budget = options.stiff_steps > 0 ? std::min(options.stiff_steps, options.max_steps)
@@ -344,6 +357,42 @@ SolverStats Dopri5Loop(const OdeProblem& problem, const std::vector<double>& x0,
         ++stats.projections;
         EvalRhs(problem, Method::kDopri5, tnew, ynew, k[kS - 1]);
         ++stats.rhs_evals;
+      }
+    }
+
+    // Events: located on the continuous extension; the step ends there.
+    if (events.active()) {
+      double tev = 0;
+      const double hstep = h;
+      if (events.Check(t, tnew, ynew,
+                       [&](double tq, double* out) {
+                         Interpolate(n, y, hstep, (tq - t) / hstep, k, out, std::make_index_sequence<kS>{});
+                       },
+                       &tev, yevent.data())) {
+        while (!grid.next_is_end() && grid.next() <= tev) {
+          Interpolate(n, y, h, (grid.next() - t) / h, k, yout, std::make_index_sequence<kS>{});
+          observer(grid.next(), grid.next() == tev ? yevent.data() : yout);
+          grid.Advance();
+        }
+        if (events.Handle(tev, yevent.data(), &stats.events)) return stats;
+        // Restart from the event: a new first step, a new FSAL stage.
+        t = tev;
+        std::copy(yevent.begin(), yevent.end(), y);
+        EvalRhs(problem, Method::kDopri5, t, y, k[0]);
+        ++stats.rhs_evals;
+        if (int bad = FirstNonFinite(k[0], n); bad >= 0)
+          ThrowFailure(problem, Method::kDopri5, t, y, DescribeNonFinite(problem, t, k[0], bad),
+                       "the state after the event is outside the domain of the model: check the event's reset");
+        events.Reset(t, y);
+        hmin = 16 * Spacing(t);
+        absh = first_step();
+        done = false;
+        if (t >= tfinal) {
+          observer(tfinal, y);
+          break;
+        }
+        progress.Update(t);
+        continue;
       }
     }
 

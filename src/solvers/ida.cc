@@ -23,6 +23,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "event_locator.h"
 #include "integrator.h"
 
 namespace paynter {
@@ -104,6 +105,18 @@ int CentralJacobian(sunrealtype t, sunrealtype cj, N_Vector y, N_Vector yp, N_Ve
   return 0;
 }
 
+int Roots(sunrealtype t, N_Vector y, N_Vector yp, sunrealtype* g, void* user) noexcept {
+  auto* d = static_cast<Data*>(user);
+  try {
+    d->problem->indicators(t, N_VGetArrayPointer(y), N_VGetArrayPointer(yp), g);
+  } catch (...) {
+    d->exception = std::current_exception();
+    d->exception_t = t;
+    return -1;
+  }
+  return 0;
+}
+
 void ErrHandler(int code, const char*, const char* function, char* msg, void* user) noexcept {
   auto* d = static_cast<Data*>(user);
   if (code < 0 && msg) d->last_error = fmt::format("{}: {}", function ? function : "IDA", msg);
@@ -169,9 +182,24 @@ SolverStats IntegrateDae(const DaeProblem& problem, const std::vector<double>& y
   if (options.max_step > 0) check(IDASetMaxStep(ida, options.max_step), "IDASetMaxStep");
   if (options.initial_step > 0) check(IDASetInitStep(ida, options.initial_step), "IDASetInitStep");
 
+  const bool with_events = problem.num_events > 0 && problem.indicators && problem.on_event;
+  std::vector<int> roots_found(with_events ? problem.num_events : 0);
+  long num_events = 0, burst = 0;
+  double last_event = 0;
+  if (with_events) {
+    check(IDARootInit(ida, problem.num_events, Roots), "IDARootInit");
+    if (!problem.event_direction.empty()) {
+      std::vector<int> dir(problem.event_direction);
+      check(IDASetRootDirection(ida, dir.data()), "IDASetRootDirection");
+    }
+    check(IDASetNoInactiveRootWarn(ida), "IDASetNoInactiveRootWarn");
+    const double dt = internal::EffectiveDtOut(options);
+    check(IDASetMaxStep(ida, options.max_step > 0 ? std::min(options.max_step, dt) : dt), "IDASetMaxStep");
+  }
+
   double* yv = N_VGetArrayPointer(o.y);
   observer(options.t0, yv);
-  for (internal::OutputGrid grid(options);; grid.Advance()) {
+  for (internal::OutputGrid grid(options);;) {
     const double tout = grid.next();
     long nst = 0;
     check(IDAGetNumSteps(ida, &nst), "IDAGetNumSteps");
@@ -179,6 +207,30 @@ SolverStats IntegrateDae(const DaeProblem& problem, const std::vector<double>& y
     data.last_error.clear();
     sunrealtype tret = options.t0;
     const int flag = IDASolve(ida, tout, &tret, o.y, o.yp, IDA_NORMAL);
+    if (flag == IDA_ROOT_RETURN) {
+      check(IDAGetRootInfo(ida, roots_found.data()), "IDAGetRootInfo");
+      if (num_events > 0 && tret - last_event <= 64 * 2.2e-16 * std::max(1.0, std::fabs(tret))) {
+        if (++burst > internal::kMaxEventBurst) {
+          Diagnostic d;
+          d.message = fmt::format("ida failed at t = {}: more than {} events without time advancing", tret,
+                                  internal::kMaxEventBurst);
+          d.hint = "an event's reset may leave its own condition true, or events accumulate here (a Zeno point)";
+          throw Error(std::move(d));
+        }
+      } else {
+        burst = 0;
+      }
+      last_event = tret;
+      ++num_events;
+      if (problem.on_event(tret, yv, N_VGetArrayPointer(o.yp), roots_found.data())) break;
+      check(IDAReInit(ida, tret, o.y, o.yp), "IDAReInit");
+      check(IDASetStopTime(ida, options.t_end), "IDASetStopTime");
+      if (tret >= options.t_end) break;
+      if (tret < tout) continue;
+      if (grid.next_is_end()) break;
+      grid.Advance();
+      continue;
+    }
     if (flag < 0) {
       if (data.exception) std::rethrow_exception(data.exception);
       Diagnostic d;
@@ -198,6 +250,7 @@ SolverStats IntegrateDae(const DaeProblem& problem, const std::vector<double>& y
     }
     observer(tout, yv);
     if (grid.next_is_end()) break;
+    grid.Advance();
   }
   SolverStats stats;
   long netf = 0, ncfn = 0, nre = 0, nreLS = 0, nje = 0;
@@ -210,6 +263,7 @@ SolverStats IntegrateDae(const DaeProblem& problem, const std::vector<double>& y
   stats.rejected = netf + ncfn;
   stats.rhs_evals = nre + nreLS;
   stats.jac_evals = nje;
+  stats.events = num_events;
   return stats;
 }
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "butcher_tables.h"
+#include "event_locator.h"
 #include "integrator.h"
 
 namespace paynter::internal {
@@ -83,6 +84,96 @@ class RK4Stepper {
   long evals_ = 0;
 };
 
+// The run with events: as IntegrateRK4's loop, with f evaluated at both ends
+// of each step for the cubic Hermite interpolant on which events are located
+// (2 more evaluations per step); after an event the steps restart from it.
+SolverStats RK4WithEvents(const OdeProblem& problem, std::vector<double> y, const SolverOptions& options,
+                          const Observer& observer, Progress& progress, RK4Stepper& stepper) {
+  constexpr double kEps = std::numeric_limits<double>::epsilon();
+  const int n = problem.n;
+  const double h = options.step;
+  SolverStats stats;
+  EventLocator events(problem, Method::kRK4);
+  std::vector<double> y0(n), f0(n), f1(n), yev(n);
+  double t = options.t0;
+  events.Reset(t, y.data());
+  observer(t, y.data());
+  long extra = 0;
+  auto eval = [&](double ts, const double* xs, double* out) {
+    EvalRhs(problem, Method::kRK4, ts, xs, out);
+    ++extra;
+    if (int bad = FirstNonFinite(out, n); bad >= 0)
+      ThrowFailure(problem, Method::kRK4, ts, xs, DescribeNonFinite(problem, ts, out, bad),
+                   "check the model for divisions by zero or functions evaluated outside their domain");
+  };
+  OutputGrid grid(options);
+  double t_start = t;
+  long m = 0;
+  while (true) {
+    const double t_target = grid.next();
+    if (t >= t_target) {  // an event landed on the output time
+      if (grid.next_is_end()) break;
+      grid.Advance();
+      continue;
+    }
+    const double reach = h * (1 + 1e-8) + 8 * kEps * std::fabs(t_target);
+    double t_new;
+    if (t_target - t <= reach) {
+      t_new = t_target;
+    } else {
+      ++m;
+      t_new = t_start + static_cast<double>(m) * h;
+    }
+    if (stats.steps >= options.max_steps)
+      ThrowFailure(problem, Method::kRK4, t, y.data(),
+                   fmt::format("the step budget max_steps = {} is exhausted", options.max_steps),
+                   "increase the step or max_steps");
+    std::copy(y.begin(), y.end(), y0.begin());
+    eval(t, y0.data(), f0.data());
+    const double hs = t_new - t;
+    stepper.Step(t, hs, y.data());
+    ++stats.steps;
+    if (problem.project) {
+      try {
+        if (problem.project(t_new, y.data())) ++stats.projections;
+      } catch (const Error& e) {
+        RethrowRhsError(e, problem, Method::kRK4, t_new, y.data());
+      }
+    }
+    eval(t_new, y.data(), f1.data());
+    const double ts = t;
+    auto hermite = [&](double tq, double* out) {
+      const double s = (tq - ts) / hs, s2 = s * s, s3 = s2 * s;
+      const double h00 = 2 * s3 - 3 * s2 + 1, h10 = s3 - 2 * s2 + s, h01 = -2 * s3 + 3 * s2, h11 = s3 - s2;
+      for (int i = 0; i < n; ++i)
+        out[i] = h00 * y0[i] + h10 * hs * f0[i] + h01 * y[i] + h11 * hs * f1[i];
+    };
+    double tev = 0;
+    if (events.Check(ts, t_new, y.data(), hermite, &tev, yev.data())) {
+      if (grid.next() == tev) observer(tev, yev.data());
+      if (events.Handle(tev, yev.data(), &stats.events)) break;
+      t = tev;
+      y = yev;
+      t_start = t;
+      m = 0;
+      events.Reset(t, y.data());
+      progress.Update(t);
+      continue;
+    }
+    t = t_new;
+    progress.Update(t);
+    if (t >= t_target) {
+      observer(t_target, y.data());
+      if (grid.next_is_end()) break;
+      grid.Advance();
+      t_start = t;
+      m = 0;
+    }
+  }
+  stats.rhs_evals = stepper.evals() + extra;
+  return stats;
+}
+
 }  // namespace
 
 SolverStats IntegrateRK4(const OdeProblem& problem, const std::vector<double>& x0,
@@ -112,6 +203,8 @@ SolverStats IntegrateRK4(const OdeProblem& problem, const std::vector<double>& x
   }
 
   RK4Stepper stepper(problem);
+  if (problem.num_events > 0 && problem.indicators && problem.on_event)
+    return RK4WithEvents(problem, x0, options, observer, progress, stepper);
   std::vector<double> y(x0);
   SolverStats stats;
   observer(t0, y.data());

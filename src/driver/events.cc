@@ -1,0 +1,209 @@
+// src/driver/events.cc — see events.h. The indicators, in order: one per
+// condition mode, one per event (`when:`), two per switched element.
+//
+// At an event: a row with the state and modes just before; the events' resets
+// (all computed from the values before any is applied); the crossed
+// conditions' modes flipped; the switched elements' new modes (friction
+// sliding -> stuck when holding needs no more than the static limit, else it
+// slides back; stuck -> sliding in the direction of the force; a diode
+// conducting -> blocking when its current falls to zero, blocking ->
+// conducting when the voltage across it reaches the forward voltage); then
+// every mode settled against the state; a row with the state and modes after.
+#include "events.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "paynter/error.h"
+
+namespace paynter::internal {
+
+namespace {
+constexpr int kSettleRounds = 20;
+}
+
+EventHandling::EventHandling(const CompiledModel& model, std::function<void(double, const double*, bool)> record)
+    : m_(model), record_(std::move(record)) {
+  num_indicators_ = static_cast<int>(m_.modes().size() + m_.event_rows().size() + 2 * m_.switches().size());
+}
+
+void EventHandling::Indicators(double t, const double* x, double* g) const {
+  m_.CalcEventSlots(t, x);
+  int k = 0;
+  for (const ModeRow& r : m_.modes()) g[k++] = m_.Slot(r.indicator_slot);
+  for (const EventRow& r : m_.event_rows()) g[k++] = m_.Slot(r.indicator_slot);
+  for (const SwitchRow& s : m_.switches()) {
+    g[k++] = m_.Slot(s.indicator_slots[0]);
+    g[k++] = m_.Slot(s.indicator_slots[1]);
+  }
+}
+
+void EventHandling::TryHold(const SwitchRow& s, double t, const double* x) {
+  m_.SetMode(s.held_slot, 1);
+  m_.CalcEventSlots(t, x);
+  const double effort = m_.Slot(s.effort_slot), limit = m_.Slot(s.limit_slot);
+  if (s.kind == 0) {  // friction: stuck while |effort| <= the static limit
+    if (std::fabs(effort) <= limit) return;
+    m_.SetMode(s.held_slot, 0);
+    m_.SetMode(s.direction_slot, effort > 0 ? 1 : -1);
+  } else {  // diode: blocking while the voltage stays below the forward voltage
+    if (effort < limit) return;
+    m_.SetMode(s.held_slot, 0);
+  }
+}
+
+void EventHandling::Settle(double t, const double* x) {
+  for (int round = 0; round < kSettleRounds; ++round) {
+    m_.CalcEventSlots(t, x);
+    bool changed = false;
+    for (const ModeRow& r : m_.modes()) {
+      const double g = m_.Slot(r.indicator_slot);
+      if (g == 0) continue;  // on the boundary: the crossing decided
+      const double want = g > 0 ? 1 : 0;
+      if (m_.Slot(r.slot) != want) {
+        m_.SetMode(r.slot, want);
+        changed = true;
+      }
+    }
+    // Switched elements change mode at their own events only (at the switch
+    // their indicator is zero up to rounding, on either side).
+    if (!changed) return;
+  }
+  Diagnostic d;
+  d.message = fmt::format("the modes do not settle at t = {}: after {} rounds a condition or switched element still "
+                          "changes its mode",
+                          t, kSettleRounds);
+  d.hint = "the model's conditions contradict each other here (a mode whose own condition depends on it), or a "
+           "reset leaves its state on both sides of a condition";
+  throw Error(std::move(d));
+}
+
+void EventHandling::Attach(OdeProblem* p, double t0, const std::vector<double>& x0) {
+  // Initial modes: conditions from their indicators (strictness at zero);
+  // friction stuck when the sliding speed is zero and the force allows it,
+  // else sliding with its speed; a diode blocking unless the voltage reaches
+  // its forward voltage.
+  for (const ModeRow& r : m_.modes()) m_.SetMode(r.slot, 0);
+  for (const SwitchRow& s : m_.switches()) {
+    m_.SetMode(s.held_slot, 0);
+    m_.SetMode(s.direction_slot, 1);
+  }
+  for (int round = 0; round <= kSettleRounds; ++round) {
+    m_.CalcEventSlots(t0, x0.data());
+    bool changed = false;
+    for (const ModeRow& r : m_.modes()) {
+      const double g = m_.Slot(r.indicator_slot);
+      const double want = (g > 0 || (g == 0 && !r.strict)) ? 1 : 0;
+      if (m_.Slot(r.slot) != want) {
+        m_.SetMode(r.slot, want);
+        changed = true;
+      }
+    }
+    if (!changed) break;
+    if (round == kSettleRounds) Settle(t0, x0.data());  // reports the contradiction
+  }
+  for (const SwitchRow& s : m_.switches()) {
+    m_.CalcEventSlots(t0, x0.data());
+    const double flow = m_.Slot(s.flow_slot);
+    if (s.kind == 0 && flow != 0) {
+      m_.SetMode(s.held_slot, 0);
+      m_.SetMode(s.direction_slot, flow > 0 ? 1 : -1);
+    } else {
+      TryHold(s, t0, x0.data());
+    }
+  }
+  Settle(t0, x0.data());
+
+  p->num_events = num_indicators_;
+  p->event_direction.assign(num_indicators_, 0);
+  for (size_t k = 0; k < m_.event_rows().size(); ++k) p->event_direction[m_.modes().size() + k] = 1;
+  p->indicators = [this](double t, const double* x, double* g) { Indicators(t, x, g); };
+  p->on_event = [this](double t, double* x, const int* crossed) { return OnEvent(t, x, crossed); };
+}
+
+std::vector<double> EventHandling::Modes() const {
+  std::vector<double> v;
+  for (const ModeRow& r : m_.modes()) v.push_back(m_.Slot(r.slot));
+  for (const SwitchRow& s : m_.switches()) {
+    v.push_back(m_.Slot(s.held_slot));
+    v.push_back(m_.Slot(s.direction_slot));
+  }
+  return v;
+}
+
+void EventHandling::SetModes(const std::vector<double>& v) const {
+  size_t k = 0;
+  for (const ModeRow& r : m_.modes()) m_.SetMode(r.slot, v[k++]);
+  for (const SwitchRow& s : m_.switches()) {
+    m_.SetMode(s.held_slot, v[k++]);
+    m_.SetMode(s.direction_slot, v[k++]);
+  }
+}
+
+bool EventHandling::OnEvent(double t, double* x, const int* crossed) {
+  const std::vector<double> before = Modes();
+  const std::vector<double> x_before(x, x + m_.num_states());
+  int k = 0;
+  // Conditions: the mode follows the direction of the crossing.
+  for (const ModeRow& r : m_.modes()) {
+    if (crossed[k]) m_.SetMode(r.slot, crossed[k] > 0 ? 1 : 0);
+    ++k;
+  }
+  // Events: resets from the values before the event.
+  bool stop = false;
+  std::vector<std::pair<int, double>> resets;
+  m_.CalcEventSlots(t, x);
+  for (const EventRow& r : m_.event_rows()) {
+    if (crossed[k++] <= 0) continue;
+    stop = stop || r.stop;
+    for (size_t j = 0; j < r.reset_states.size(); ++j) resets.emplace_back(r.reset_states[j], m_.Slot(r.reset_slots[j]));
+  }
+  for (const auto& [state, value] : resets) {
+    if (!std::isfinite(value)) {
+      Diagnostic d;
+      d.message = fmt::format("an event's reset gives {} = {} at t = {}", m_.state_names()[state], value, t);
+      d.hint = "check the reset's expression";
+      throw Error(std::move(d));
+    }
+    x[state] = value;
+  }
+  // Switched elements.
+  for (const SwitchRow& s : m_.switches()) {
+    const int c0 = crossed[k], c1 = crossed[k + 1];
+    k += 2;
+    if (!c0 && !c1) continue;
+    const bool held = m_.Slot(s.held_slot) > 0.5;
+    if (held) {
+      // The limit was reached: slide in the direction of the force (conduct).
+      // (Leaving the limit, as on entering the held mode, is no switch.)
+      if (c0 > 0) {
+        m_.SetMode(s.held_slot, 0);
+        m_.SetMode(s.direction_slot, 1);
+      } else if (s.kind == 0 && c1 < 0) {
+        m_.SetMode(s.held_slot, 0);
+        m_.SetMode(s.direction_slot, -1);
+      }
+    } else if (s.kind == 0) {
+      // The sliding speed crossed zero against the sliding direction: stick,
+      // or slide on in the direction of the force. (A crossing with it is the
+      // start of sliding from the stuck speed, which is zero up to rounding.)
+      if (c0 == -m_.Slot(s.direction_slot)) TryHold(s, t, x);
+    } else if (c0 < 0) {
+      m_.SetMode(s.held_slot, 1);  // the current fell to zero: block
+    }
+  }
+  Settle(t, x);
+  // A crossing that changes nothing (a direction no event asks for, sliding
+  // setting off from a speed that is zero up to rounding) is no event.
+  const std::vector<double> after = Modes();
+  if (after == before && resets.empty() && !stop) return false;
+  ++events_;
+  SetModes(before);
+  record_(t, x_before.data(), false);
+  SetModes(after);
+  record_(t, x, true);
+  return stop;
+}
+
+}  // namespace paynter::internal

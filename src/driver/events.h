@@ -1,0 +1,43 @@
+// src/driver/events.h — a compiled model's modes, events and switched elements
+// as the solvers see them (OdeProblem's event fields); docs/events.md.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "paynter/simulation.h"
+
+namespace paynter::internal {
+
+class EventHandling {
+ public:
+  // `record(t, x, after)` records a row of the model at (t, x) with the
+  // current modes: the row before an event (unless a row at t was just
+  // recorded) and, with `after`, the row after it, whatever came before.
+  EventHandling(const CompiledModel& model, std::function<void(double, const double*, bool)> record);
+
+  // Sets the modes consistent with the state at (t0, x0) and fills the
+  // problem's indicators, directions and on_event. x0 is not changed.
+  void Attach(OdeProblem* problem, double t0, const std::vector<double>& x0);
+  // Events that changed a mode or a state, or stopped the run (each gave two rows).
+  long events() const { return events_; }
+
+ private:
+  void Indicators(double t, const double* x, double* g) const;
+  bool OnEvent(double t, double* x, const int* crossed);
+  // Brings the condition modes in line with their indicators' signs, a
+  // bounded number of times (switched elements change at their events only).
+  void Settle(double t, const double* x);
+  // A switched element's held mode is admissible at (t, x): its effort while
+  // held stays within the limit. Sets the modes to the result.
+  void TryHold(const SwitchRow& s, double t, const double* x);
+
+  const CompiledModel& m_;
+  std::function<void(double, const double*, bool)> record_;
+  std::vector<double> Modes() const;
+  void SetModes(const std::vector<double>& v) const;
+  int num_indicators_ = 0;
+  long events_ = 0;
+};
+
+}  // namespace paynter::internal

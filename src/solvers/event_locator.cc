@@ -1,0 +1,128 @@
+// src/solvers/event_locator.cc — see event_locator.h.
+#include "event_locator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace paynter::internal {
+
+namespace {
+int Sign(double v) { return v > 0 ? 1 : (v < 0 ? -1 : 0); }
+}  // namespace
+
+EventLocator::EventLocator(const OdeProblem& problem, Method method)
+    : p_(problem), method_(method), m_(problem.indicators && problem.on_event ? problem.num_events : 0) {
+  g0_.assign(m_, 0.0);
+  g1_.assign(m_, 0.0);
+  gt_.assign(m_, 0.0);
+  sign_.assign(m_, 0);
+  crossed_.assign(m_, 0);
+  xt_.assign(problem.n, 0.0);
+}
+
+void EventLocator::Eval(double t, const double* x, double* g) {
+  try {
+    p_.indicators(t, x, g);
+  } catch (const Error& e) {
+    RethrowRhsError(e, p_, method_, t, x);
+  }
+  for (int i = 0; i < m_; ++i)
+    if (!std::isfinite(g[i]))
+      ThrowFailure(p_, method_, t, x, fmt::format("event indicator {} is {} at t = {}", i + 1, g[i], t),
+                   "an event condition is evaluated outside the domain of its expression: check the model's "
+                   "conditions");
+}
+
+void EventLocator::Reset(double t, const double* x) {
+  if (!m_) return;
+  Eval(t, x, g0_.data());
+  for (int i = 0; i < m_; ++i) sign_[i] = Sign(g0_[i]);
+}
+
+bool EventLocator::Check(double t0, double t1, const double* x1,
+                         const std::function<void(double, double*)>& interp, double* t_event, double* x_event) {
+  if (!m_) return false;
+  Eval(t1, x1, g1_.data());
+  double best = std::numeric_limits<double>::infinity();
+  std::fill(crossed_.begin(), crossed_.end(), 0);
+  constexpr double kEps = std::numeric_limits<double>::epsilon();
+  const double tol = 4 * kEps * std::max({std::fabs(t0), std::fabs(t1), t1 - t0});
+  std::vector<double> roots(m_, best);
+  for (int i = 0; i < m_; ++i) {
+    const int s1 = Sign(g1_[i]);
+    // An indicator that was exactly zero (at the start, or after an event)
+    // and leaves zero crosses from the other side: a condition that starts
+    // on its boundary takes its side at once.
+    if (s1 == 0 || s1 == sign_[i]) continue;
+    const int dir = p_.event_direction.empty() ? 0 : p_.event_direction[i];
+    if (dir != 0 && dir != s1) continue;  // a crossing not asked for
+    // Illinois on g_i along the interpolant; [a, b] keeps the sign change,
+    // g(a) on the old side (g0 at t0 may be zero: its sign is the old one).
+    double a = t0, b = t1, ga = g0_[i], gb = g1_[i];
+    if (ga == 0) ga = sign_[i] * std::numeric_limits<double>::min();
+    int side = 0;
+    for (int it = 0; it < 200 && b - a > tol; ++it) {
+      double c = b - gb * (b - a) / (gb - ga);
+      if (!(c > a && c < b)) c = 0.5 * (a + b);
+      interp(c, xt_.data());
+      Eval(c, xt_.data(), gt_.data());
+      const double gc = gt_[i];
+      if (gc == 0 || Sign(gc) == s1) {
+        b = c;
+        gb = gc;
+        if (gc == 0) break;
+        if (side == 1) ga *= 0.5;  // Illinois: halve the retained end's value
+        side = 1;
+      } else {
+        a = c;
+        ga = gc;
+        if (side == -1) gb *= 0.5;
+        side = -1;
+      }
+    }
+    roots[i] = b;
+    best = std::min(best, b);
+  }
+  if (!std::isfinite(best)) {
+    for (int i = 0; i < m_; ++i) {
+      if (g1_[i] != 0) sign_[i] = Sign(g1_[i]);
+      g0_[i] = g1_[i];
+    }
+    return false;
+  }
+  for (int i = 0; i < m_; ++i)
+    if (roots[i] <= best + tol) crossed_[i] = Sign(g1_[i]);
+  *t_event = best;
+  if (best == t1) std::copy(x1, x1 + p_.n, x_event);
+  else interp(best, x_event);
+  return true;
+}
+
+bool EventLocator::Handle(double t, double* x, long* events, const int* crossed) {
+  constexpr double kEps = std::numeric_limits<double>::epsilon();
+  if (*events > 0 && t - last_t_ <= 64 * kEps * std::max(1.0, std::fabs(t))) {
+    if (++burst_ > kMaxEventBurst)
+      ThrowFailure(p_, method_, t, x,
+                   fmt::format("more than {} events at t = {} without time advancing (chattering, or a Zeno point "
+                               "where events accumulate)",
+                               kMaxEventBurst, t),
+                   "an event's reset may leave its own condition true, or events accumulate here (a bouncing "
+                   "ball coming to rest): end the run before this time, or add a 'stop' event");
+  } else {
+    burst_ = 0;
+  }
+  last_t_ = t;
+  ++*events;
+  bool stop = false;
+  try {
+    stop = p_.on_event(t, x, crossed ? crossed : crossed_.data());
+  } catch (const Error& e) {
+    RethrowRhsError(e, p_, method_, t, x);
+  }
+  return stop;
+}
+
+}  // namespace paynter::internal
