@@ -13,6 +13,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "commands.h"
 #include "paynter/paynter.h"
 #include "paynter/stage_cache.h"
 
@@ -188,7 +189,7 @@ std::string Commented(const std::string& text) {
 
 int Check(const std::string& path) {
   Analysis a = Analyze(path);
-  std::cout << DescribeModel(a.model) << "\n";
+  std::cout << DescribeModel(a.model) << "\n" << DomainReport(a.model);
   if (!a.graph.conflicts.empty()) {
     std::cout << CausalityReport(a.model, a.graph, nullptr);
     RequireNoConflicts(a.model, a.graph);
@@ -751,6 +752,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   draw->add_option("--constraints", constraints, constraints_help)->default_val("auto");
 
+  RegisterLinearCommands(&app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -759,6 +762,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 1;
   }
   try {
+    if (const auto rc = RunLinearCommands()) return *rc;
     if (check->parsed()) return Check(file);
     if (caus->parsed()) return Causality(file, procedure, constraints);
     if (eqs->parsed()) return Equations(file, latex, form, explain, constraints);
@@ -795,7 +799,11 @@ int main(int argc, char** argv) {
     }
   } catch (const paynter::Error& e) {
     // An error found while simulating has no file of its own: it is the model's.
-    const std::string model_file = sim->parsed() ? sa.file : cmp->parsed() ? ca.file : plot->parsed() ? "" : file;
+    const std::string model_file = sim->parsed()                   ? sa.file
+                                   : cmp->parsed()                 ? ca.file
+                                   : !LinearCommandFile().empty() ? LinearCommandFile()
+                                   : plot->parsed()                ? ""
+                                                                   : file;
     const std::string what = e.what();
     if (e.diagnostic().where.file.empty() && !model_file.empty() && what.rfind("<model>", 0) == 0) {
       Diagnostic d = e.diagnostic();
