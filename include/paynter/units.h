@@ -56,11 +56,12 @@ const std::vector<Domain>& Domains();
 
 // Splits `text` into an expression and a trailing unit ("9.81 m/s^2" ->
 // "9.81", "m/s^2"): the unit is what follows the first blank at the top level
-// after which the rest reads as a unit and before which the text ends an
-// operand. *unit is empty when there is none. Throws a located Error for a
-// trailing word that looks like a unit but is none.
+// after which the rest reads as a unit and before which the text ends a
+// number or a parenthesis (or, with `after_name`, a name too). *unit is empty
+// when there is none. Throws a located Error for a trailing word that looks
+// like a unit but is none.
 void SplitUnit(const std::string& text, std::string* expression, std::string* unit, const SourceLocation& where,
-               const std::string& what);
+               const std::string& what, bool after_name);
 
 // Applies SplitUnit to every parameter and output of a spec read from a file:
 // the unit goes to Item::unit, and `text` becomes the SI value (the

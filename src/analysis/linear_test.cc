@@ -311,6 +311,34 @@ outputs:
                    90);
 }
 
+TEST(Units, ExpandWritesUnitsBackInSi) {
+  ModelSpec spec = ReadModelSpec(R"(
+parameters: {V: 5 V, R: 2 kOhm, L: 100 mH}
+elements:
+  - {name: supply, kind: Se, effort: V, input: true}
+  - {name: loop, kind: "1", domain: electrical}
+  - {name: coil, kind: I, inertance: L}
+  - {name: res, kind: R, resistance: R}
+bonds: [[supply, loop], [loop, coil], [loop, res]]
+outputs:
+  i: f_loop mA
+)",
+                                 "a.yaml");
+  const Model first = BuildModel(spec);
+  const Model again = LoadModelFromString(ModelSpecToYaml(spec), "b.yaml");
+  ASSERT_EQ(again.parameters.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_DOUBLE_EQ(again.parameters[i].value, first.parameters[i].value);
+  EXPECT_DOUBLE_EQ(again.parameters[1].value, 2000);
+  EXPECT_EQ(again.parameters[2].unit, "H");
+  EXPECT_TRUE(again.elements[0].input);
+  EXPECT_EQ(again.elements[1].domain, std::vector<std::string>{"electrical"});
+  for (const auto& b : again.bonds) EXPECT_EQ(b.domain, "electrical");
+  const GiNaC::ex i1 = first.outputs[0].value.subs(first.Symbol("f_loop") == 0.25);
+  const GiNaC::ex i2 = again.outputs[0].value.subs(again.Symbol("f_loop") == 0.25);
+  EXPECT_DOUBLE_EQ(GiNaC::ex_to<GiNaC::numeric>(GiNaC::evalf(i1)).to_double(), 250);
+  EXPECT_DOUBLE_EQ(GiNaC::ex_to<GiNaC::numeric>(GiNaC::evalf(i2)).to_double(), 250);
+}
+
 TEST(Units, CapacitanceInKilogramsOnAnElectricalBondIsReported) {
   try {
     LoadModelFromString(R"(

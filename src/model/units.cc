@@ -303,7 +303,7 @@ const std::vector<Domain>& Domains() {
 }
 
 void SplitUnit(const std::string& text, std::string* expression, std::string* unit, const SourceLocation& where,
-               const std::string& what) {
+               const std::string& what, bool after_name) {
   *expression = text;
   unit->clear();
   int depth = 0;
@@ -313,13 +313,24 @@ void SplitUnit(const std::string& text, std::string* expression, std::string* un
     if (c == '(' || c == '[') ++depth;
     if (c == ')' || c == ']') --depth;
     if (c != ' ' || depth != 0) continue;
+    if (text.size() - i > 400) continue;  // a unit is at most 200 characters: only the text's end can hold one
     size_t a = i;
     while (a > 0 && text[a - 1] == ' ') --a;
     size_t b = i;
     while (b < text.size() && text[b] == ' ') ++b;
     if (a == 0 || b == text.size()) continue;
+    if (text.size() - b > 200) continue;  // no unit is that long (and no text is copied per blank)
     const unsigned char before = text[a - 1], after = text[b];
-    const bool ends_operand = std::isalnum(before) || before == '_' || before == ')' || before == '.';
+    // A parameter's unit follows a number or a closing parenthesis: after a
+    // name, a blank and a word are two names ("m g" is no product, and an
+    // error). An output's unit may follow a name ("q_spring mm").
+    size_t start = a;
+    while (start > 0 && (std::isalnum(static_cast<unsigned char>(text[start - 1])) || text[start - 1] == '_' ||
+                         text[start - 1] == '.'))
+      --start;
+    const unsigned char first = text[start];
+    const bool ends_operand =
+        before == ')' || (start < a && (after_name || std::isdigit(first) || first == '.'));
     if (!ends_operand || !(UnitNameByte(after) || after == '1')) continue;
     const std::string rest = text.substr(b);
     std::string why;
@@ -353,7 +364,7 @@ void SplitUnits(ModelSpec* spec) {
   auto scale_text = [](const GiNaC::ex& s) { return ExpressionText(s); };
   for (auto& p : spec->parameters) {
     std::string expr, unit;
-    SplitUnit(p.text, &expr, &unit, p.where, fmt::format("parameter '{}'", p.name));
+    SplitUnit(p.text, &expr, &unit, p.where, fmt::format("parameter '{}'", p.name), false);
     if (unit.empty()) continue;
     const Unit u = *ParseUnit(unit);
     p.unit = unit;
@@ -362,7 +373,7 @@ void SplitUnits(ModelSpec* spec) {
   for (auto& o : spec->outputs) {
     if (o.value) continue;
     std::string expr, unit;
-    SplitUnit(o.text, &expr, &unit, o.where, fmt::format("output '{}'", o.name));
+    SplitUnit(o.text, &expr, &unit, o.where, fmt::format("output '{}'", o.name), true);
     if (unit.empty()) continue;
     const Unit u = *ParseUnit(unit);
     o.unit = unit;
@@ -869,7 +880,7 @@ class Checker {
       const Bond& b = m_.bonds[r.bond];
       const auto e = Get("e_" + b.name), f = Get("f_" + b.name);
       const std::string dom = DomainOf(b);
-      on = fmt::format(" on {} bond '{}' (effort {}, flow {})", dom.empty() ? "the" : "a " + dom, b.name,
+      on = fmt::format(" on bond '{}' ({}effort {}, flow {})", b.name, dom.empty() ? "" : dom + ": ",
                        e ? DimensionText(*e) : "?", f ? DimensionText(*f) : "?");
     }
     const std::string how = r.expected_note.empty() ? "" : fmt::format(" ({})", r.expected_note);
