@@ -5,3 +5,9 @@
 
 CLI::App* AddFmuCommand(CLI::App& app);  // `paynter fmu` (app/fmu.cc); RunFmuCommand runs it once parsed
 int RunFmuCommand();
+#include <optional>
+#include <string>
+
+void RegisterLinearCommands(CLI::App* app);  // linear.cc: `linearize` and `bode`
+std::optional<int> RunLinearCommands();      // linear.cc: the exit code when one of them was chosen
+std::string LinearCommandFile();             // linear.cc: its model file ("" when neither was chosen)

@@ -333,6 +333,7 @@ int main(int argc, char** argv) {
   draw->add_option("--constraints", constraints, constraints_help)->default_val("auto");
 
   CLI::App* fmu = AddFmuCommand(app);
+  RegisterLinearCommands(&app);
 
   try {
     app.parse(argc, argv);
@@ -342,6 +343,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 1;
   }
   try {
+    if (const auto rc = RunLinearCommands()) return *rc;
     if (check->parsed()) return CheckReport(file, std::cout);
     if (caus->parsed()) return CausalityText(file, procedure, constraints, std::cout);
     if (eqs->parsed()) return EquationsText(file, latex, form, explain, constraints, std::cout);
@@ -379,7 +381,11 @@ int main(int argc, char** argv) {
     }
   } catch (const paynter::Error& e) {
     // An error found while simulating has no file of its own: it is the model's.
-    const std::string model_file = sim->parsed() ? sa.run.file : cmp->parsed() ? ca.run.file : plot->parsed() ? "" : file;
+    const std::string model_file = sim->parsed()                  ? sa.run.file
+                                   : cmp->parsed()                ? ca.run.file
+                                   : !LinearCommandFile().empty() ? LinearCommandFile()
+                                   : plot->parsed()               ? ""
+                                                                  : file;
     std::cerr << ReportError(e, model_file).text << "\n";
     return 1;
   } catch (const std::exception& e) {

@@ -93,6 +93,11 @@ struct Element {
   // direction it constrains ("translation along x1"); the element's own name
   // and "" when written by hand.
   std::string joint, direction;
+  // A source marked `input: true`: an input of the linear model (paynter/linear.h).
+  bool input = false;
+  // The domain(s) declared with `domain:` (one, or one per port of a two-port);
+  // empty when none was declared.
+  std::vector<std::string> domain;
 };
 
 struct Bond {
@@ -103,6 +108,10 @@ struct Bond {
   SourceLocation where;
   std::string origin;     // the vector bond this scalar bond is a component of ("" = none)
   int component = 0;      // its component in that vector bond
+  // Its physical domain as found by the unit check (paynter/units.h):
+  // "electrical", "translational", "rotational", "hydraulic", "thermal", or
+  // "" when unknown; and the SI units of its effort and flow ("" = unknown).
+  std::string domain, effort_unit, flow_unit;
 };
 
 // The time integral of a flow, named and used as a state (an angle from an
@@ -125,6 +134,7 @@ struct Output {
   GiNaC::ex value;
   std::string text;
   SourceLocation where;
+  std::string unit = "";  // the unit it is reported in, as written ("" = SI, unchecked)
 };
 
 // A named expression; expressions that use it keep its symbol, and the
@@ -157,6 +167,7 @@ struct Parameter {
   std::string text;  // as written
   SourceLocation where;
   bool overridden = false;  // the value was given on the command line (ModelSpec::parameter_overrides)
+  std::string unit = "";  // its unit as written ("" = none); `value` is in SI units
 };
 
 struct Model {
@@ -208,6 +219,9 @@ struct ModelSpec {
     std::string name, text;
     SourceLocation where;
     std::optional<GiNaC::ex> value = std::nullopt;  // definitions and outputs: the expression itself
+    // A parameter's or output's unit as written (`m: 2 kg`); `text` then holds
+    // the value in SI units (SplitUnits, paynter/units.h).
+    std::string unit = "";
   };
   struct ElementSpec {
     ElementSpec() = default;
@@ -233,6 +247,8 @@ struct ModelSpec {
     // The expressions themselves (see above): of laws[0] (whose key stays),
     // `initial` and `position`.
     std::optional<GiNaC::ex> law_value, initial_value, position_value;
+    bool input = false;               // `input: true` (sources)
+    std::vector<std::string> domain;  // `domain:` as written
   };
   struct BondSpec {
     BondSpec() = default;

@@ -31,4 +31,9 @@ void RenderDot(const std::string& dot_source, const std::string& path);
 void PlotCsv(const std::string& csv_path, const std::string& out_path, const std::vector<std::string>& columns,
              const std::string& x_column = "", const std::string& title = "");
 
+// A Bode diagram (magnitude in dB above, phase in degrees below, against a
+// logarithmic angular frequency) from a CSV file with the columns omega,
+// magnitude_db and phase_deg (paynter bode), into a PNG/SVG/PDF file.
+void PlotBode(const std::string& csv_path, const std::string& out_path, const std::string& title);
+
 }  // namespace paynter

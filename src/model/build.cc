@@ -8,6 +8,7 @@
 
 #include "model_internal.h"
 #include "paynter/model.h"
+#include "paynter/units.h"
 
 namespace paynter {
 namespace {
@@ -43,6 +44,7 @@ class Builder {
     BuildOutputs();
     BuildEvents();
     BuildCoordinates();
+    CheckUnits(spec_, &m_);  // bonds' domains; dimensional consistency (units.cc)
     return std::move(m_);
   }
 
@@ -246,7 +248,7 @@ class Builder {
       NewSymbol(p.name);
       values[p.name] = value;
       constants_.insert(p.name);
-      m_.parameters.push_back({p.name, value, p.text, p.where, over != spec_.parameter_overrides.end()});
+      m_.parameters.push_back({p.name, value, p.text, p.where, over != spec_.parameter_overrides.end(), p.unit});
     }
     reading_parameter_ = -1;
   }
@@ -275,6 +277,11 @@ class Builder {
       e.origin = es.origin;
       if (es.fixed == "flow-in-flow-out") e.fixed = Element::Fixed::kFlowInFlowOut;
       if (es.fixed == "flow-in") e.fixed = Element::Fixed::kFlowInBoth;
+      if (es.input && !IsSource(e.kind))
+        ThrowAt(es.where, es.name, "'input: true' marks a source as an input of the linear model",
+                "an Se, Sf, MSe or MSf element", fmt::format("a {} element", es.kind), "remove 'input: true'");
+      e.input = es.input;
+      e.domain = es.domain;
       element_index_[es.name] = static_cast<int>(m_.elements.size());
       m_.elements.push_back(std::move(e));
     }
@@ -595,6 +602,7 @@ class Builder {
       out.where = o.where;
       out.value = Read(o.value, o.text, o.where, "", fmt::format("output '{}'", o.name));
       out.text = o.value && o.text.empty() ? ExpressionText(*o.value) : o.text;
+      out.unit = o.unit;
       m_.outputs.push_back(std::move(out));
     }
   }

@@ -11,6 +11,7 @@
 
 #include "model_internal.h"
 #include "paynter/model.h"
+#include "paynter/units.h"
 
 namespace paynter {
 namespace {
@@ -221,6 +222,7 @@ class YamlReader {
         Fail(outs, "", "'outputs' must be a mapping", "name: expression lines", Describe(outs));
       }
     }
+    SplitUnits(&spec);  // `m: 2 kg`: the unit apart, the value in SI units
     return spec;
   }
 
@@ -305,7 +307,7 @@ class YamlReader {
     CheckKeys(en,
               {"name", "kind", "initial", "inertance", "capacitance", "stiffness", "resistance", "ratio", "effort",
                "flow", "constraint", "position", "momentum", "description", "joint", "direction", "parasitic_stiffness",
-               "parasitic_damping", "coulomb", "diode", "static"},
+               "parasitic_damping", "coulomb", "diode", "static", "input", "domain"},
               e.name, "element '" + e.name + "'");
     // A vector element's law may be a list (diagonal, or one per component) or
     // a matrix: kept as bracketed text for the vector expansion to read.
@@ -321,6 +323,17 @@ class YamlReader {
     if (en["parasitic_stiffness"])
       e.parasitic_stiffness = Scalar(en["parasitic_stiffness"], e.name, "parasitic_stiffness");
     if (en["parasitic_damping"]) e.parasitic_damping = Scalar(en["parasitic_damping"], e.name, "parasitic_damping");
+    if (en["input"]) {  // a source that is an input of the linear model
+      const std::string v = Scalar(en["input"], e.name, "input");
+      if (v != "true" && v != "false") Fail(en["input"], e.name, "'input' is true or false", "input: true", v);
+      e.input = v == "true";
+    }
+    if (const auto d = en["domain"]) {  // one domain, or one per port of a two-port
+      if (d.IsSequence())
+        for (const auto& x : d) e.domain.push_back(Scalar(x, e.name, "domain"));
+      else
+        e.domain.push_back(Scalar(d, e.name, "domain"));
+    }
     if (en["initial"]) e.initial = en["initial"].IsSequence() ? Bracketed(en["initial"]) : Scalar(en["initial"], e.name, "initial");
     return e;
   }

@@ -152,6 +152,9 @@ class VectorExpander {
     e.where = from.where;
     e.origin = from.name;
     e.fixed = fixed;
+    // One domain holds for every scalar part; an input source's parts are inputs.
+    if (from.domain.size() == 1) e.domain = from.domain;
+    e.input = from.input && (kind == "Se" || kind == "Sf" || kind == "MSe" || kind == "MSf");
     out->push_back(e);
   }
   // A bond inside an expanded element (its scalar parts carry the element's

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "paynter/multibody.h"
+#include "paynter/units.h"
 
 namespace paynter {
 namespace {
@@ -10,6 +11,14 @@ namespace {
 // The text of an expression given as a text or as the expression itself.
 std::string Written(const std::string& text, const std::optional<GiNaC::ex>& value) {
   return value ? ExpressionText(*value) : text;
+}
+
+// A parameter's or output's text with its unit: the text is its SI value
+// (SplitUnits), so the unit written back is the SI unit of the same dimension.
+std::string WithUnit(const std::string& text, const std::string& unit) {
+  if (unit.empty()) return text;
+  const auto u = ParseUnit(unit);
+  return u ? text + " " + DimensionText(u->dim) : text;
 }
 
 }  // namespace
@@ -20,7 +29,7 @@ std::string ModelSpecToYaml(const ModelSpec& spec) {
   out << YAML::Key << "name" << YAML::Value << (spec.name.empty() ? "model" : spec.name);
   if (!spec.parameters.empty()) {
     out << YAML::Key << "parameters" << YAML::Value << YAML::BeginMap;
-    for (const auto& p : spec.parameters) out << YAML::Key << p.name << YAML::Value << p.text;
+    for (const auto& p : spec.parameters) out << YAML::Key << p.name << YAML::Value << WithUnit(p.text, p.unit);
     out << YAML::EndMap;
   }
   out << YAML::Key << "elements" << YAML::Value << YAML::BeginSeq;
@@ -39,6 +48,9 @@ std::string ModelSpecToYaml(const ModelSpec& spec) {
                                     std::pair{"parasitic_damping", &e.parasitic_damping},
                                     std::pair{"static", &e.static_friction}})
       if (!text->empty()) out << YAML::Key << key << YAML::Value << *text;
+    if (e.input) out << YAML::Key << "input" << YAML::Value << "true";
+    if (e.domain.size() == 1) out << YAML::Key << "domain" << YAML::Value << e.domain[0];
+    if (e.domain.size() > 1) out << YAML::Key << "domain" << YAML::Value << YAML::Flow << e.domain;
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;
@@ -68,7 +80,7 @@ std::string ModelSpecToYaml(const ModelSpec& spec) {
   for (const auto& [key, items] : {std::pair{"definitions", &spec.definitions}, std::pair{"outputs", &spec.outputs}}) {
     if (items->empty()) continue;
     out << YAML::Key << key << YAML::Value << YAML::BeginMap;
-    for (const auto& it : *items) out << YAML::Key << it.name << YAML::Value << Written(it.text, it.value);
+    for (const auto& it : *items) out << YAML::Key << it.name << YAML::Value << WithUnit(Written(it.text, it.value), it.unit);
     out << YAML::EndMap;
   }
   if (!spec.events.empty()) {  // docs/events.md

@@ -84,32 +84,25 @@ std::string GnuplotString(const std::string& s) {
 }
 }  // namespace
 
-void PlotCsv(const std::string& csv_path, const std::string& out_path, const std::vector<std::string>& columns,
-             const std::string& x_column, const std::string& title) {
+namespace {
+// The gnuplot terminal for an image file, from its extension.
+std::string Terminal(const std::string& out_path) {
+  const std::string ext = std::filesystem::path(out_path).extension().string();
+  if (ext == ".png") return "pngcairo size 1000,650 noenhanced";
+  if (ext == ".svg") return "svg size 1000,650 noenhanced";
+  if (ext == ".pdf") return "pdfcairo noenhanced";
+  Diagnostic d;
+  d.where = {out_path, 0, 0};
+  d.message = "unknown plot format";
+  d.expected = "a file name ending in .png, .svg or .pdf";
+  d.got = ext.empty() ? "no extension" : ext;
+  throw Error(d);
+}
+
+// Runs gnuplot on `body` (the commands after the terminal and output lines),
+// writing `out_path` atomically.
+void Render(const std::string& out_path, const std::string& terminal, const std::string& body) {
   namespace fs = std::filesystem;
-  const auto cols = ReadHeader(csv_path);
-  const int xi = x_column.empty() ? 1 : IndexOf(cols, x_column, csv_path);
-  std::vector<int> ys;
-  if (columns.empty()) {
-    for (size_t i = 1; i <= cols.size(); ++i)
-      if (static_cast<int>(i) != xi) ys.push_back(static_cast<int>(i));
-  } else {
-    for (const auto& c : columns) ys.push_back(IndexOf(cols, c, csv_path));
-  }
-  const fs::path target(out_path);
-  std::string ext = target.extension().string();
-  std::string terminal;
-  if (ext == ".png") terminal = "pngcairo size 1000,650 noenhanced";
-  else if (ext == ".svg") terminal = "svg size 1000,650 noenhanced";
-  else if (ext == ".pdf") terminal = "pdfcairo noenhanced";
-  else {
-    Diagnostic d;
-    d.where = {out_path, 0, 0};
-    d.message = "unknown plot format";
-    d.expected = "a file name ending in .png, .svg or .pdf";
-    d.got = ext.empty() ? "no extension" : ext;
-    throw Error(d);
-  }
   if (std::system("command -v gnuplot >/dev/null 2>&1") != 0)
     throw Error(fmt::format("{}: error: gnuplot is not installed\n  hint: run scripts/setup.sh (apt-get install gnuplot-nox)", out_path));
   const std::string tmp = TemporaryBeside(out_path);
@@ -117,18 +110,7 @@ void PlotCsv(const std::string& csv_path, const std::string& out_path, const std
   // Paths are made absolute: gnuplot would take a name starting with '-' for an option.
   gp << "set terminal " << terminal << "\n"
      << "set output " << GnuplotString(fs::absolute(tmp).string()) << "\n"
-     << "set datafile separator ','\n"
-     << "set key outside right top\n"
-     << "set grid\n"
-     << "set xlabel " << GnuplotString(cols[xi - 1]) << "\n";
-  if (!title.empty()) gp << "set title " << GnuplotString(title) << "\n";
-  if (ys.size() == 1) gp << "set ylabel " << GnuplotString(cols[ys[0] - 1]) << "\n";
-  const std::string data = GnuplotString(fs::absolute(csv_path).string());
-  gp << "plot ";
-  for (size_t k = 0; k < ys.size(); ++k)
-    gp << (k ? ", " : "") << "(" << data << ") using " << xi << ":" << ys[k]
-       << " every ::1 with lines lw 2 title " << GnuplotString(cols[ys[k] - 1]);
-  gp << "\nset output\n";
+     << body << "\nset output\n";
   std::error_code ec;
   std::string script;
   try {
@@ -147,6 +129,57 @@ void PlotCsv(const std::string& csv_path, const std::string& out_path, const std
     throw Error(fmt::format("{}: error: gnuplot failed: {}", out_path, msg));
   }
   MoveIntoPlace(tmp, out_path, "plot");
+}
+}  // namespace
+
+void PlotCsv(const std::string& csv_path, const std::string& out_path, const std::vector<std::string>& columns,
+             const std::string& x_column, const std::string& title) {
+  namespace fs = std::filesystem;
+  const auto cols = ReadHeader(csv_path);
+  const int xi = x_column.empty() ? 1 : IndexOf(cols, x_column, csv_path);
+  std::vector<int> ys;
+  if (columns.empty()) {
+    for (size_t i = 1; i <= cols.size(); ++i)
+      if (static_cast<int>(i) != xi) ys.push_back(static_cast<int>(i));
+  } else {
+    for (const auto& c : columns) ys.push_back(IndexOf(cols, c, csv_path));
+  }
+  const std::string terminal = Terminal(out_path);
+  std::ostringstream gp;
+  gp << "set datafile separator ','\n"
+     << "set key outside right top\n"
+     << "set grid\n"
+     << "set xlabel " << GnuplotString(cols[xi - 1]) << "\n";
+  if (!title.empty()) gp << "set title " << GnuplotString(title) << "\n";
+  if (ys.size() == 1) gp << "set ylabel " << GnuplotString(cols[ys[0] - 1]) << "\n";
+  const std::string data = GnuplotString(fs::absolute(csv_path).string());
+  gp << "plot ";
+  for (size_t k = 0; k < ys.size(); ++k)
+    gp << (k ? ", " : "") << "(" << data << ") using " << xi << ":" << ys[k]
+       << " every ::1 with lines lw 2 title " << GnuplotString(cols[ys[k] - 1]);
+  Render(out_path, terminal, gp.str());
+}
+
+void PlotBode(const std::string& csv_path, const std::string& out_path, const std::string& title) {
+  namespace fs = std::filesystem;
+  const auto cols = ReadHeader(csv_path);
+  const int w = IndexOf(cols, "omega", csv_path), mag = IndexOf(cols, "magnitude_db", csv_path),
+            phase = IndexOf(cols, "phase_deg", csv_path);
+  const std::string terminal = Terminal(out_path);
+  const std::string data = GnuplotString(fs::absolute(csv_path).string());
+  std::ostringstream gp;
+  gp << "set datafile separator ','\n"
+     << "set logscale x\n"
+     << "set grid xtics mxtics ytics\n"
+     << "set key off\n"
+     << "set multiplot layout 2,1 title " << GnuplotString(title) << "\n"
+     << "set ylabel 'magnitude (dB)'\n"
+     << "plot (" << data << ") using " << w << ":" << mag << " every ::1 with lines lw 2\n"
+     << "set ylabel 'phase (deg)'\n"
+     << "set xlabel 'angular frequency (rad/s)'\n"
+     << "plot (" << data << ") using " << w << ":" << phase << " every ::1 with lines lw 2\n"
+     << "unset multiplot";
+  Render(out_path, terminal, gp.str());
 }
 
 }  // namespace paynter

@@ -13,6 +13,7 @@
 #include "paynter/equations.h"
 #include "paynter/multibody.h"
 #include "paynter/report.h"
+#include "paynter/units.h"
 
 namespace paynter {
 namespace {
@@ -178,7 +179,7 @@ MethodView LoadForMethod(const std::string& path, const std::string& constraints
 
 int CheckReport(const std::string& path, std::ostream& out) {
   Analysis a = Analyze(path);
-  out << DescribeModel(a.model) << "\n";
+  out << DescribeModel(a.model) << "\n" << DomainReport(a.model);
   if (!a.graph.conflicts.empty()) {
     out << CausalityReport(a.model, a.graph, nullptr);
     RequireNoConflicts(a.model, a.graph);

@@ -1,0 +1,97 @@
+// paynter/linear.h — linear analysis: A, B, C, D at an operating point, the
+// eigenvalues with their damping and natural frequency, and the frequency
+// response C (jwI - A)^-1 B + D.
+//
+// The matrices are the exact Jacobians of the state equations as the pipeline
+// builds them (EquationSystem::rhs and ::outputs): every step's expression is
+// differentiated symbolically (GiNaC) and the partial derivatives, evaluated at
+// the operating point, are chained through the program in forward mode. An
+// implicit block r(u, w) = 0 (an algebraic loop, derivative causality, the
+// constraint forces of a mechanism) is differentiated by the implicit function
+// theorem: du/dz = -(dr/du)^-1 (dr/dw) dw/dz. No finite differences.
+//
+// Inputs are the sources marked `input: true` in the model (Se, Sf, MSe,
+// MSf): each becomes its law plus an input variable u_<source>, whose nominal
+// value is 0 (so u is the deviation from the law's value); outputs are the
+// model's outputs.
+#pragma once
+
+#include <complex>
+#include <string>
+#include <vector>
+
+#include "paynter/equations.h"
+#include "paynter/model.h"
+
+namespace paynter {
+
+// A dense matrix, row-major.
+struct Matrix {
+  int rows = 0, cols = 0;
+  std::vector<double> data;
+  Matrix() = default;
+  Matrix(int r, int c) : rows(r), cols(c), data(static_cast<size_t>(r) * c, 0.0) {}
+  double& operator()(int i, int j) { return data[static_cast<size_t>(i) * cols + j]; }
+  double operator()(int i, int j) const { return data[static_cast<size_t>(i) * cols + j]; }
+};
+
+// The model with each source marked `input: true` given an input variable:
+// its law becomes law + u_<source>, u_<source> a parameter of value 0. The
+// names of those parameters, in model order, go to *input_parameters and the
+// sources' names to *inputs. Throws a located Error when an input is not a
+// source, or is a constraint source.
+Model WithInputs(const Model& model, std::vector<std::string>* inputs, std::vector<std::string>* input_parameters);
+
+// The linearization of a model's equations at (t, x) with the inputs at their
+// nominal values.
+struct LinearModel {
+  std::vector<std::string> states, inputs, outputs;
+  Matrix A, B, C, D;  // dx' = A dx + B du, dy = C dx + D du
+  double t = 0;
+  std::vector<double> x;   // the operating point
+  std::vector<double> dx;  // the state derivatives there (0 at a steady state)
+  std::vector<double> y;   // the outputs there
+};
+
+// The Jacobians of `system` (built from a WithInputs model, whose input
+// parameters are named in `input_parameters`) at (t, x). Throws Error when a
+// partial derivative has no value there, or an implicit block is singular.
+LinearModel Linearize(const EquationSystem& system, const std::vector<std::string>& inputs,
+                      const std::vector<std::string>& input_parameters, double t, const std::vector<double>& x);
+
+struct SteadyStateOptions {
+  double tol = 1e-10;   // on max |f(x)| relative to the scale of the derivatives' terms
+  int max_iter = 100;
+};
+// A steady state f(x, u0) = 0 at time t by Newton's method from `start`, with
+// the exact Jacobian and a backtracking line search; a rank-deficient Jacobian
+// (a state that is free at a steady state, such as an angle nothing depends
+// on) takes the minimum-norm step. Throws Error naming the largest derivative
+// left when it does not converge.
+std::vector<double> SteadyState(const EquationSystem& system, const std::vector<std::string>& input_parameters,
+                                double t, const std::vector<double>& start, const SteadyStateOptions& options = {});
+
+// An eigenvalue with its damping ratio zeta = -Re/|lambda| and natural
+// frequency wn = |lambda| (rad/s); for lambda = 0, zeta is reported as NaN.
+struct Mode {
+  std::complex<double> lambda;
+  double zeta = 0, wn = 0;
+};
+// The eigenvalues of A, sorted by natural frequency, then imaginary part.
+std::vector<Mode> Modes(const Matrix& A);
+
+// H(jw) = C (jwI - A)^-1 B + D for input column `input` and output row `output`.
+std::complex<double> FrequencyResponse(const LinearModel& lin, int input, int output, double w);
+
+struct BodePoint {
+  double w = 0, magnitude_db = 0, phase_deg = 0;
+};
+// H at `points` frequencies spaced logarithmically from w0 to w1 (rad/s), the
+// phase unwrapped to be continuous from the first point.
+std::vector<BodePoint> Bode(const LinearModel& lin, int input, int output, double w0, double w1, int points);
+
+// The default frequency range: a decade below the smallest and above the
+// largest non-zero natural frequency (1e-2 to 1e2 rad/s without one).
+void DefaultFrequencyRange(const LinearModel& lin, double* w0, double* w1);
+
+}  // namespace paynter
