@@ -3,11 +3,11 @@
 
 #include <CLI/CLI.hpp>
 
-CLI::App* AddFmuCommand(CLI::App& app);  // `paynter fmu` (app/fmu.cc); RunFmuCommand runs it once parsed
-int RunFmuCommand();
 #include <optional>
 #include <string>
 
+CLI::App* AddFmuCommand(CLI::App& app);  // `paynter fmu` (app/fmu.cc); RunFmuCommand runs it once parsed
+int RunFmuCommand();
 void RegisterLinearCommands(CLI::App* app);  // linear.cc: `linearize` and `bode`
 std::optional<int> RunLinearCommands();      // linear.cc: the exit code when one of them was chosen
 std::string LinearCommandFile();             // linear.cc: its model file ("" when neither was chosen)
