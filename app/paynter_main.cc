@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 
+#include "commands.h"
 #include "paynter/paynter.h"
 #include "paynter/run.h"
 
@@ -330,6 +331,9 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   draw->add_option("--constraints", constraints, constraints_help)->default_val("auto");
 
+  std::function<int()> run_sweep;
+  auto* sweep = AddSweepCommand(app, &run_sweep);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -351,6 +355,7 @@ int main(int argc, char** argv) {
       ca.run.max_steps_given = cmp->get_option("--max-steps")->count() > 0;
       return Compare(ca, compare_out, compare_plot);
     }
+    if (sweep->parsed()) return run_sweep();
     if (expand->parsed()) return Expand(file, out);
     if (plot->parsed()) {
       PlotCsv(file, out, columns, x_col, title);

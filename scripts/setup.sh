@@ -10,6 +10,8 @@ PACKAGES=(
   libyaml-cpp-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   graphviz gnuplot-nox
+  # sweeps: HDF5 output, MPI ranks (mpirun), and h5py to read the files in the tests
+  libhdf5-dev libopenmpi-dev openmpi-bin python3-h5py python3-pandas
   "$@"
 )
 

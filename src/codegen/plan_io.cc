@@ -203,6 +203,7 @@ std::unique_ptr<CompiledProgram> Compile(const LoweredProgram& program, const Co
 }
 
 int NumSlots(const LoweredProgram& program) { return program.plan.num_slots; }
+int NumBlocks(const LoweredProgram& program) { return static_cast<int>(program.plan.blocks.size()); }
 
 void WriteLoweredProgram(const LoweredProgram& program, std::string* out) {
   codegen::ByteWriter w(out);
