@@ -272,16 +272,16 @@ class Hdf5SweepOutput : public SweepSink {
     throw Error(std::move(d));
   }
 
+  // A variable-length UTF-8 string: h5py reads it as a str.
   void StringAttribute(hid_t on, const char* name, const std::string& value) {
     Id type(H5Tcopy(H5T_C_S1), H5Tclose);
-    H5Tset_size(type, std::max<size_t>(1, value.size()));
+    H5Tset_size(type, H5T_VARIABLE);
     H5Tset_cset(type, H5T_CSET_UTF8);
     Id space(H5Screate(H5S_SCALAR), H5Sclose);
     Id attr(H5Acreate2(on, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
     Check(attr, std::string("write the attribute ") + name);
-    std::string padded = value;
-    padded.resize(std::max<size_t>(1, value.size()), '\0');
-    Check(H5Awrite(attr, type, padded.data()), std::string("write the attribute ") + name);
+    const char* text = value.c_str();
+    Check(H5Awrite(attr, type, &text), std::string("write the attribute ") + name);
   }
 
   void StringListAttribute(hid_t on, const char* name, const std::vector<std::string>& values) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -282,8 +283,13 @@ SweepReport RunSweep(const SweepDefinition& def, const SweepSettings& settings, 
 
   std::vector<long> mine;
   for (long k = rank; k < def.size(); k += report.ranks) mine.push_back(k);
-  const int threads = settings.threads > 0 ? settings.threads
-                                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // Default: the hardware threads, shared by the ranks on this machine.
+  int threads = settings.threads;
+  if (threads <= 0) {
+    threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    if (MpiSession::Active() && local && std::atoi(local) > 1) threads = std::max(1, threads / std::atoi(local));
+  }
   {
     LocalRunner local(plan, mine, threads);
     report.threads = local.threads();
