@@ -21,6 +21,18 @@ namespace {
 
 using SymbolicLock = std::lock_guard<std::recursive_mutex>;
 
+// Deletes under the symbolic lock: what holds expressions (a prepared model,
+// a compiled instance) may be destroyed while other threads run.
+struct SymbolicDelete {
+  template <typename T>
+  void operator()(T* p) const {
+    SymbolicLock lock(SymbolicMutex());
+    delete p;
+  }
+};
+template <typename T>
+using SymbolicPtr = std::unique_ptr<T, SymbolicDelete>;
+
 // An error's text as `paynter simulate` prints it: a message about the model
 // with no file of its own names the model file.
 std::string ErrorText(const Error& e, const std::string& model_file) {
@@ -78,43 +90,20 @@ SweepRunResult DoRun(const SweepPlan& plan, Worker& w, long k) {
     if (!own) {
       own = !PhysicalParametersHold(plan.prepared->staged(), w.physical.get(), overrides);
     }
-    RunResult run;
-    if (own) {
-      r.own_build = true;
-      std::unique_ptr<PreparedModel> p;
-      {
-        SymbolicLock lock(SymbolicMutex());
-        p = std::make_unique<PreparedModel>(PrepareModel(o));
-      }
-      try {
-        std::unique_lock<std::recursive_mutex> lock(SymbolicMutex(), std::defer_lock);
-        if (plan.symbolic_runs) lock.lock();
-        run = RunPrepared(*p, p->compiled(), o, &rows);
-      } catch (...) {
-        SymbolicLock lock(SymbolicMutex());
-        p.reset();
-        throw;
-      }
+    // Built, or made, and destroyed under the symbolic lock; run without it.
+    SymbolicPtr<PreparedModel> own_model;
+    SymbolicPtr<CompiledModel> fresh;
+    r.own_build = own;
+    {
       SymbolicLock lock(SymbolicMutex());
-      p.reset();
-    } else {
-      std::unique_ptr<CompiledModel> fresh;
-      if (plan.fresh_instance) {
-        SymbolicLock lock(SymbolicMutex());
-        fresh = plan.prepared->NewInstance();
-      }
-      try {
-        std::unique_lock<std::recursive_mutex> lock(SymbolicMutex(), std::defer_lock);
-        if (plan.symbolic_runs) lock.lock();
-        run = RunPrepared(*plan.prepared, fresh ? *fresh : *w.cm, o, &rows);
-      } catch (...) {
-        SymbolicLock lock(SymbolicMutex());
-        fresh.reset();
-        throw;
-      }
-      SymbolicLock lock(SymbolicMutex());
-      fresh.reset();
+      if (own) own_model.reset(new PreparedModel(PrepareModel(o)));
+      else if (plan.fresh_instance) fresh.reset(plan.prepared->NewInstance().release());
     }
+    const PreparedModel& prepared = own_model ? *own_model : *plan.prepared;
+    CompiledModel& cm = own_model ? own_model->compiled() : fresh ? *fresh : *w.cm;
+    std::unique_lock<std::recursive_mutex> lock(SymbolicMutex(), std::defer_lock);
+    if (plan.symbolic_runs) lock.lock();
+    const RunResult run = RunPrepared(prepared, cm, o, &rows);
     r.ok = true;
     r.steps = run.solution.stats.steps;
     r.rejected = run.solution.stats.rejected;
