@@ -1,11 +1,7 @@
-// The subcommands that live in files of their own (app/<name>.cc): each adds
-// its subcommand to the program and sets the function that runs it.
+// app/commands.h — subcommands kept in files of their own (app/<name>.cc).
 #pragma once
 
-#include <functional>
+#include <CLI/CLI.hpp>
 
-namespace CLI {
-class App;
-}
-
-CLI::App* AddSweepCommand(CLI::App& app, std::function<int()>* run);  // app/sweep.cc
+CLI::App* AddSweepCommand(CLI::App& app);  // `paynter sweep` (app/sweep.cc); RunSweepCommand runs it once parsed
+int RunSweepCommand();

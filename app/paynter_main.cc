@@ -331,8 +331,7 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   draw->add_option("--constraints", constraints, constraints_help)->default_val("auto");
 
-  std::function<int()> run_sweep;
-  auto* sweep = AddSweepCommand(app, &run_sweep);
+  CLI::App* sweep = AddSweepCommand(app);
 
   try {
     app.parse(argc, argv);
@@ -355,7 +354,7 @@ int main(int argc, char** argv) {
       ca.run.max_steps_given = cmp->get_option("--max-steps")->count() > 0;
       return Compare(ca, compare_out, compare_plot);
     }
-    if (sweep->parsed()) return run_sweep();
+    if (sweep->parsed()) return RunSweepCommand();
     if (expand->parsed()) return Expand(file, out);
     if (plot->parsed()) {
       PlotCsv(file, out, columns, x_col, title);

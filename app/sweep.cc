@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <iostream>
-#include <memory>
 
 #include "commands.h"
 #include "paynter/sweep.h"
@@ -82,10 +81,15 @@ int Sweep(const SweepArgs& a) {
 
 }  // namespace
 
-CLI::App* AddSweepCommand(CLI::App& app, std::function<int()>* run) {
-  auto args = std::make_shared<SweepArgs>();
+namespace {
+SweepArgs g_args;             // what the command line gave
+CLI::App* g_command = nullptr;
+}  // namespace
+
+CLI::App* AddSweepCommand(CLI::App& app) {
+  SweepArgs* args = &g_args;
   RunOptions& o = args->run;
-  auto* s = app.add_subcommand("sweep", "simulate a model over a grid or table of parameter values (threads, MPI)");
+  auto* s = g_command = app.add_subcommand("sweep", "simulate a model over a grid or table of parameter values (threads, MPI)");
   s->add_option("FILE", o.file, "model file (YAML)")->required();
   s->add_option("--param", args->params,
                 "NAME=START:STOP:COUNT (a range; several form a grid, the last fastest) or NAME=VALUE (fixed)");
@@ -117,10 +121,11 @@ CLI::App* AddSweepCommand(CLI::App& app, std::function<int()>* run) {
   s->add_option("--parasitic-stiffness", o.parasitic_stiffness, "parasitic: stiffness of every joint direction");
   s->add_option("--parasitic-damping", o.parasitic_damping, "parasitic: damping of every joint direction");
   s->add_flag("!--no-cache", o.stage_cache, "build the symbolic stages afresh, without the stage cache");
-  *run = [s, args] {
-    args->run.method_given = s->get_option("--method")->count() > 0;
-    args->run.max_steps_given = s->get_option("--max-steps")->count() > 0;
-    return Sweep(*args);
-  };
   return s;
+}
+
+int RunSweepCommand() {
+  g_args.run.method_given = g_command->get_option("--method")->count() > 0;
+  g_args.run.max_steps_given = g_command->get_option("--max-steps")->count() > 0;
+  return Sweep(g_args);
 }
