@@ -11,3 +11,5 @@ int RunFmuCommand();
 void RegisterLinearCommands(CLI::App* app);  // linear.cc: `linearize` and `bode`
 std::optional<int> RunLinearCommands();      // linear.cc: the exit code when one of them was chosen
 std::string LinearCommandFile();             // linear.cc: its model file ("" when neither was chosen)
+CLI::App* AddSweepCommand(CLI::App& app);  // `paynter sweep` (app/sweep.cc); RunSweepCommand runs it once parsed
+int RunSweepCommand();

@@ -334,6 +334,7 @@ int main(int argc, char** argv) {
 
   CLI::App* fmu = AddFmuCommand(app);
   RegisterLinearCommands(&app);
+  CLI::App* sweep = AddSweepCommand(app);
 
   try {
     app.parse(argc, argv);
@@ -357,6 +358,7 @@ int main(int argc, char** argv) {
       ca.run.max_steps_given = cmp->get_option("--max-steps")->count() > 0;
       return Compare(ca, compare_out, compare_plot);
     }
+    if (sweep->parsed()) return RunSweepCommand();
     if (expand->parsed()) return Expand(file, out);
     if (fmu->parsed()) return RunFmuCommand();
     if (plot->parsed()) {

@@ -14,6 +14,8 @@ PACKAGES=(
   # pytest runs its tests, pandas and matplotlib serve Result.to_pandas and plot
   pybind11-dev python3-dev python3-numpy python3-pytest python3-pandas python3-matplotlib
   unzip  # the FMU test unpacks exported FMUs (tests/fmi_importer.cc)
+  # sweeps: HDF5 output, MPI ranks (mpirun), and h5py to read the files in the tests
+  libhdf5-dev libopenmpi-dev openmpi-bin python3-h5py
   "$@"
 )
 

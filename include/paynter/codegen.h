@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +45,13 @@ struct CodegenOptions {
 // Empty when none qualifies; `why` then says why for each candidate.
 std::string PrivateCacheDir(const std::string& configured, std::string* why);
 
+// GiNaC's expressions share reference-counted parts without atomic counts, so
+// only one thread at a time may work on expressions: building or preparing a
+// model, copying or destroying compiled programs that keep expressions for
+// messages, and formatting such a message when a run fails. Code that does so
+// while other threads run models (a sweep) holds this lock.
+std::recursive_mutex& SymbolicMutex();
+
 class CompiledProgram {
  public:
   virtual ~CompiledProgram() = default;
@@ -75,6 +83,9 @@ struct LoweredProgram;
 std::shared_ptr<const LoweredProgram> LowerProgram(const Program& program);
 std::unique_ptr<CompiledProgram> Compile(const LoweredProgram& program, const CodegenOptions& options = {});
 int NumSlots(const LoweredProgram& program);  // the size of the slot array Run works on
+// Implicit blocks (solved by Newton's method, whose start and factorizations
+// carry over from one call to the next).
+int NumBlocks(const LoweredProgram& program);
 // A lowered program as bytes (for this build of paynter only), appended to `out`.
 void WriteLoweredProgram(const LoweredProgram& program, std::string* out);
 // Reads one from the front of `in` and advances it; null (and `in` unchanged) when

@@ -126,6 +126,8 @@ class PreparedModel {
   // model's order), which RunPrepared starts every run from.
   const std::vector<double>& parameter_values() const { return staged_.lowered.parameter_values; }
   const std::vector<std::string>& parameter_names() const { return staged_.lowered.parameter_names; }
+  // The lowered model and what the driver needs of its Model (StagedModel).
+  const StagedModel& staged() const { return staged_; }
   bool stages_cached() const { return stages_cached_; }
   double ready_seconds() const { return ready_seconds_; }  // model file to compiled model
   const std::string& stage_note() const { return stage_note_; }  // why the stage cache was not used

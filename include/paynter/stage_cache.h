@@ -63,6 +63,11 @@ StagedModel StageModel(const Model& model, LoweredModel lowered);
 // and finite with `overrides`; false when the Model must be checked (by
 // CheckPhysicalParameters, whose error names the parameter or element).
 bool PhysicalParametersHold(const StagedModel& staged, const std::map<std::string, double>& overrides);
+// The same with staged.physical compiled beforehand (Compile, tape backend), for
+// a caller that checks many sets of overrides; `physical` may be null when
+// staged.physical is.
+bool PhysicalParametersHold(const StagedModel& staged, const CompiledProgram* physical,
+                            const std::map<std::string, double>& overrides);
 
 class StageCache {
  public:

@@ -739,6 +739,11 @@ void NativeProgram::Run(double* slots) const {
 
 namespace paynter {
 
+std::recursive_mutex& SymbolicMutex() {
+  static std::recursive_mutex m;
+  return m;
+}
+
 std::string PrivateCacheDir(const std::string& configured, std::string* why) {
   namespace fs = std::filesystem;
   std::vector<fs::path> candidates;

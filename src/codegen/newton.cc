@@ -123,6 +123,7 @@ void RuntimeChecks::CheckRange(const double* s, int begin, int end) const {
 }
 
 void RuntimeChecks::ThrowNonFinite(const double* s, int entry) const {
+  std::lock_guard<std::recursive_mutex> symbolic(SymbolicMutex());  // the message prints expressions
   const WrittenSlot& w = plan_->written[entry];
   const std::string& name = SlotName(w.slot);
   const double v = s[w.slot];
@@ -155,6 +156,7 @@ void RuntimeChecks::ThrowNonFinite(const double* s, int entry) const {
 }
 
 void RuntimeChecks::CheckBlockInputs(const double* s, int block) const {
+  std::lock_guard<std::recursive_mutex> symbolic(SymbolicMutex());  // reads the residuals' expressions
   const BlockPlan& bp = plan_->blocks[block];
   CheckRange(s, 0, bp.written_before);
   std::set<int> unknowns(bp.unknowns.begin(), bp.unknowns.end());
@@ -634,6 +636,7 @@ void NewtonSolver::ThrowNotConverged(const double* s, int iterations, double ste
 }
 
 void NewtonSolver::ThrowNonFiniteResidual(const double* s, bool at_start) {
+  std::lock_guard<std::recursive_mutex> symbolic(SymbolicMutex());  // the message prints an expression
   if (checks_) checks_->CheckBlockInputs(s, block_);
   int bad = 0;
   while (bad < n_ - 1 && std::isfinite(r_[bad])) ++bad;

@@ -203,6 +203,7 @@ std::unique_ptr<CompiledProgram> Compile(const LoweredProgram& program, const Co
 }
 
 int NumSlots(const LoweredProgram& program) { return program.plan.num_slots; }
+int NumBlocks(const LoweredProgram& program) { return static_cast<int>(program.plan.blocks.size()); }
 
 const codegen::Plan& PlanOf(const LoweredProgram& program) { return program.plan; }
 

@@ -437,8 +437,20 @@ bool PhysicalParametersHold(const StagedModel& staged, const std::map<std::strin
   if (!staged.physical_complete) return false;
   CodegenOptions tape;
   tape.backend = Backend::kTape;
+  std::unique_ptr<CompiledProgram> program;
   try {
-    const auto program = Compile(*staged.physical, tape);
+    program = Compile(*staged.physical, tape);
+  } catch (const Error&) {
+    return false;
+  }
+  return PhysicalParametersHold(staged, program.get(), overrides);
+}
+
+bool PhysicalParametersHold(const StagedModel& staged, const CompiledProgram* program,
+                            const std::map<std::string, double>& overrides) {
+  if (overrides.empty() || !staged.physical) return true;
+  if (!staged.physical_complete || !program) return false;
+  try {
     std::vector<double> slots(program->num_slots(), 0.0);
     const size_t n = staged.physical_parameters.size();
     for (size_t i = 0; i < n; ++i) {

@@ -1,0 +1,131 @@
+// paynter sweep: many runs of one model over a grid or a table of parameter
+// values, on every core and MPI rank, into one HDF5 or CSV file. The work is
+// in paynter/sweep.h; this file reads the command line.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "commands.h"
+#include "paynter/sweep.h"
+
+namespace {
+
+using namespace paynter;
+
+struct SweepArgs {
+  RunOptions run;
+  std::vector<std::string> params, log;
+  std::string table, out;
+  bool no_stabilize = false;
+  int threads = 0;
+};
+
+// --param texts: NAME=START:STOP:COUNT ranges and NAME=VALUE fixed values.
+SweepDefinition Define(const SweepArgs& a) {
+  RunOptions base = a.run;
+  base.stabilize = !a.no_stabilize;
+  base.progress = false;
+  std::vector<SweepRange> ranges;
+  std::vector<std::string> fixed;
+  for (const auto& p : a.params) {
+    if (p.find(':') != std::string::npos) ranges.push_back(ParseSweepRange(p));
+    else fixed.push_back(p);
+  }
+  base.params = ParseParameterOverrides(fixed, base.file);
+  for (const auto& name : a.log) {
+    bool found = false;
+    for (auto& r : ranges)
+      if (r.name == name) r.log = found = true;
+    if (found) continue;
+    Diagnostic d;
+    d.message = fmt::format("--log {}: no --param range of that name", name);
+    d.expected = "the name of a --param NAME=START:STOP:COUNT range";
+    d.got = name;
+    throw Error(std::move(d));
+  }
+  return MakeSweep(base, ranges, a.table);
+}
+
+int Sweep(const SweepArgs& a) {
+  MpiSession mpi(nullptr, nullptr);  // MPI only under mpirun
+  const bool writer = MpiSession::Rank() == 0;
+  try {
+    const SweepDefinition def = Define(a);
+    std::unique_ptr<SweepSink> out;
+    if (writer) out = OpenSweepOutput(a.out, def);
+    SweepProgressBar bar(writer);
+    SweepSettings settings;
+    settings.threads = a.threads;
+    settings.progress = [&](long done, long failed, long total) { bar.Update(done, failed, total); };
+    const SweepReport r = RunSweep(def, settings, out.get());
+    bar.Finish();
+    if (!writer) return 0;
+    out->Commit();
+    std::cerr << fmt::format("paynter: sweep: {} runs, {} failed ({} thread{} x {} rank{}; {}) -> {}\n", r.runs,
+                             r.failed, r.threads, r.threads == 1 ? "" : "s", r.ranks, r.ranks == 1 ? "" : "s",
+                             r.compiled_once ? "compiled once" : fmt::format("{} runs built on their own", r.own_builds),
+                             a.out);
+    return 0;  // failed runs are results: the summary records them
+  } catch (const Error& e) {
+    if (!writer) return 1;  // rank 0 says what went wrong
+    const std::string what = e.what();
+    if (e.diagnostic().where.file.empty() && what.rfind("<model>", 0) == 0) {
+      Diagnostic d = e.diagnostic();
+      d.where.file = a.run.file;
+      throw Error(std::move(d));
+    }
+    throw;
+  }
+}
+
+}  // namespace
+
+namespace {
+SweepArgs g_args;             // what the command line gave
+CLI::App* g_command = nullptr;
+}  // namespace
+
+CLI::App* AddSweepCommand(CLI::App& app) {
+  SweepArgs* args = &g_args;
+  RunOptions& o = args->run;
+  auto* s = g_command = app.add_subcommand("sweep", "simulate a model over a grid or table of parameter values (threads, MPI)");
+  s->add_option("FILE", o.file, "model file (YAML)")->required();
+  s->add_option("--param", args->params,
+                "NAME=START:STOP:COUNT (a range; several form a grid, the last fastest) or NAME=VALUE (fixed)");
+  s->add_option("--params", args->table, "CSV table: a header of parameter names, one run per row");
+  s->add_option("--log", args->log, "space this --param range evenly in the logarithm");
+  s->add_option("--threads", args->threads, "threads per process (default: the hardware threads)")
+      ->check(CLI::NonNegativeNumber);
+  s->add_option("-o,--output", args->out, "results: .h5 / .hdf5 (HDF5) or .csv (+ .summary.csv)")->required();
+  // The run options, as simulate takes them.
+  s->add_option("--t-end", o.t_end, "end time")->required();
+  s->add_option("--t0", o.t0, "start time")->default_val(0.0);
+  s->add_option("--method", o.method, "rk4 | dopri5 | bdf")->default_val("dopri5");
+  s->add_option("--form", o.form, "state | lagrange1 | lagrange2 | hamilton")->default_val("state");
+  s->add_option("--rtol", o.rtol, "relative tolerance")->default_val(1e-6);
+  s->add_option("--atol", o.atol, "absolute tolerance")->default_val(1e-9);
+  s->add_option("--dt-out", o.dt_out, "output interval (default (t_end - t0)/1000)")->default_val(0.0);
+  s->add_option("--step", o.step, "fixed step for rk4")->default_val(1e-3);
+  s->add_option("--max-steps", o.max_steps, "step budget of each run (as for simulate)");
+  s->add_option("--backend", o.backend, "auto | native | tape")->default_val("auto")
+      ->check(CLI::IsMember({"auto", "native", "tape"}));
+  s->add_option("--block-solve", o.block_solve, "implicit blocks: auto | dense | sparse")->default_val("auto")
+      ->check(CLI::IsMember({"auto", "dense", "sparse"}));
+  s->add_option("--constraints", o.constraints,
+                "mechanisms: auto | lagrange-multipliers | minimal-coordinates | parasitic | zcp")
+      ->default_val("auto");
+  s->add_flag("--assemble", o.assemble, "make an inconsistent start consistent, however far off");
+  s->add_flag("--no-stabilize", args->no_stabilize, "lagrange-multipliers: no projection after steps");
+  s->add_flag("--energy", o.energy, "add the energy accounting's columns");
+  s->add_option("--parasitic-stiffness", o.parasitic_stiffness, "parasitic: stiffness of every joint direction");
+  s->add_option("--parasitic-damping", o.parasitic_damping, "parasitic: damping of every joint direction");
+  s->add_flag("!--no-cache", o.stage_cache, "build the symbolic stages afresh, without the stage cache");
+  return s;
+}
+
+int RunSweepCommand() {
+  g_args.run.method_given = g_command->get_option("--method")->count() > 0;
+  g_args.run.max_steps_given = g_command->get_option("--max-steps")->count() > 0;
+  return Sweep(g_args);
+}
