@@ -12,6 +12,7 @@
 
 #include "paynter/paynter.h"
 #include "paynter/run.h"
+#include "commands.h"
 
 namespace {
 
@@ -254,6 +255,8 @@ int main(int argc, char** argv) {
   auto* eqs = app.add_subcommand("equations", "print the state equations");
   eqs->add_option("FILE", file, "model file (YAML)")->required();
   eqs->add_flag("--latex", latex, "print LaTeX");
+  bool standalone = false;
+  eqs->add_flag("--standalone", standalone, "with --latex: a whole LaTeX document");
   eqs->add_option("--form", form, "state | lagrange1 | lagrange2 | hamilton")->default_val("state");
   eqs->add_flag("--explain", explain, "with --form lagrange2: the Lagrange subsystem (momenta, efforts)");
   eqs->add_option("--constraints", constraints, constraints_help)->default_val("auto");
@@ -330,6 +333,9 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   draw->add_option("--constraints", constraints, constraints_help)->default_val("auto");
 
+  CLI::App* report = nullptr;
+  const auto run_report = AddReportCommand(app, &report);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -340,7 +346,7 @@ int main(int argc, char** argv) {
   try {
     if (check->parsed()) return CheckReport(file, std::cout);
     if (caus->parsed()) return CausalityText(file, procedure, constraints, std::cout);
-    if (eqs->parsed()) return EquationsText(file, latex, form, explain, constraints, std::cout);
+    if (eqs->parsed()) return EquationsText(file, latex, form, explain, constraints, std::cout, standalone);
     if (sim->parsed()) {
       sa.run.method_given = sim->get_option("--method")->count() > 0;
       sa.run.max_steps_given = sim->get_option("--max-steps")->count() > 0;
@@ -352,6 +358,7 @@ int main(int argc, char** argv) {
       return Compare(ca, compare_out, compare_plot);
     }
     if (expand->parsed()) return Expand(file, out);
+    if (report->parsed()) return run_report();
     if (plot->parsed()) {
       PlotCsv(file, out, columns, x_col, title);
       return 0;
@@ -374,7 +381,11 @@ int main(int argc, char** argv) {
     }
   } catch (const paynter::Error& e) {
     // An error found while simulating has no file of its own: it is the model's.
-    const std::string model_file = sim->parsed() ? sa.run.file : cmp->parsed() ? ca.run.file : plot->parsed() ? "" : file;
+    const std::string model_file = sim->parsed()      ? sa.run.file
+                                   : cmp->parsed()    ? ca.run.file
+                                   : report->parsed() ? report->get_option("FILE")->as<std::string>()
+                                   : plot->parsed()   ? ""
+                                                      : file;
     const std::string what = e.what();
     if (e.diagnostic().where.file.empty() && !model_file.empty() && what.rfind("<model>", 0) == 0) {
       Diagnostic d = e.diagnostic();

@@ -26,6 +26,10 @@ std::string BondGraphDot(const Model& model, const CausalGraph* graph, const Zer
 // Throws Error if Graphviz is missing or fails; writes atomically.
 void RenderDot(const std::string& dot_source, const std::string& path);
 
+// The SVG Graphviz draws from `dot_source` (dot -Tsvg). Throws Error if
+// Graphviz is missing or fails.
+std::string DotToSvg(const std::string& dot_source);
+
 // Plots columns of a CSV file against its first column (or against `x_column`)
 // with gnuplot into a PNG/SVG/PDF file. Empty `columns` = all columns.
 void PlotCsv(const std::string& csv_path, const std::string& out_path, const std::vector<std::string>& columns,

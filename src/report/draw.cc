@@ -35,9 +35,34 @@ std::string Quote(const std::string& s) {
   return out + "\"";
 }
 
+// An element's law as a label shows it: as written, or (written by the
+// multibody library) as GiNaC prints the expression, broken into lines of
+// about `width` characters after an operator or a space -- never cut off.
+std::string LawLabel(const Element& e, size_t width = 28) {
+  std::string text = e.law_text;
+  if (text.empty() && !e.law.is_zero()) {
+    std::ostringstream os;
+    os << e.law;
+    text = os.str();
+  }
+  std::string out, line;
+  for (size_t i = 0; i < text.size(); ++i) {
+    line += text[i];
+    const char next = i + 1 < text.size() ? text[i + 1] : '\0';
+    const bool breakable = text[i] == ' ' || text[i] == '+' || text[i] == '*' || text[i] == '/' ||
+                           (text[i] == '-' && i > 0 && text[i - 1] == ' ');
+    if (line.size() >= width && breakable && next != '\0') {
+      out += line + "\n";
+      line.clear();
+    }
+  }
+  return out + line;
+}
+
 std::string LabelOf(const Element& e) {
   if (IsJunction(e.kind)) return KindName(e.kind);
-  return KindName(e.kind) + ":" + e.name + (e.law_text.empty() || IsTwoPort(e.kind) ? "" : "\n" + e.law_text.substr(0, 24));
+  const std::string law = LawLabel(e);
+  return KindName(e.kind) + ":" + e.name + (law.empty() ? "" : "\n" + law);
 }
 }  // namespace
 
@@ -55,9 +80,9 @@ std::string BondGraphDot(const Model& m, const CausalGraph* g, const ZeroOrderPa
      << "  edge [fontname=\"Helvetica\", fontsize=10, arrowsize=1.1];\n";
   for (size_t i = 0; i < m.elements.size(); ++i) {
     const Element& e = m.elements[i];
-    std::string label = LabelOf(e);
-    if (IsTwoPort(e.kind)) label = KindName(e.kind) + ":" + e.name + "\n" + e.law_text.substr(0, 24);
-    os << "  " << Quote(e.name) << " [label=" << Quote(label);
+    // The ids (el<i>, bond<b>) name the SVG groups, which the report's page
+    // finds its elements by.
+    os << "  " << Quote(e.name) << " [id=" << Quote(fmt::format("el{}", i)) << ", label=" << Quote(LabelOf(e));
     if (IsJunction(e.kind)) os << ", xlabel=" << Quote(e.name) << ", fontsize=18";
     if (highlight && on_path(highlight->elements, static_cast<int>(i))) os << ", fontcolor=blue";
     os << "];\n";
@@ -72,7 +97,7 @@ std::string BondGraphDot(const Model& m, const CausalGraph* g, const ZeroOrderPa
       else arrowtail = "tee";
     }
     os << "  " << Quote(m.elements[bond.from].name) << " -> " << Quote(m.elements[bond.to].name)
-       << " [label=" << Quote(bond.name) << ", dir=both, arrowhead=" << arrowhead << ", arrowtail=" << arrowtail;
+       << " [id=" << Quote(fmt::format("bond{}", b)) << ", label=" << Quote(bond.name) << ", dir=both, arrowhead=" << arrowhead << ", arrowtail=" << arrowtail;
     if (highlight && on_path(highlight->bonds, static_cast<int>(b))) {
       // The highlighted zero-order causal path: thick and blue.
       os << ", color=blue, fontcolor=blue, penwidth=3";
@@ -97,6 +122,24 @@ bool CommandExists(const std::string& name) {
 }
 
 }  // namespace
+
+std::string DotToSvg(const std::string& dot_source) {
+  namespace fs = std::filesystem;
+  const std::string path = TemporaryBeside((fs::temp_directory_path() / "paynter_drawing.svg").string(), ".svg");
+  try {
+    RenderDot(dot_source, path);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove(path, ec);
+    throw;
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::error_code ec;
+  fs::remove(path, ec);
+  return ss.str();
+}
 
 void RenderDot(const std::string& dot_source, const std::string& path) {
   namespace fs = std::filesystem;
