@@ -599,6 +599,8 @@
     const errs = document.querySelectorAll('#equations .katex-error').length;
     check('equations', eqs > 0 && errs === 0, eqs + ' rendered, ' + errs + ' errors');
     const finish = function () {
+      check('no injection', !window.paynterInjected && !document.querySelector('img, iframe, object, embed'),
+        String(window.paynterInjected || ''));
       check('console', window.paynterErrors.length === 0, window.paynterErrors.join(' | '));
       const ok = checks.every(function (c) { return c.ok; });
       const out = el('pre', { id: 'selftest', text: JSON.stringify({ ok: ok, checks: checks }) });
