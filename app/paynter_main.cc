@@ -332,6 +332,10 @@ int main(int argc, char** argv) {
   draw->add_option("--highlight-path", highlight, "highlight zero-order causal path N (numbered as in 'paynter causality')")
       ->check(CLI::PositiveNumber);
   draw->add_option("--constraints", constraints, constraints_help)->default_val("auto");
+  bool expand_drawing = false;
+  draw->add_flag("--expand", expand_drawing,
+                 "draw every scalar element and bond (a model with vector bonds or a multibody section is drawn as "
+                 "its components and multibonds otherwise)");
 
   CLI::App* report = nullptr;
   const auto run_report = AddReportCommand(app, &report);
@@ -376,7 +380,9 @@ int main(int argc, char** argv) {
         paths = FindZeroOrderPaths(m, g);
         hl = &SelectZeroOrderPath(paths, highlight);
       }
-      RenderDot(BondGraphDot(m, &g, hl), out);
+      const DrawComponents components = FindDrawComponents(m, ReadModelSpecFile(file));
+      RenderDot(expand_drawing || hl || components.empty() ? BondGraphDot(m, &g, hl) : ComponentGraphDot(m, &g, components),
+                out);
       return 0;
     }
   } catch (const paynter::Error& e) {

@@ -103,7 +103,7 @@ TEST(Report, B4LoadsDrawsAndAnimates) {
   const fs::path out = OutDir() / "B4.html";
   const std::string html = Report(testing::SourcePath("examples/B4_spatial_arm.yaml"), "1", out);
   EXPECT_NE(html.find("pose_slider_R33"), std::string::npos);
-  ExpectPagePasses(out, {"drawing", "plots", "hover", "equations", "3d drawn", "3d frames differ", "3d plays",
+  ExpectPagePasses(out, {"drawing", "components", "plots", "hover", "equations", "3d drawn", "3d frames differ", "3d plays",
                          "console"});
 }
 

@@ -89,21 +89,25 @@
   row.appendChild(drawing);
   row.appendChild(info);
   drawSec.appendChild(row);
-  const parsed = new DOMParser().parseFromString(data.svg, 'image/svg+xml');
-  const svg = cleanSvg(parsed.documentElement);
-  if (svg) {
+  // A drawing: Graphviz's SVG, cleaned, with zoom (wheel), pan (drag) and fit
+  // (double click) through its viewBox.
+  function makeView(text) {
+    const box = el('div', { class: 'view' });
+    box.style.width = '100%';
+    box.style.height = '100%';
+    const parsed = new DOMParser().parseFromString(text, 'image/svg+xml');
+    const svg = cleanSvg(parsed.documentElement);
+    if (!svg) return { box: box, svg: null };
     svg.removeAttribute('width');
     svg.removeAttribute('height');
-    drawing.appendChild(svg);
-  }
-  // Zoom and pan through the viewBox.
-  const vb0 = svg && svg.getAttribute('viewBox') ? svg.getAttribute('viewBox').split(/[\s,]+/).map(Number) : null;
-  let vb = vb0 ? vb0.slice() : null;
-  function setVb() { if (vb) svg.setAttribute('viewBox', vb.join(' ')); }
-  if (svg && vb) {
-    drawing.addEventListener('wheel', function (ev) {
+    box.appendChild(svg);
+    const vb0 = svg.getAttribute('viewBox') ? svg.getAttribute('viewBox').split(/[\s,]+/).map(Number) : null;
+    if (!vb0) return { box: box, svg: svg };
+    let vb = vb0.slice();
+    const setVb = function () { svg.setAttribute('viewBox', vb.join(' ')); };
+    box.addEventListener('wheel', function (ev) {
       ev.preventDefault();
-      const r = drawing.getBoundingClientRect();
+      const r = box.getBoundingClientRect();
       const fx = (ev.clientX - r.left) / r.width, fy = (ev.clientY - r.top) / r.height;
       const k = ev.deltaY > 0 ? 1.15 : 1 / 1.15;
       const w = vb[2] * k, h = vb[3] * k;
@@ -111,19 +115,46 @@
       setVb();
     }, { passive: false });
     let drag = null;
-    drawing.addEventListener('mousedown', function (ev) { drag = { x: ev.clientX, y: ev.clientY, vb: vb.slice() }; });
+    box.addEventListener('mousedown', function (ev) { drag = { x: ev.clientX, y: ev.clientY, vb: vb.slice() }; });
     window.addEventListener('mouseup', function () { drag = null; });
     window.addEventListener('mousemove', function (ev) {
       if (!drag) return;
-      const r = drawing.getBoundingClientRect();
+      const r = box.getBoundingClientRect();
       const s = Math.max(drag.vb[2] / r.width, drag.vb[3] / r.height);
       vb = [drag.vb[0] - (ev.clientX - drag.x) * s, drag.vb[1] - (ev.clientY - drag.y) * s, drag.vb[2], drag.vb[3]];
       setVb();
     });
-    drawing.addEventListener('dblclick', function () { vb = vb0.slice(); setVb(); });
+    box.addEventListener('dblclick', function () { vb = vb0.slice(); setVb(); });
+    return { box: box, svg: svg };
+  }
+  const scalarView = makeView(data.svg);
+  const svg = scalarView.svg;
+  drawing.appendChild(scalarView.box);
+  const compView = data.components_svg ? makeView(data.components_svg) : null;
+  const toolbar = el('div', { class: 'toolbar' });
+  function showView(which) {
+    scalarView.box.style.display = which === 'scalar' ? '' : 'none';
+    if (compView) compView.box.style.display = which === 'components' ? '' : 'none';
+    toolbar.querySelectorAll('button').forEach(function (b) { b.classList.toggle('on', b.dataset.view === which); });
+  }
+  if (compView) {
+    drawing.appendChild(compView.box);
+    [['components', 'Components'], ['scalar', 'Scalar bond graph']].forEach(function (v) {
+      const b = el('button', { text: v[1] });
+      b.dataset.view = v[0];
+      b.addEventListener('click', function () { showView(v[0]); });
+      toolbar.appendChild(b);
+    });
+    drawSec.insertBefore(toolbar, row);
+    showView('components');
+    (data.components || []).forEach(function (c) { byId[c.id] = { type: 'component', item: c }; });
+    (data.multibonds || []).forEach(function (m) { byId[m.id] = { type: 'multibond', item: m }; });
   }
 
-  function groupOf(id) { return svg ? svg.querySelector('g[id="' + CSS.escape(id) + '"]') : null; }
+  function groupOf(id) {
+    const sel = 'g[id="' + CSS.escape(id) + '"]';
+    return (svg && svg.querySelector(sel)) || (compView && compView.svg && compView.svg.querySelector(sel)) || null;
+  }
 
   function provenance(p) {
     const d = el('div', { class: 'prov' });
@@ -192,14 +223,60 @@
     if (b.effort) info.appendChild(provenance(b.effort));
     if (b.flow) info.appendChild(provenance(b.flow));
   }
+  // Shows the scalar graph with these elements and bonds highlighted.
+  function expandTo(ids, focus) {
+    showView('scalar');
+    if (svg) svg.querySelectorAll('.comp-hl').forEach(function (g) { g.classList.remove('comp-hl'); });
+    ids.forEach(function (id) { const g = groupOf(id); if (g) g.classList.add('comp-hl'); });
+    if (focus) show(focus);
+  }
+  function showComponent(c) {
+    info.textContent = '';
+    info.appendChild(el('h3', { text: c.kind + ' ' + c.name }));
+    c.label.split('\n').slice(1).forEach(function (l) { info.appendChild(el('div', { text: l })); });
+    const inside = c.elements.slice();
+    (data.bonds || []).forEach(function (b) {
+      if (c.elements.indexOf(b.from_id) >= 0 && c.elements.indexOf(b.to_id) >= 0) inside.push(b.id);
+    });
+    const ex = el('button', { text: 'Expand: show its ' + c.elements.length + ' elements in the scalar bond graph' });
+    ex.addEventListener('click', function () { expandTo(inside); });
+    info.appendChild(el('p', null, [ex]));
+    info.appendChild(el('h4', { text: 'Elements' }));
+    const ul = el('ul');
+    c.elements.forEach(function (id) {
+      const e = byId[id].item;
+      const li = el('li', { text: e.kind + ': ' + e.name });
+      li.style.cursor = 'pointer';
+      li.addEventListener('click', function () { expandTo(inside, id); });
+      ul.appendChild(li);
+    });
+    info.appendChild(ul);
+  }
+  function showMultibond(m) {
+    info.textContent = '';
+    info.appendChild(el('h3', { text: 'multibond ' + m.label }));
+    const ex = el('button', { text: 'Expand: show its bonds in the scalar bond graph' });
+    ex.addEventListener('click', function () { expandTo(m.bonds); });
+    info.appendChild(el('p', null, [ex]));
+    m.bonds.forEach(function (id) {
+      const b = byId[id].item;
+      info.appendChild(el('div', { text: 'bond ' + b.name + ': ' + b.from + ' \u2192 ' + b.to }));
+      if (b.effort) info.appendChild(provenance(b.effort));
+      if (b.flow) info.appendChild(provenance(b.flow));
+    });
+  }
   let pinned = null;
   function show(id) {
     const x = byId[id];
     if (!x) return;
-    if (x.type === 'element') showElement(x.item); else showBond(x.item);
+    if (x.type === 'element') showElement(x.item);
+    else if (x.type === 'bond') showBond(x.item);
+    else if (x.type === 'component') showComponent(x.item);
+    else showMultibond(x.item);
   }
-  if (svg) {
-    svg.querySelectorAll('g.node, g.edge').forEach(function (g) {
+  [svg, compView && compView.svg].forEach(function (root) {
+    if (!root) return;
+    root.querySelectorAll('g.node, g.edge').forEach(function (g) {
       g.addEventListener('mouseenter', function () { if (!pinned) show(g.id); });
       g.addEventListener('click', function (ev) {
         ev.stopPropagation();
@@ -208,6 +285,8 @@
         if (pinned) { g.classList.add('selected'); show(g.id); }
       });
     });
+  });
+  if (svg) {
     // Bonds on any zero-order causal path are dashed.
     (data.paths || []).forEach(function (p) {
       p.bonds.forEach(function (b) { const g = groupOf(b); if (g) g.classList.add('on-zcp'); });
@@ -226,6 +305,7 @@
         if (active === p) { active = null; return; }
         active = p;
         li.classList.add('active');
+        showView('scalar');
         p.bonds.concat(p.elements).forEach(function (id) { const g = groupOf(id); if (g) g.classList.add('zcp-hl'); });
       });
       list.appendChild(li);
@@ -582,6 +662,13 @@
     function check(name, ok, detail) { checks.push({ name: name, ok: !!ok, detail: String(detail) }); }
     const nodes = svg ? svg.querySelectorAll('g.node').length : 0;
     check('drawing', svg && nodes === data.elements.length, nodes + ' nodes of ' + data.elements.length + ' elements');
+    if (compView) {
+      const comps = compView.svg.querySelectorAll('g.node[id^="comp"]').length;
+      const g = groupOf(data.components[0].id);
+      if (g) g.dispatchEvent(new MouseEvent('mouseenter'));
+      check('components', comps === data.components.length && info.querySelector('h3').textContent ===
+        data.components[0].kind + ' ' + data.components[0].name, comps + ' component nodes of ' + data.components.length);
+    }
     const canvases = Array.from(document.querySelectorAll('#plots canvas'));
     check('plots', canvases.length === (outputs.length ? outputs.length + 1 : 0) &&
       canvases.every(function (c) { return inked(c) > 100; }), canvases.length + ' plot canvases, ink ' +

@@ -417,6 +417,9 @@ void WriteHtmlReport(const ReportOptions& options, const std::string& path) {
     // A graph with conflicts has no zero-order causal paths to show.
   }
   const std::string svg = DotToSvg(BondGraphDot(a.model, &a.graph));
+  // The drawing at the level the model was written (components, multibonds).
+  const DrawComponents components = FindDrawComponents(a.model, ReadModelSpecFile(run.file));
+  const std::string components_svg = components.empty() ? "" : DotToSvg(ComponentGraphDot(a.model, &a.graph, components));
   std::ostringstream equations_tex, causality_text;
   EquationsText(run.file, true, run.form, false, run.constraints, equations_tex);
   try {
@@ -430,6 +433,25 @@ void WriteHtmlReport(const ReportOptions& options, const std::string& path) {
   j.Field("model", a.model.name).Field("file", fs::path(run.file).filename().string());
   j.Field("form", run.form).Field("constraints", ConstraintMethodName(result.report.method));
   j.Field("svg", svg);
+  if (!components.empty()) {
+    j.Field("components_svg", components_svg);
+    j.Key("components").Open('[');
+    for (size_t c = 0; c < components.components.size(); ++c) {
+      const auto& comp = components.components[c];
+      j.Open('{').Field("id", fmt::format("comp{}", c)).Field("name", comp.name).Field("kind", comp.kind);
+      j.Field("label", comp.label).Key("elements").Open('[');
+      for (int e : comp.elements) j.Str(fmt::format("el{}", e));
+      j.Close(']').Close('}');
+    }
+    j.Close(']').Key("multibonds").Open('[');
+    for (size_t k = 0; k < components.multibonds.size(); ++k) {
+      const auto& mb = components.multibonds[k];
+      j.Open('{').Field("id", fmt::format("mb{}", k)).Field("label", mb.label).Key("bonds").Open('[');
+      for (int b : mb.bonds) j.Str(fmt::format("bond{}", b));
+      j.Close(']').Close('}');
+    }
+    j.Close(']');
+  }
   WriteElements(j, a.model, a.graph, eqs ? &*eqs : nullptr, paths);
   j.Field("equations", equations_tex.str()).Field("causality", causality_text.str());
   // The run: statistics and results, column by column.
