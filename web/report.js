@@ -25,7 +25,7 @@
   function tex(latex, display) {
     const span = el('span', { class: 'eq' });
     try {
-      katex.render(latex, span, { displayMode: !!display, throwOnError: false, trust: false, strict: 'ignore', maxExpand: 1000 });
+      katex.render(latex, span, { displayMode: !!display, fleqn: true, throwOnError: false, trust: false, strict: 'ignore', maxExpand: 1000 });
     } catch (err) {
       span.textContent = latex;
     }
@@ -410,7 +410,7 @@
     function grow(p) { for (let k = 0; k < 3; ++k) { lo[k] = Math.min(lo[k], p[k]); hi[k] = Math.max(hi[k], p[k]); } }
     bodies.forEach(function (b) { for (let i = 0; i < n; ++i) grow([b.x[i], b.y[i], b.z[i]]); });
     joints.forEach(function (j) { for (let i = 0; i < n; ++i) grow([j.x[i], j.y[i], j.z[i]]); });
-    const span = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3);
+    let span = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3);
     const centre = [(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2];
     // Box dimensions: Ixx = m (b^2 + c^2) / 12 ... solved for a, b, c.
     bodies.forEach(function (b) {
@@ -424,6 +424,8 @@
       const big = Math.max(d[0], d[1], d[2], 1e-9);
       b.dims = d.map(function (v) { return Math.max(v, big * 0.05, span * 0.01); });
     });
+    // The view holds the bodies too (a body may be larger than its motion).
+    bodies.forEach(function (b) { span = Math.max(span, 1.2 * Math.max(b.dims[0], b.dims[1], b.dims[2])); });
 
     const row = el('div', { class: 'view3d-row' });
     const canvas = el('canvas', { id: 'view3d', width: '720', height: '520' });
@@ -559,7 +561,8 @@
     function tick(now) {
       if (!playing) { last = null; return; }
       if (last !== null) {
-        simTime += (now - last) / 1000 * Number(speed.value);
+        // A slow frame moves the clock on by 0.1 s at most (no jump past the end).
+        simTime += Math.min((now - last) / 1000, 0.1) * Number(speed.value);
         if (simTime > t[n - 1]) simTime = t[0];
         let k = frame;
         if (t[k] > simTime) k = 0;
@@ -704,15 +707,28 @@
       check('3d frames differ', moved, 'frame 0 and frame ' + Math.floor(view3d.frames / 2));
       view3d.setFrame(0);
       view3d.play();
-      setTimeout(function () {
+      // Playing moves the frame on (waits up to 4 s for the browser's frames).
+      const started = Date.now();
+      const poll = function () {
         const f = view3d.frame();
+        if (f === 0 && Date.now() - started < 4000) { setTimeout(poll, 100); return; }
         view3d.pause();
-        check('3d plays', f > 0, 'frame ' + f + ' after 600 ms');
+        check('3d plays', f > 0, 'frame ' + f + ' after ' + (Date.now() - started) + ' ms');
         finish();
-      }, 600);
+      };
+      setTimeout(poll, 100);
     } else {
       finish();
     }
   }
   if (location.hash === '#selftest') setTimeout(selftest, 50);
+  // #only=SECTION[&at=FRACTION][&trace=b:BODY]: that section alone (the 3D view
+  // at a fraction of the run, tracing a point) -- for screenshots of one part.
+  if (location.hash.indexOf('#only=') === 0) {
+    const opts = {};
+    location.hash.slice(1).split('&').forEach(function (kv) { const i = kv.indexOf('='); opts[kv.slice(0, i)] = decodeURIComponent(kv.slice(i + 1)); });
+    document.querySelectorAll('body > section, body > nav').forEach(function (x) { if (x.id !== opts.only) x.style.display = 'none'; });
+    if (view3d && opts.trace) { const sel = document.getElementById('trace3d'); sel.value = opts.trace; }
+    if (view3d) view3d.setFrame(Math.round(Number(opts.at || 0) * (view3d.frames - 1)));
+  }
 })();

@@ -104,14 +104,6 @@ std::string Show(const ex& e, Style style) {
   return os.str();
 }
 
-// The shorter of an expression and its expansion: a sum of monomials in the
-// moduli (as the paper writes a* and b*) is often the more readable.
-std::string ShowCompact(const ex& e, Style style) {
-  const std::string a = Show(e, style);
-  const std::string b = Show(e.expand(), style);
-  return b.size() <= a.size() + a.size() / 4 ? b : a;
-}
-
 // The right-hand side of an aligned LaTeX equation: a long sum is broken
 // after whole terms into lines of about `width` characters of LaTeX.
 std::string ShowRhs(const ex& e, Style style, size_t width = 110) {
@@ -129,6 +121,14 @@ std::string ShowRhs(const ex& e, Style style, size_t width = 110) {
     line += (line.empty() ? "" : " ") + term;
   }
   return out + line;
+}
+
+// The shorter of an expression and its expansion: a sum of monomials in the
+// moduli (as the paper writes a* and b*) is often the more readable.
+std::string ShowCompact(const ex& e, Style style) {
+  const ex expanded = e.expand();
+  const size_t a = Show(e, style).size(), b = Show(expanded, style).size();
+  return ShowRhs(b <= a + a / 4 ? expanded : e, style);
 }
 
 // The time derivative of a state (or of a modulus) as a reader writes it.
@@ -309,7 +309,13 @@ std::string Render(const EquationSystem& sys, Style style) {
       os << "  " << sys.outputs.slot_names[st.target] << " = " << Show(st.value, style) << "\n";
     }
   }
-  return os.str();
+  if (!tex) return os.str();
+  // The last row of an align ends without a line break (amsmath would number
+  // an empty row after it).
+  std::string text = os.str();
+  const std::string row_end = " \\\\\n\\end{align}";
+  for (size_t at = 0; (at = text.find(row_end, at)) != std::string::npos;) text.replace(at, row_end.size(), "\n\\end{align}");
+  return text;
 }
 
 }  // namespace

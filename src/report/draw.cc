@@ -62,6 +62,31 @@ std::string LawLabel(const Element& e, size_t width = 28) {
   return out + line;
 }
 
+// Text for a Graphviz HTML-like label: &, <, > and quotes as entities.
+std::string HtmlText(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '&') out += "&amp;";
+    else if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '"') out += "&quot;";
+    else if (static_cast<unsigned char>(c) < 32) out += ' ';
+    else out += c;
+  }
+  return out;
+}
+
+std::string LabelOf(const Element& e);
+
+// A node's label attribute: a junction's symbol with its name in small type
+// right under it (an external label may land far from its node), else the
+// kind, name and law.
+std::string NodeLabel(const Element& e) {
+  if (!IsJunction(e.kind)) return Quote(LabelOf(e));
+  return "<<FONT POINT-SIZE=\"18\">" + HtmlText(KindName(e.kind)) + "</FONT><BR/><FONT POINT-SIZE=\"9\">" +
+         HtmlText(e.name) + "</FONT>>";
+}
+
 std::string LabelOf(const Element& e) {
   if (IsJunction(e.kind)) return KindName(e.kind);
   const std::string law = LawLabel(e);
@@ -85,8 +110,7 @@ std::string BondGraphDot(const Model& m, const CausalGraph* g, const ZeroOrderPa
     const Element& e = m.elements[i];
     // The ids (el<i>, bond<b>) name the SVG groups, which the report's page
     // finds its elements by.
-    os << "  " << Quote(e.name) << " [id=" << Quote(fmt::format("el{}", i)) << ", label=" << Quote(LabelOf(e));
-    if (IsJunction(e.kind)) os << ", xlabel=" << Quote(e.name) << ", fontsize=18";
+    os << "  " << Quote(e.name) << " [id=" << Quote(fmt::format("el{}", i)) << ", label=" << NodeLabel(e);
     if (highlight && on_path(highlight->elements, static_cast<int>(i))) os << ", fontcolor=blue";
     os << "];\n";
   }
@@ -207,8 +231,7 @@ std::string ComponentGraphDot(const Model& m, const CausalGraph* g, const DrawCo
   for (size_t i = 0; i < m.elements.size(); ++i) {
     if (d.component_of[i] >= 0) continue;
     const Element& e = m.elements[i];
-    os << "  " << Quote(e.name) << " [id=" << Quote(fmt::format("el{}", i)) << ", label=" << Quote(LabelOf(e));
-    if (IsJunction(e.kind)) os << ", xlabel=" << Quote(e.name) << ", fontsize=18";
+    os << "  " << Quote(e.name) << " [id=" << Quote(fmt::format("el{}", i)) << ", label=" << NodeLabel(e);
     os << "];\n";
   }
   std::set<int> in_multibond;
