@@ -13,7 +13,7 @@ shot() {  # page, fragment, png, height
 "$build/paynter" report "$root/examples/B3_quick_return.yaml" --t-end 1 -o "$out/B3.html"
 "$build/paynter" report "$root/examples/B4_spatial_arm.yaml" --t-end 2 -o "$out/B4.html"
 mkdir -p "$root/docs/img"
-shot "$out/B3.html" "" "$root/docs/img/report_B3.png" 1100
+shot "$out/B3.html" "#select=t7" "$root/docs/img/report_B3.png" 1100
 shot "$out/B3.html" "#only=equations" "$root/docs/img/report_B3_equations.png" 900
 shot "$out/B4.html" "" "$root/docs/img/report_B4.png" 1100
 shot "$out/B4.html" "#only=view3d-sec&at=0.6&trace=b:slider" "$root/docs/img/report_B4_3d.png" 700

@@ -724,10 +724,13 @@
   if (location.hash === '#selftest') setTimeout(selftest, 50);
   // #only=SECTION[&at=FRACTION][&trace=b:BODY]: that section alone (the 3D view
   // at a fraction of the run, tracing a point) -- for screenshots of one part.
-  if (location.hash.indexOf('#only=') === 0) {
+  // #select=ELEMENT: that element's panel, as after a click.
+  if (location.hash.indexOf('=') > 0 && location.hash !== '#selftest') {
     const opts = {};
     location.hash.slice(1).split('&').forEach(function (kv) { const i = kv.indexOf('='); opts[kv.slice(0, i)] = decodeURIComponent(kv.slice(i + 1)); });
-    document.querySelectorAll('body > section, body > nav').forEach(function (x) { if (x.id !== opts.only) x.style.display = 'none'; });
+    const chosen = opts.select ? data.elements.find(function (e) { return e.name === opts.select; }) : null;
+    if (chosen && groupOf(chosen.id)) groupOf(chosen.id).dispatchEvent(new MouseEvent('click'));
+    if (opts.only) document.querySelectorAll('body > section, body > nav').forEach(function (x) { if (x.id !== opts.only) x.style.display = 'none'; });
     if (view3d && opts.trace) { const sel = document.getElementById('trace3d'); sel.value = opts.trace; }
     if (view3d) view3d.setFrame(Math.round(Number(opts.at || 0) * (view3d.frames - 1)));
   }

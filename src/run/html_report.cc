@@ -281,7 +281,7 @@ void WriteElements(Json& j, const Model& m, const CausalGraph& g, const Equation
     j.Field("law", e.law_text.empty() ? law.str() : e.law_text).Field("law_key", e.law_key);
     if (eqs && !e.law.is_zero()) j.Field("law_latex", eqs->Latex(e.law));
     if (!e.origin.empty()) j.Field("origin", e.origin);
-    if (!e.joint.empty()) j.Field("joint", e.joint).Field("direction", e.direction);
+    if (!e.joint.empty() && !e.direction.empty()) j.Field("joint", e.joint).Field("direction", e.direction);
     j.Field("line", static_cast<double>(e.where.line));
     // The parameters its law uses, with their values.
     std::set<std::string> used;
