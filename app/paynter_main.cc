@@ -392,14 +392,7 @@ int main(int argc, char** argv) {
                                    : report->parsed() ? report->get_option("FILE")->as<std::string>()
                                    : plot->parsed()   ? ""
                                                       : file;
-    const std::string what = e.what();
-    if (e.diagnostic().where.file.empty() && !model_file.empty() && what.rfind("<model>", 0) == 0) {
-      Diagnostic d = e.diagnostic();
-      d.where.file = model_file;
-      std::cerr << d.ToString() << "\n";
-    } else {
-      std::cerr << what << "\n";
-    }
+    std::cerr << ReportError(e, model_file).text << "\n";
     return 1;
   } catch (const std::exception& e) {
     std::cerr << paynter::Error(std::string("paynter: internal error: ") + e.what()).what() << "\n";  // escaped

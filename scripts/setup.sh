@@ -10,6 +10,9 @@ PACKAGES=(
   libyaml-cpp-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   graphviz gnuplot-nox
+  # the Python module (docs/python.md): pybind11 and Debian's Python with numpy;
+  # pytest runs its tests, pandas and matplotlib serve Result.to_pandas and plot
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-pandas python3-matplotlib
   # paynter report: npm installs the page's libraries (web/package.json); the
   # report test loads the pages in headless Chromium
   nodejs chromium

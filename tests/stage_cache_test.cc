@@ -241,6 +241,20 @@ TEST_F(StageCacheTest, ParametersOnTheCommandLineUseTheEntry) {
   EXPECT_EQ(served.out, uncached.out);
 }
 
+// A first run with --param builds the entry with those values: a later run
+// without them starts from the file's values, not the earlier run's.
+TEST_F(StageCacheTest, AnEntryBuiltWithParametersDoesNotLendThemToOtherRuns) {
+  const std::string model = testing::SourcePath("examples/mass_spring_damper.yaml");
+  const std::string heavy = Simulate(model, "--t-end 1 --param m=3");
+  const std::string plain = Simulate(model, "--t-end 1 --no-cache");
+  EXPECT_NE(heavy, plain);
+  EXPECT_EQ(Simulate(model, "--t-end 1"), plain);
+  EXPECT_EQ(Simulate(model, "--t-end 1 --param m=3"), heavy);
+  bool cached = false;
+  EXPECT_EQ(Simulate(model, "--t-end 1 --param c=2", &cached), Simulate(model, "--t-end 1 --param c=2 --no-cache"));
+  EXPECT_TRUE(cached);  // served by the entry built without overrides
+}
+
 // B1's JA is an expression of other parameters: there the --param values are
 // part of the key, so an entry made without them is not used with them (the
 // build may derive numbers from them).

@@ -24,6 +24,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "paynter/error.h"
@@ -171,12 +172,23 @@ struct Model {
 // parameters only where a constant is due), instead of parsing the text,
 // which may then stay empty: ModelSpecToYaml and the reports print the value.
 struct ModelSpec {
+  // Each part has a constructor taking its leading members in order (the rest
+  // keep their defaults), so that `{"m", "2"}` or `{"mass", "I", {{"inertance",
+  // "m"}}}` builds one without warnings about missing initializers.
   struct Item {  // a named text with its location (parameter, output)
+    Item() = default;
+    Item(std::string name_, std::string text_, SourceLocation where_ = {}, std::optional<GiNaC::ex> value_ = std::nullopt)
+        : name(std::move(name_)), text(std::move(text_)), where(std::move(where_)), value(std::move(value_)) {}
     std::string name, text;
     SourceLocation where;
     std::optional<GiNaC::ex> value = std::nullopt;  // definitions and outputs: the expression itself
   };
   struct ElementSpec {
+    ElementSpec() = default;
+    ElementSpec(std::string name_, std::string kind_, std::vector<std::pair<std::string, std::string>> laws_ = {},
+                std::string initial_ = "", SourceLocation where_ = {})
+        : name(std::move(name_)), kind(std::move(kind_)), laws(std::move(laws_)), initial(std::move(initial_)),
+          where(std::move(where_)) {}
     std::string name, kind;
     // law keys as written: inertance, capacitance, stiffness, resistance, ratio,
     // effort, flow (at most one per element)
@@ -196,6 +208,11 @@ struct ModelSpec {
     std::optional<GiNaC::ex> law_value, initial_value, position_value;
   };
   struct BondSpec {
+    BondSpec() = default;
+    BondSpec(std::string name_, std::string from_, std::string to_, int dim_ = 1, SourceLocation where_ = {},
+             std::string origin_ = "", int component_ = 0)
+        : name(std::move(name_)), from(std::move(from_)), to(std::move(to_)), dim(dim_), where(std::move(where_)),
+          origin(std::move(origin_)), component(component_) {}
     std::string name, from, to;
     int dim = 1;
     SourceLocation where;
@@ -203,6 +220,11 @@ struct ModelSpec {
     int component = 0;
   };
   struct DisplacementSpec {
+    DisplacementSpec() = default;
+    DisplacementSpec(std::string name_, std::string of_, std::string rate_ = "", std::string initial_ = "",
+                     SourceLocation where_ = {})
+        : name(std::move(name_)), of(std::move(of_)), rate(std::move(rate_)), initial(std::move(initial_)),
+          where(std::move(where_)) {}
     std::string name, of, rate, initial;  // `of` or `rate`, not both
     SourceLocation where;
     std::string position;  // multibody library only: the coordinate from the poses

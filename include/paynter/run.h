@@ -166,6 +166,15 @@ struct RunResult {
 RunResult RunPrepared(const PreparedModel& prepared, CompiledModel& cm, const RunOptions& options,
                       RowSink* output = nullptr);
 
+// An error as the commands report it for a run of `model_file`: one found
+// while simulating has no file of its own and is the model file's. `text` is
+// what `paynter` prints (the Diagnostic's form, escaped for a terminal).
+struct ReportedError {
+  Diagnostic diagnostic;
+  std::string text;
+};
+ReportedError ReportError(const Error& error, const std::string& model_file);
+
 // The process's peak resident memory so far, in MB.
 double PeakMemoryMegabytes();
 

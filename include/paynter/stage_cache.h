@@ -28,8 +28,9 @@ struct StageCacheOptions {
   // Empty: the native code's directory ($XDG_CACHE_HOME/paynter or ~/.cache/paynter),
   // with the same checks (the user's own, not writable by group or others).
   std::string dir;
-  // Empty: this build's identity (the running executable's device, inode, size and
-  // modification time, and the version). Tests set their own.
+  // Empty: this build's identity (the device, inode, size and modification time
+  // of the file holding paynter's code — the running executable, or the shared
+  // object it was linked into — and the version). Tests set their own.
   std::string build_id;
 };
 

@@ -3,6 +3,7 @@
 #include "paynter/stage_cache.h"
 
 #include <fcntl.h>
+#include <dlfcn.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -60,10 +61,15 @@ std::string Digest(std::string_view text) {
   return fmt::format("{:016x}{:016x}", Fnv1a64(text, 14695981039346656037ull), Fnv1a64(text, 0x6a09e667f3bcc908ull));
 }
 
-// This build: the running executable as a file (any relink changes it) and the version.
+// This build: the file holding this code (any relink changes it) and the
+// version. That file is the running executable, or the shared object paynter
+// was linked into (the Python module), whose path dladdr gives.
 std::string BuildIdentity() {
   struct stat st;
-  if (::stat("/proc/self/exe", &st) != 0) return "";
+  Dl_info info{};
+  const bool in_library = ::dladdr(reinterpret_cast<void*>(&BuildIdentity), &info) != 0 && info.dli_fname &&
+                          info.dli_fname[0] == '/' && ::stat(info.dli_fname, &st) == 0;
+  if (!in_library && ::stat("/proc/self/exe", &st) != 0) return "";
   return fmt::format("paynter {} exe {}:{}:{}:{}.{}", PAYNTER_VERSION, static_cast<unsigned long>(st.st_dev),
                      static_cast<unsigned long>(st.st_ino), static_cast<long long>(st.st_size),
                      static_cast<long long>(st.st_mtim.tv_sec), static_cast<long>(st.st_mtim.tv_nsec));

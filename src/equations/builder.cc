@@ -387,11 +387,26 @@ class EquationBuilder {
     ex sign;
   };
 
+  // The equation that defines `var` (the first), or -1. Indexed: derivative
+  // causality asks for every differentiated variable, and a scan per question
+  // made large mechanisms quadratic. The index follows the equations as they
+  // are appended and is rebuilt when a hit is stale (equations removed).
   int Defining(const ex& var) const {
-    for (size_t k = 0; k < sys_.equations.size(); ++k)
-      if (ex(sys_.equations[k].var).is_equal(var)) return static_cast<int>(k);
+    const auto& eqs = sys_.equations;
+    for (int pass = 0; pass < 2; ++pass) {
+      if (pass == 1 || defining_indexed_ > eqs.size()) {
+        defining_.clear();
+        defining_indexed_ = 0;
+      }
+      for (; defining_indexed_ < eqs.size(); ++defining_indexed_)
+        defining_.emplace(eqs[defining_indexed_].var, static_cast<int>(defining_indexed_));
+      const auto it = defining_.find(var);
+      if (it != defining_.end() && ex(eqs[it->second].var).is_equal(var)) return it->second;
+    }
     return -1;
   }
+  mutable std::map<ex, int, GiNaC::ex_is_less> defining_;
+  mutable size_t defining_indexed_ = 0;
 
   // d/dt of an expression, by the chain rule over its symbols.
   ex Dot(const ex& e) {
@@ -628,14 +643,28 @@ void EquationBuilder::Sort() {
       ex r = eqs[k].is_explicit ? ex(eqs[k].var) - eqs[k].value : eqs[k].residual;
       st.residuals.push_back(SubsSymbols(r, chain));
     }
+    // The Jacobian, differentiating each residual only by the unknowns it
+    // contains (a large block is sparse: a constraint-force block of an
+    // N-link chain has O(N) non-zeros per row of O(N) unknowns).
     bool linear = true;
-    for (const ex& r : st.residuals)
+    const SymSet unknown_set(unknowns.begin(), unknowns.end());
+    for (const ex& r : st.residuals) {
+      SymSet in_r;
+      CollectSymbols(r, &in_r);
       for (const symbol& u : unknowns) {
+        if (!in_r.count(u)) {
+          st.jacobian.push_back(0);
+          continue;
+        }
         ex j = r.diff(u);
         st.jacobian.push_back(j);
-        for (const symbol& w : unknowns)
-          if (j.has(w)) linear = false;
+        if (!linear) continue;
+        SymSet in_j;
+        CollectSymbols(j, &in_j);
+        for (const ex& s : in_j)
+          if (unknown_set.count(s)) linear = false;
       }
+    }
     st.linear = info.linear = linear;
     info.derivative_causality = has_deriv;
     // The label names what the user wrote: for the constraint forces of a

@@ -388,9 +388,10 @@ PreparedModel PrepareModel(const RunOptions& options) {
     RequireLagrangeApplies(*c.model_, graph, options.form);
     staged = StageModel(*c.model_, LowerModel(BuildEquations(*c.model_, graph)));
     // Stored only if the file read for the key is still the file that was built.
+    // An entry built with overrides holds their values as its parameters':
+    // it serves those overrides only, never a run without them.
     if (cache.Key(options.file, StageSettings(options, method)) == key)
-      cache.Store((staged->overrides_in_key || keyed_mechanism) && !overrides.empty() ? key_with_overrides() : key,
-                  *staged);
+      cache.Store(overrides.empty() ? key : key_with_overrides(), *staged);
   } else {
     c.stages_cached_ = true;
   }
@@ -481,6 +482,15 @@ RunResult RunPrepared(const PreparedModel& prepared, CompiledModel& cm, const Ru
   RunResult r;
   r.solution = SimulateConstrained(cm, so, co, &r.report);
   if (method == ConstraintMethod::kParasitic) r.report.method = method;
+  return r;
+}
+
+ReportedError ReportError(const Error& error, const std::string& model_file) {
+  ReportedError r{error.diagnostic(), error.what()};
+  if (r.diagnostic.where.file.empty() && !model_file.empty() && r.text.rfind("<model>", 0) == 0) {
+    r.diagnostic.where.file = model_file;
+    r.text = r.diagnostic.ToString();
+  }
   return r;
 }
 

@@ -1,0 +1,36 @@
+# `cmake --install build --prefix P`: the paynter program (P/bin), the static
+# libraries of the stages (P/lib), the public headers (P/include/paynter) and
+# a CMake package (P/lib/cmake/paynter), so that another project does
+#   find_package(paynter REQUIRED)
+#   target_link_libraries(app PRIVATE paynter::paynter)
+# (docs/cpp-api.md). The exported targets carry their dependencies; the
+# package's config finds them again (paynterConfig.cmake.in).
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(PAYNTER_LIBRARIES paynter_model paynter_multibody paynter_causality paynter_structure paynter_codegen
+    paynter_equations paynter_solvers paynter_report paynter_driver paynter_constrained paynter_run paynter)
+install(TARGETS ${PAYNTER_LIBRARIES} EXPORT paynterTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS paynter_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/paynter DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        FILES_MATCHING PATTERN "*.h")
+
+set(PAYNTER_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/paynter)
+install(EXPORT paynterTargets NAMESPACE paynter:: DESTINATION ${PAYNTER_CMAKE_DIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/paynterConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/paynterConfig.cmake INSTALL_DESTINATION ${PAYNTER_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/paynterConfigVersion.cmake
+                                 VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/paynterConfig.cmake ${PROJECT_BINARY_DIR}/paynterConfigVersion.cmake
+        DESTINATION ${PAYNTER_CMAKE_DIR})
+
+# The package as another project sees it: install, build examples/cpp/ against
+# it outside the tree, run it (tests/cpp_package_test.sh). The sanitizer builds'
+# libraries need their runtime flags, which an outside project does not pass.
+if(PAYNTER_BUILD_TESTS AND NOT PAYNTER_SANITIZE AND NOT PAYNTER_FUZZ)
+  add_test(NAME cpp_package COMMAND bash ${PROJECT_SOURCE_DIR}/tests/cpp_package_test.sh ${PROJECT_SOURCE_DIR}
+                                    ${PROJECT_BINARY_DIR})
+  set_tests_properties(cpp_package PROPERTIES TIMEOUT 600)
+endif()

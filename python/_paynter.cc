@@ -1,0 +1,367 @@
+// _paynter — the compiled part of the Python module `paynter` (python/paynter/
+// holds the Python part). A thin layer over paynter/run.h: the reports and the
+// runs are the command line's own functions, so that Python gives the same
+// text and the same numbers; the rows of a run go straight into one
+// contiguous buffer that numpy arrays view without copying.
+#include <fmt/format.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+#include <variant>
+
+#include "paynter/run.h"
+
+namespace py = pybind11;
+using namespace paynter;
+
+namespace {
+
+// paynter.Error and paynter.ModelError, created once and kept for the
+// interpreter's life (never destroyed: they outlive the module's statics).
+PyObject* g_error = nullptr;
+PyObject* g_model_error = nullptr;
+
+// Where a model came from: its file, and the name its errors give that file
+// ("<string>" for paynter.loads, "<dict>" for paynter.from_dict; empty: the
+// file's own path).
+struct Source {
+  std::string path, display;
+};
+
+// An error of a run, kept (not yet a Python object) until the GIL is held.
+struct Failure {
+  bool model = false;  // a paynter::Error, with its Diagnostic
+  ReportedError reported;
+};
+
+void Replace(std::string* s, const std::string& from, const std::string& to) {
+  if (from.empty()) return;
+  for (size_t at = s->find(from); at != std::string::npos; at = s->find(from, at + to.size())) s->replace(at, from.size(), to);
+}
+
+Failure FromError(const Error& e, const Source& src) {
+  Failure f{true, ReportError(e, src.path)};
+  if (!src.display.empty()) {
+    Diagnostic& d = f.reported.diagnostic;
+    for (std::string* s : {&d.where.file, &d.element, &d.bond, &d.message, &d.expected, &d.got, &d.hint, &f.reported.text})
+      Replace(s, src.path, src.display);
+  }
+  return f;
+}
+
+Failure FromOther(const std::exception& e) {
+  Failure f;
+  f.reported.text = Error(std::string("paynter: internal error: ") + e.what()).what();
+  return f;
+}
+
+// The exception object for a failure: ModelError (with the Diagnostic's parts
+// as attributes) or Error.
+py::object ExceptionObject(const Failure& f) {
+  py::object type = py::reinterpret_borrow<py::object>(f.model ? g_model_error : g_error);
+  py::object exc = type(f.reported.text);
+  if (f.model) {
+    const Diagnostic& d = f.reported.diagnostic;
+    auto text_or_none = [](const std::string& s) -> py::object {
+      return s.empty() ? py::object(py::none()) : py::object(py::str(s));
+    };
+    exc.attr("file") = text_or_none(d.where.file);
+    exc.attr("line") = d.where.line > 0 ? py::object(py::int_(d.where.line)) : py::none();
+    exc.attr("column") = d.where.column > 0 ? py::object(py::int_(d.where.column)) : py::none();
+    exc.attr("element") = text_or_none(d.element);
+    exc.attr("bond") = text_or_none(d.bond);
+    exc.attr("message") = py::str(d.message);
+    exc.attr("expected") = text_or_none(d.expected);
+    exc.attr("got") = text_or_none(d.got);
+    exc.attr("hint") = text_or_none(d.hint);
+  }
+  return exc;
+}
+
+[[noreturn]] void Raise(const Failure& f) {
+  py::object exc = ExceptionObject(f);
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+  throw py::error_already_set();
+}
+
+// Runs `work` without the GIL; a paynter::Error or any other exception it
+// throws becomes paynter.ModelError or paynter.Error.
+template <class F>
+auto Guarded(const Source& src, F&& work) -> decltype(work()) {
+  std::optional<Failure> failure;
+  {
+    py::gil_scoped_release release;
+    try {
+      return work();
+    } catch (const Error& e) {
+      failure = FromError(e, src);
+    } catch (const std::exception& e) {
+      failure = FromOther(e);
+    }
+  }
+  Raise(*failure);
+}
+
+// The rows of a run, in one row-major buffer (t first).
+class BufferSink : public RowSink {
+ public:
+  void Begin(const std::vector<std::string>& columns) override { columns_ = columns; }
+  void Row(const double* values) override { data_->insert(data_->end(), values, values + columns_.size()); }
+  const std::vector<std::string>& columns() const { return columns_; }
+  std::unique_ptr<std::vector<double>> Take() { return std::move(data_); }
+
+ private:
+  std::vector<std::string> columns_;
+  std::unique_ptr<std::vector<double>> data_ = std::make_unique<std::vector<double>>();
+};
+
+// One finished run, before it becomes a Python object.
+struct RunOutput {
+  std::vector<std::string> columns;
+  std::unique_ptr<std::vector<double>> data;
+  SolverStats stats;
+  double compile_seconds = 0, ready_seconds = 0;
+  std::string backend, method, constraints, report;
+};
+
+RunOutput RunOne(const PreparedModel& prepared, CompiledModel& cm, const RunOptions& options) {
+  BufferSink sink;
+  RunResult run = RunPrepared(prepared, cm, options, &sink);
+  RunOutput out;
+  out.columns = sink.columns();
+  out.data = sink.Take();
+  out.stats = run.solution.stats;
+  out.compile_seconds = run.solution.compile_seconds;
+  out.ready_seconds = prepared.ready_seconds();
+  out.backend = run.solution.backend;
+  const bool zcp = run.report.method == ConstraintMethod::kZcp;
+  out.method = zcp ? std::string("ida") : MethodName(SolverOptionsFor(options, prepared.method()).method);
+  out.constraints = ConstraintMethodName(run.report.method);
+  if (cm.num_constraints() > 0 || prepared.method() != ConstraintMethod::kAuto) out.report = run.report.ToText();
+  return out;
+}
+
+// A run as a dict: "columns", "data" (a read-only (rows, columns) array over
+// the run's buffer, which a capsule owns), "stats", "report".
+py::dict ToPython(RunOutput&& out) {
+  const auto ncol = static_cast<py::ssize_t>(out.columns.size());
+  const auto nrow = ncol ? static_cast<py::ssize_t>(out.data->size()) / ncol : 0;
+  auto* buffer = out.data.release();
+  py::capsule owner(buffer, [](void* p) { delete static_cast<std::vector<double>*>(p); });
+  const auto item = static_cast<py::ssize_t>(sizeof(double));
+  py::array_t<double> data({nrow, ncol}, {ncol * item, item}, buffer->data(), owner);
+  py::dict stats;
+  stats["steps"] = out.stats.steps;
+  stats["rejected"] = out.stats.rejected;
+  stats["rhs_evals"] = out.stats.rhs_evals;
+  stats["jac_evals"] = out.stats.jac_evals;
+  stats["projections"] = out.stats.projections;
+  stats["integrate_seconds"] = out.stats.integrate_seconds;
+  stats["compile_seconds"] = out.compile_seconds;
+  stats["ready_seconds"] = out.ready_seconds;
+  stats["backend"] = out.backend;
+  stats["method"] = out.method;
+  stats["constraints"] = out.constraints;
+  stats["stiff_at"] = out.stats.stiff ? py::object(py::float_(out.stats.stiff_t)) : py::none();
+  py::dict d;
+  d["columns"] = out.columns;
+  d["data"] = data;
+  d["stats"] = stats;
+  d["report"] = out.report;
+  return d;
+}
+
+// Overrides as RunOptions::params, in the order given.
+using Params = std::vector<std::pair<std::string, double>>;
+
+// Runs prepared once per distinct set of values of the parameters that
+// cannot change by a slot (PreparedModel::parameter_settable), each set
+// prepared once; the runs go to `threads` workers, each run on a CompiledModel
+// of its own. Results (or failures) in input order.
+std::vector<std::variant<RunOutput, Failure>> RunMany(const RunOptions& base, const std::vector<Params>& sets,
+                                                      int threads, const Source& src) {
+  std::vector<std::variant<RunOutput, Failure>> results(sets.size());
+  auto fail = [&](size_t i, const Error& e) { results[i] = FromError(e, src); };
+  // The model as `base` gives it: which parameters are settable.
+  std::vector<std::unique_ptr<PreparedModel>> prepared;
+  std::map<std::string, int> group_of_key;
+  std::vector<int> group(sets.size(), -1);
+  std::vector<RunOptions> options(sets.size(), base);
+  try {
+    prepared.push_back(std::make_unique<PreparedModel>(PrepareModel(base)));
+  } catch (const Error& e) {
+    for (size_t i = 0; i < sets.size(); ++i) fail(i, e);
+    return results;
+  }
+  group_of_key[""] = 0;
+  for (size_t i = 0; i < sets.size(); ++i) {
+    for (const auto& p : sets[i]) options[i].params.push_back(p);
+    // The overrides the build computes numbers from (the last value of each).
+    std::map<std::string, double> fixed;
+    for (const auto& [name, value] : options[i].params)
+      if (!prepared[0]->parameter_settable(name)) fixed[name] = value;
+    std::string key;
+    for (const auto& [name, value] : fixed) key += name + "=" + fmt::format("{:a}", value) + ";";
+    auto it = group_of_key.find(key);
+    if (it == group_of_key.end()) {
+      RunOptions o = base;
+      for (const auto& kv : fixed) o.params.push_back(kv);
+      try {
+        prepared.push_back(std::make_unique<PreparedModel>(PrepareModel(o)));
+      } catch (const Error& e) {
+        fail(i, e);
+        continue;
+      }
+      it = group_of_key.emplace(key, static_cast<int>(prepared.size()) - 1).first;
+    }
+    group[i] = it->second;
+  }
+  // zcp runs use the symbolic Model (GiNaC, not thread-safe): one worker.
+  if (prepared[0]->method() == ConstraintMethod::kZcp) threads = 1;
+  threads = std::max(1, std::min<int>(threads, static_cast<int>(sets.size())));
+  std::atomic<size_t> next{0};
+  std::mutex instance_mutex;
+  auto worker = [&]() {
+    for (size_t i = next++; i < sets.size(); i = next++) {
+      if (group[i] < 0) continue;  // its preparation failed
+      try {
+        // A fresh instance per run: a compiled model keeps its workspace
+        // between runs (the implicit blocks' Newton iterations start from the
+        // last values), which would make a run's last bits depend on the run
+        // before it on the same thread. Loading the cached native code again
+        // is cheap next to a run.
+        const PreparedModel& p = *prepared[group[i]];
+        std::unique_ptr<CompiledModel> cm;
+        {
+          std::lock_guard<std::mutex> lock(instance_mutex);
+          cm = p.NewInstance();
+        }
+        results[i] = RunOne(p, *cm, options[i]);
+      } catch (const Error& e) {
+        fail(i, e);
+      } catch (const std::exception& e) {
+        results[i] = FromOther(e);
+      }
+    }
+  };
+  if (threads == 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (int w = 0; w < threads; ++w) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+  }
+  return results;
+}
+
+// A command's report; a model from text or a dict is named as its errors name it.
+std::string Report(const Source& src, const std::function<int(std::ostream&)>& report, int* status) {
+  return Guarded(src, [&] {
+    std::ostringstream out;
+    *status = report(out);
+    std::string text = out.str();
+    if (!src.display.empty()) Replace(&text, src.path, src.display);
+    return text;
+  });
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_paynter, m) {
+  m.doc() = "paynter's compiled core; use the package `paynter`";
+  g_error = PyErr_NewException("paynter.Error", PyExc_Exception, nullptr);
+  g_model_error = PyErr_NewException("paynter.ModelError", g_error, nullptr);
+  m.attr("Error") = py::handle(g_error);
+  m.attr("ModelError") = py::handle(g_model_error);
+
+  py::class_<Source>(m, "Source")
+      .def(py::init<std::string, std::string>(), py::arg("path"), py::arg("display") = "")
+      .def_readonly("path", &Source::path)
+      .def_readonly("display", &Source::display);
+
+  py::class_<RunOptions>(m, "RunOptions")
+      .def(py::init<>())
+      .def_readwrite("file", &RunOptions::file)
+      .def_readwrite("form", &RunOptions::form)
+      .def_readwrite("constraints", &RunOptions::constraints)
+      .def_readwrite("method", &RunOptions::method)
+      .def_readwrite("method_given", &RunOptions::method_given)
+      .def_readwrite("backend", &RunOptions::backend)
+      .def_readwrite("block_solve", &RunOptions::block_solve)
+      .def_readwrite("t0", &RunOptions::t0)
+      .def_readwrite("t_end", &RunOptions::t_end)
+      .def_readwrite("rtol", &RunOptions::rtol)
+      .def_readwrite("atol", &RunOptions::atol)
+      .def_readwrite("dt_out", &RunOptions::dt_out)
+      .def_readwrite("step", &RunOptions::step)
+      .def_readwrite("max_steps", &RunOptions::max_steps)
+      .def_readwrite("max_steps_given", &RunOptions::max_steps_given)
+      .def_readwrite("parasitic_stiffness", &RunOptions::parasitic_stiffness)
+      .def_readwrite("parasitic_damping", &RunOptions::parasitic_damping)
+      .def_readwrite("assemble", &RunOptions::assemble)
+      .def_readwrite("stabilize", &RunOptions::stabilize)
+      .def_readwrite("energy", &RunOptions::energy)
+      .def_readwrite("stage_cache", &RunOptions::stage_cache)
+      .def_readwrite("progress", &RunOptions::progress)
+      .def_readwrite("params", &RunOptions::params);
+
+  // The model file read as a model (YAML, structure); raises its first error.
+  m.def("read", [](const Source& src) {
+    return Guarded(src, [&] {
+      const ModelSpec spec = ReadModelSpecFile(src.path);
+      return spec.name;
+    });
+  });
+  m.def("check", [](const Source& src) {
+    int status = 0;
+    return Report(src, [&](std::ostream& out) { return CheckReport(src.path, out); }, &status);
+  });
+  // (exit status, text): status 1 when causal conflicts remain.
+  m.def("causality", [](const Source& src, const std::string& procedure, const std::string& constraints) {
+    int status = 0;
+    std::string text =
+        Report(src, [&](std::ostream& out) { return CausalityText(src.path, procedure, constraints, out); }, &status);
+    return std::make_pair(status, text);
+  });
+  m.def("equations", [](const Source& src, bool latex, const std::string& form, bool explain,
+                        const std::string& constraints) {
+    int status = 0;
+    return Report(
+        src, [&](std::ostream& out) { return EquationsText(src.path, latex, form, explain, constraints, out); },
+        &status);
+  });
+  m.def("simulate", [](const Source& src, const RunOptions& options) {
+    RunOutput out = Guarded(src, [&] {
+      CheckOutputRows(options);
+      PreparedModel prepared = PrepareModel(options);
+      return RunOne(prepared, prepared.compiled(), options);
+    });
+    return ToPython(std::move(out));
+  });
+  // A list, in input order, of run dicts or exception objects.
+  m.def("simulate_many", [](const Source& src, const RunOptions& options, const std::vector<Params>& sets,
+                            int threads) {
+    std::vector<std::variant<RunOutput, Failure>> results = Guarded(src, [&] {
+      CheckOutputRows(options);
+      return RunMany(options, sets, threads, src);
+    });
+    py::list out;
+    for (auto& r : results) {
+      if (auto* run = std::get_if<RunOutput>(&r))
+        out.append(ToPython(std::move(*run)));
+      else
+        out.append(ExceptionObject(std::get<Failure>(r)));
+    }
+    return out;
+  });
+}

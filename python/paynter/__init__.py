@@ -1,0 +1,346 @@
+"""paynter from Python: bond graph models in, simulations out.
+
+    import paynter
+    m = paynter.load("examples/B1_pendulum.yaml")
+    print(m.check())
+    r = m.simulate(t_end=10, rtol=1e-8, atol=1e-10, dt_out=0.01, params={"B": 5})
+    r.t, r["gamma"]            # numpy arrays (views of the run's one buffer)
+    r.plot("gamma", path="gamma.png")
+
+Every function runs the command line's own code (paynter/run.h): the same
+model and options give the same report text and the same numbers as
+`paynter check|causality|equations|simulate`. See docs/python.md.
+"""
+
+import atexit
+import hashlib
+import math
+import os
+import shutil
+import sys
+import tempfile
+
+from . import _paynter
+
+__all__ = ["Error", "ModelError", "Model", "Result", "load", "loads", "from_dict", "to_yaml", "simulate"]
+
+#: Every failure of paynter (a failure outside the model: an internal error).
+Error = _paynter.Error
+#: A failure with a diagnostic (paynter::Diagnostic): the model file's errors,
+#: and every error of a run. Attributes file, line, column, element, bond,
+#: message, expected, got, hint (None where the diagnostic has none); str() is
+#: the text the command line prints.
+ModelError = _paynter.ModelError
+
+
+# ---- models from text and dicts -------------------------------------------------
+
+_text_dir = None
+
+
+def _private_file(text):
+    """A file holding `text`, in a directory of this process's own (mode 0700,
+    removed at exit), named by the text's digest: the stage cache and the
+    messages need a file."""
+    global _text_dir
+    if _text_dir is None:
+        _text_dir = tempfile.mkdtemp(prefix="paynter-")
+        atexit.register(shutil.rmtree, _text_dir, True)
+    data = text.encode("utf-8")
+    path = os.path.join(_text_dir, "model_%s.yaml" % hashlib.sha256(data).hexdigest()[:24])
+    if not os.path.exists(path):
+        fd, tmp = tempfile.mkstemp(dir=_text_dir, suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    return path
+
+
+def _quoted(text):
+    """A YAML double-quoted scalar: every character that is not plain printable
+    ASCII is escaped, so the text reads back exactly and is never a tag, an
+    anchor, a number or a key."""
+    out = ['"']
+    for ch in text:
+        c = ord(ch)
+        if ch == '"' or ch == "\\":
+            out.append("\\" + ch)
+        elif 0x20 <= c < 0x7F:
+            out.append(ch)
+        elif c <= 0xFF:
+            out.append("\\x%02x" % c)
+        elif c <= 0xFFFF:
+            out.append("\\u%04x" % c)
+        else:
+            out.append("\\U%08x" % c)
+    out.append('"')
+    return "".join(out)
+
+
+def _scalar(value, where):
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError("%s: %r is not a finite number" % (where, value))
+        return repr(value)
+    if isinstance(value, str):
+        return _quoted(value)
+    raise TypeError("%s: a model holds strings, numbers, booleans, lists and dicts, not %s"
+                    % (where, type(value).__name__))
+
+
+def _emit(value, indent, where, lines):
+    """Appends the block-style YAML lines of a dict or list value."""
+    pad = "  " * indent
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError("%s: keys are strings, not %s" % (where, type(key).__name__))
+            here = "%s.%s" % (where, key)
+            if isinstance(item, (dict, list, tuple)) and item:
+                lines.append("%s%s:" % (pad, _quoted(key)))
+                _emit(item, indent + 1, here, lines)
+            else:
+                lines.append("%s%s: %s" % (pad, _quoted(key), _inline(item, here)))
+    else:
+        for i, item in enumerate(value):
+            here = "%s[%d]" % (where, i)
+            if isinstance(item, (dict, list, tuple)) and item:
+                lines.append("%s-" % pad)
+                _emit(item, indent + 1, here, lines)
+            else:
+                lines.append("%s- %s" % (pad, _inline(item, here)))
+
+
+def _inline(value, where):
+    if isinstance(value, dict):
+        return "{}"
+    if isinstance(value, (list, tuple)):
+        return "[]"
+    return _scalar(value, where)
+
+
+def to_yaml(model):
+    """The YAML text of a model given as a dict (the model file's structure:
+    docs/model-format.md). Every string is double-quoted and escaped, keys
+    too; no tags, anchors or aliases are written."""
+    if not isinstance(model, dict):
+        raise TypeError("a model is a dict, not %s" % type(model).__name__)
+    lines = ["# written by paynter.to_yaml"]
+    _emit(model, 0, "model", lines)
+    return "\n".join(lines) + "\n"
+
+
+# ---- results ------------------------------------------------------------------
+
+
+class Result:
+    """One run: the output columns over time.
+
+    r.t, r["name"]: numpy arrays, read-only views of one row-major buffer (no
+    copy); r.data: the whole (rows, columns) array; r.columns: "t", then the
+    outputs; r.stats: steps, rejected, rhs_evals, jac_evals, projections,
+    integrate_seconds, compile_seconds, ready_seconds, backend, method,
+    constraints, stiff_at; r.report: the constraint method's report
+    (mechanisms), else "".
+    """
+
+    def __init__(self, raw):
+        self.data = raw["data"]
+        self.data.flags.writeable = False
+        self.columns = list(raw["columns"])
+        self.stats = dict(raw["stats"])
+        self.report = raw["report"]
+        self._index = {name: i for i, name in enumerate(self.columns)}
+
+    @property
+    def t(self):
+        return self.data[:, 0]
+
+    def __getitem__(self, name):
+        try:
+            return self.data[:, self._index[name]]
+        except KeyError:
+            raise KeyError("no column %r; the columns are %s" % (name, ", ".join(self.columns))) from None
+
+    def __contains__(self, name):
+        return name in self._index
+
+    def __len__(self):
+        return self.data.shape[0]
+
+    def keys(self):
+        return list(self.columns)
+
+    def __repr__(self):
+        return "<paynter.Result: %d rows, columns %s>" % (len(self), ", ".join(self.columns))
+
+    def to_pandas(self):
+        """A pandas DataFrame of the columns (needs pandas)."""
+        import pandas
+
+        return pandas.DataFrame(self.data, columns=self.columns)
+
+    def plot(self, *names, x="t", path=None, title=None):
+        """Plots the named columns (default: every output) against `x` with
+        matplotlib and returns the figure; `path` also saves it (written to a
+        temporary and renamed). Without a display, matplotlib's Agg backend is
+        used."""
+        import matplotlib
+
+        if "matplotlib.pyplot" not in sys.modules and not (
+                os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+            matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        names = list(names) or [c for c in self.columns if c != x]
+        fig, ax = plt.subplots()
+        for name in names:
+            ax.plot(self[x], self[name], label=name)
+        ax.set_xlabel(x)
+        ax.legend()
+        ax.grid(True)
+        if title:
+            ax.set_title(title)
+        if path is not None:
+            path = os.fspath(path)
+            base, ext = os.path.splitext(path)
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), suffix=ext or ".png")
+            os.close(fd)
+            try:
+                fig.savefig(tmp, format=(ext[1:] if ext else "png"))
+                mask = os.umask(0)  # mkstemp made it 0600: the mode a new file gets
+                os.umask(mask)
+                os.chmod(tmp, 0o666 & ~mask)
+                os.replace(tmp, path)
+            except BaseException:
+                os.unlink(tmp)
+                raise
+        return fig
+
+
+# ---- models -------------------------------------------------------------------
+
+
+def _run_options(path, t_end, t0=0.0, method=None, rtol=1e-6, atol=1e-9, dt_out=0.0, step=1e-3, max_steps=None,
+                 params=None, form="state", constraints="auto", backend="auto", block_solve="auto",
+                 parasitic_stiffness=0.0, parasitic_damping=0.0, assemble=False, stabilize=True, energy=False,
+                 stage_cache=True):
+    o = _paynter.RunOptions()
+    o.file = path
+    o.t0, o.t_end = float(t0), float(t_end)
+    o.method = "dopri5" if method is None else method
+    o.method_given = method is not None
+    o.rtol, o.atol, o.dt_out, o.step = float(rtol), float(atol), float(dt_out), float(step)
+    if max_steps is not None:
+        o.max_steps, o.max_steps_given = int(max_steps), True
+    o.params = _param_list(params)
+    o.form, o.constraints, o.backend, o.block_solve = form, constraints, backend, block_solve
+    o.parasitic_stiffness, o.parasitic_damping = float(parasitic_stiffness), float(parasitic_damping)
+    o.assemble, o.stabilize, o.energy, o.stage_cache = bool(assemble), bool(stabilize), bool(energy), bool(stage_cache)
+    o.progress = False
+    return o
+
+
+def _param_list(params):
+    if params is None:
+        return []
+    items = params.items() if isinstance(params, dict) else params
+    return [(str(name), float(value)) for name, value in items]
+
+
+class Model:
+    """A model file (or a text or dict written to a private file). The file is
+    read again by every call, as the commands read it."""
+
+    def __init__(self, path, display=""):
+        self.path = path
+        self._source = _paynter.Source(path, display)
+        self.name = _paynter.read(self._source)
+
+    def __repr__(self):
+        return "<paynter.Model %r from %s>" % (self.name, self._source.display or self.path)
+
+    def check(self):
+        """The report of `paynter check`; raises ModelError where it fails."""
+        return _paynter.check(self._source)
+
+    def causality(self, procedure="SCAP", constraints="auto"):
+        """The report of `paynter causality`; raises ModelError where the
+        command fails, and Error (the report as its message, and as its
+        attribute `report`) where causal conflicts remain (exit status 1)."""
+        status, text = _paynter.causality(self._source, procedure, constraints)
+        if status != 0:
+            e = Error(text)
+            e.report = text
+            raise e
+        return text
+
+    def equations(self, form="state", latex=False, explain=False, constraints="auto"):
+        """The text of `paynter equations` (LaTeX with latex=True)."""
+        return _paynter.equations(self._source, bool(latex), form, bool(explain), constraints)
+
+    def simulate(self, t_end, **options):
+        """Simulates as `paynter simulate` does, with the same options (as
+        keywords: t0, method, rtol, atol, dt_out, step, max_steps, params
+        (a dict NAME -> value), form, constraints, backend, block_solve,
+        parasitic_stiffness, parasitic_damping, assemble, stabilize, energy,
+        stage_cache) and returns a Result."""
+        return Result(_paynter.simulate(self._source, _run_options(self.path, t_end, **options)))
+
+    def simulate_many(self, param_sets, t_end, threads=None, errors="raise", **options):
+        """Runs once per dict of parameter values in `param_sets` (over
+        options' `params`), in parallel on `threads` threads (default: the
+        CPUs) without the GIL, and returns the Results in the input order.
+        The model is prepared once (once per distinct value of a parameter
+        the build computes numbers from). A run that fails: errors="raise"
+        raises its error (the first in input order, after every run has
+        ended, with its index as attribute `index`); errors="return" puts the
+        exception object in its place."""
+        if errors not in ("raise", "return"):
+            raise ValueError("errors is 'raise' or 'return', not %r" % (errors,))
+        sets = [_param_list(p) for p in param_sets]
+        if threads is None:
+            threads = os.cpu_count() or 1
+        out = _paynter.simulate_many(self._source, _run_options(self.path, t_end, **options), sets, int(threads))
+        results = []
+        for i, item in enumerate(out):
+            if isinstance(item, BaseException):
+                item.index = i
+                if errors == "raise":
+                    raise item
+                results.append(item)
+            else:
+                results.append(Result(item))
+        return results
+
+
+def load(path):
+    """The model in a YAML file (docs/model-format.md); raises ModelError if it
+    cannot be read."""
+    return Model(os.fspath(path))
+
+
+def loads(text):
+    """A model from YAML text. It is written to a file in a private temporary
+    directory of this process (removed at exit); its errors name "<string>"."""
+    if not isinstance(text, str):
+        raise TypeError("loads takes the model's YAML text (str), not %s" % type(text).__name__)
+    return Model(_private_file(text), "<string>")
+
+
+def from_dict(model):
+    """A model from a dict with the model file's structure (name, parameters,
+    elements, bonds, displacements, outputs, ...), written as YAML by
+    to_yaml; its errors name "<dict>" (the lines are those of to_yaml(model))."""
+    return Model(_private_file(to_yaml(model)), "<dict>")
+
+
+def simulate(path, t_end, **options):
+    """paynter.load(path).simulate(t_end, **options)."""
+    return load(path).simulate(t_end, **options)

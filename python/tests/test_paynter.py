@@ -1,0 +1,233 @@
+"""The Python module against the command line: the same model and options give
+the same numbers (bit for bit) and the same texts. Run by CTest (python_module)
+with PYTHONPATH at the build's python/ and PAYNTER_CLI at the build's program."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import paynter
+
+SOURCE = os.environ.get("PAYNTER_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+CLI = os.environ.get("PAYNTER_CLI", os.path.join(SOURCE, "build", "paynter"))
+B1 = os.path.join(SOURCE, "examples", "B1_pendulum.yaml")
+RLC = os.path.join(SOURCE, "examples", "rlc.yaml")
+B1_3D = os.path.join(SOURCE, "examples", "B1_pendulum_3d.yaml")
+B1_OPTIONS = dict(t_end=10, rtol=1e-8, atol=1e-10, dt_out=0.01)
+
+
+def cli(*args):
+    return subprocess.run([CLI, *args], capture_output=True, text=True)
+
+
+def cli_csv(tmp_path, model, *args):
+    """The CSV `paynter simulate` writes, read with Python's float (which reads
+    the shortest round-trip form back to the same double)."""
+    out = tmp_path / "cli.csv"
+    p = cli("simulate", model, *args, "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    lines = out.read_text().splitlines()
+    columns = lines[0].split(",")
+    data = np.array([[float(v) for v in line.split(",")] for line in lines[1:]])
+    return columns, data
+
+
+def test_b1_equals_command_line_bit_for_bit(tmp_path):
+    r = paynter.simulate(B1, **B1_OPTIONS)
+    columns, data = cli_csv(tmp_path, B1, "--t-end", "10", "--rtol", "1e-8", "--atol", "1e-10", "--dt-out", "0.01")
+    assert r.columns == columns == ["t", "gamma", "gammadot", "xG", "yG"]
+    assert r.data.shape == data.shape == (1001, 5)
+    assert np.array_equal(r.data, data)
+    assert np.array_equal(r.t, data[:, 0]) and np.array_equal(r["gamma"], data[:, 1])
+    # Overdamped (B = 10 > 2 sqrt(JA M g L/2) = 2.56): it creeps down towards
+    # gamma = -pi/2 without passing it.
+    g = r["gamma"]
+    assert np.all(np.diff(g) <= 0) and -np.pi / 2 < g[-1] < -1.5
+    s = r.stats
+    assert s["method"] == "dopri5" and s["steps"] > 0 and s["rhs_evals"] >= 6 * s["steps"]
+    assert s["backend"] in ("native", "tape")
+    for key in ("rejected", "jac_evals", "integrate_seconds", "compile_seconds", "ready_seconds"):
+        assert key in s
+
+
+def test_columns_are_views_of_one_buffer():
+    r = paynter.simulate(B1, t_end=1)
+    g = r["gamma"]
+    assert g.base is not None and np.shares_memory(g, r.data) and np.shares_memory(r.t, r.data)
+    assert not g.flags.writeable
+    with pytest.raises(KeyError, match="no column 'nope'"):
+        r["nope"]
+
+
+def test_parameters_equal_command_line(tmp_path):
+    m = paynter.load(B1)
+    r = m.simulate(params={"B": 1}, **B1_OPTIONS)
+    _, data = cli_csv(tmp_path, B1, "--t-end", "10", "--rtol", "1e-8", "--atol", "1e-10", "--dt-out", "0.01",
+                      "--param", "B=1")
+    assert np.array_equal(r.data, data)
+    # Underdamped (B = 1 < 2.56): it swings past the bottom, which the
+    # overdamped file value (B = 10) never does.
+    assert r["gamma"].min() < -np.pi / 2 - 0.1
+    assert m.simulate(**B1_OPTIONS)["gamma"].min() > -np.pi / 2
+
+
+def test_rlc_against_its_analytic_solution():
+    # Series RLC, voltage step V from rest: the capacitor's charge
+    # q(t) = C V (1 - e^{-a t} (cos wd t + a/wd sin wd t)), a = R/2L.
+    V, R, L, C = 12.0, 10.0, 0.1, 1e-3  # underdamped: a = 50 < 1/sqrt(LC) = 100
+    r = paynter.load(RLC).simulate(t_end=0.1, rtol=1e-10, atol=1e-12, params={"V": V, "R": R})
+    a = R / (2 * L)
+    wd = np.sqrt(1 / (L * C) - a * a)
+    t = r.t
+    q = C * V * (1 - np.exp(-a * t) * (np.cos(wd * t) + a / wd * np.sin(wd * t)))
+    assert np.max(np.abs(r["charge"] - q)) < 1e-9
+
+
+def same_up_to_term_order(a, b):
+    """The equations' text: GiNaC prints the factors and terms of a product or
+    sum in an order that changes from process to process (the command line's
+    own text differs between two runs: "V-a-b" or "-a-b+V"), so each line is
+    compared as the multiset of its characters other than "+"."""
+    la, lb = a.splitlines(), b.splitlines()
+    key = lambda line: sorted(line.replace("+", ""))
+    return len(la) == len(lb) and all(key(x) == key(y) for x, y in zip(la, lb))
+
+
+def test_reports_equal_command_line():
+    m = paynter.load(B1)
+    assert m.check() == cli("check", B1).stdout
+    assert m.causality() == cli("causality", B1).stdout
+    assert m.causality(procedure="RCAP") == cli("causality", B1, "--procedure", "RCAP").stdout
+    assert same_up_to_term_order(m.equations(), cli("equations", B1).stdout)
+    latex = m.equations(form="lagrange2", latex=True)
+    assert "\\begin{align}" in latex
+    assert same_up_to_term_order(latex, cli("equations", B1, "--form", "lagrange2", "--latex").stdout)
+
+
+def test_missing_file():
+    with pytest.raises(paynter.ModelError) as e:
+        paynter.load("/nonexistent/model.yaml")
+    assert isinstance(e.value, paynter.Error)
+    assert e.value.file == "/nonexistent/model.yaml"
+    assert str(e.value).startswith("/nonexistent/model.yaml")
+
+
+def test_bad_yaml_names_string_and_line():
+    with pytest.raises(paynter.ModelError) as e:
+        paynter.loads("name: x\nparameters:\n  a: [1, 2\n")
+    err = e.value
+    assert err.file == "<string>" and err.line is not None and err.line >= 3
+    assert str(err).startswith("<string>:")
+    assert "paynter-" not in str(err)  # the private file's path is not shown
+
+
+def test_unknown_parameter_same_text_as_command_line(tmp_path):
+    with pytest.raises(paynter.ModelError) as e:
+        paynter.load(B1).simulate(t_end=1, params={"nope": 1})
+    err = e.value
+    assert "no parameter 'nope'" in err.message
+    assert err.file == B1
+    assert err.hint or err.expected or err.got  # the diagnostic's parts are there
+    p = cli("simulate", B1, "--t-end", "1", "--param", "nope=1", "-o", str(tmp_path / "x.csv"))
+    assert p.returncode == 1
+    assert str(err) == p.stderr.rstrip("\n")
+
+
+def test_bad_option_is_a_model_error():
+    with pytest.raises(paynter.ModelError, match="method"):
+        paynter.load(B1).simulate(t_end=1, method="euler")
+
+
+def test_threads_give_the_same_results():
+    m = paynter.load(B1)
+    sets = [{"B": b} for b in (1, 2, 5, 10, 20)]
+    one = m.simulate_many(sets, threads=1, t_end=5)
+    two = m.simulate_many(sets, threads=2, t_end=5)
+    for s, a, b in zip(sets, one, two):
+        assert np.array_equal(a.data, b.data)
+        assert np.array_equal(a.data, m.simulate(t_end=5, params=s).data)
+    # The order is the input's: more damping, slower fall.
+    assert one[0]["gamma"][50] < one[-1]["gamma"][50]
+
+
+def test_simulate_many_errors():
+    m = paynter.load(B1)
+    out = m.simulate_many([{"B": 1}, {"nope": 2}, {"B": 3}], threads=2, t_end=1, errors="return")
+    assert isinstance(out[0], paynter.Result) and isinstance(out[2], paynter.Result)
+    assert isinstance(out[1], paynter.ModelError) and out[1].index == 1 and "nope" in out[1].message
+    with pytest.raises(paynter.ModelError) as e:
+        m.simulate_many([{"B": 1}, {"nope": 2}], threads=2, t_end=1)
+    assert e.value.index == 1
+
+
+def test_mechanism_parameters_prepared_per_value():
+    # Every parameter of a mechanism shapes its build (the poses): each distinct
+    # value is prepared on its own, and the results equal single runs.
+    m = paynter.load(B1_3D)
+    sets = [{"B": 4}, {"B": 8}, {"B": 4}]
+    many = m.simulate_many(sets, threads=2, t_end=2)
+    for s, r in zip(sets, many):
+        assert np.array_equal(r.data, m.simulate(t_end=2, params=s).data)
+    assert np.array_equal(many[0].data, many[2].data)
+    assert not np.array_equal(many[0].data, many[1].data)
+
+
+RLC_DICT = {
+    "name": "rlc",
+    "parameters": {"V": 5, "R": 10, "L": 0.1, "C": 1e-3},
+    "elements": [
+        {"name": "supply", "kind": "Se", "effort": "V"},
+        {"name": "loop", "kind": "1"},
+        {"name": "coil", "kind": "I", "inertance": "L"},
+        {"name": "resistor", "kind": "R", "resistance": "R"},
+        {"name": "capacitor", "kind": "C", "capacitance": "C"},
+    ],
+    "bonds": [
+        {"name": "b_supply", "from": "supply", "to": "loop"},
+        {"name": "b_coil", "from": "loop", "to": "coil"},
+        {"name": "b_res", "from": "loop", "to": "resistor"},
+        {"name": "b_cap", "from": "loop", "to": "capacitor"},
+    ],
+    "outputs": {"current": "f_loop", "v_cap": "e_capacitor", "charge": "q_capacitor", "v_res": "e_resistor"},
+}
+
+
+def test_from_dict_equals_the_file():
+    d = paynter.from_dict(RLC_DICT)
+    f = paynter.load(RLC)
+    a, b = d.simulate(t_end=0.2, rtol=1e-9), f.simulate(t_end=0.2, rtol=1e-9)
+    assert a.columns == b.columns and np.array_equal(a.data, b.data)
+    assert same_up_to_term_order(d.equations(), f.equations())
+    assert d.check() == f.check().replace(RLC, "<dict>")  # the report names the file
+
+
+def test_dict_strings_stay_text():
+    # Quotes, a YAML tag, a newline and a non-ASCII letter reach the model as
+    # the text they are (here: an element name the model refuses, named back).
+    name = 'x": !!python/object y\n\u00e9'
+    bad = dict(RLC_DICT, elements=RLC_DICT["elements"] + [{"name": name, "kind": "R", "resistance": "R"}])
+    with pytest.raises(paynter.ModelError) as e:
+        paynter.from_dict(bad).check()
+    assert e.value.file == "<dict>"
+    assert e.value.element == name
+    with pytest.raises(TypeError):
+        paynter.to_yaml({"name": object()})
+
+
+def test_to_pandas():
+    pytest.importorskip("pandas")
+    r = paynter.simulate(B1, t_end=1)
+    df = r.to_pandas()
+    assert list(df.columns) == r.columns
+    assert np.array_equal(df["gamma"].to_numpy(), r["gamma"])
+
+
+def test_plot(tmp_path):
+    pytest.importorskip("matplotlib")
+    r = paynter.simulate(B1, t_end=1)
+    path = tmp_path / "b1.png"
+    fig = r.plot("gamma", "gammadot", path=path)
+    assert [line.get_label() for line in fig.axes[0].lines] == ["gamma", "gammadot"]
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["b1.png"]  # no temporary left
