@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -13,3 +14,7 @@ std::optional<int> RunLinearCommands();      // linear.cc: the exit code when on
 std::string LinearCommandFile();             // linear.cc: its model file ("" when neither was chosen)
 CLI::App* AddSweepCommand(CLI::App& app);  // `paynter sweep` (app/sweep.cc); RunSweepCommand runs it once parsed
 int RunSweepCommand();
+
+// `paynter report`: adds the subcommand to `app`; the function returned runs it
+// (after parsing, when the subcommand was given) and returns the exit status.
+std::function<int()> AddReportCommand(CLI::App& app, CLI::App** command);

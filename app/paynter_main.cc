@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "paynter/paynter.h"
 #include "paynter/run.h"
+#include "commands.h"
 
 namespace {
 
@@ -256,6 +257,8 @@ int main(int argc, char** argv) {
   auto* eqs = app.add_subcommand("equations", "print the state equations");
   eqs->add_option("FILE", file, "model file (YAML)")->required();
   eqs->add_flag("--latex", latex, "print LaTeX");
+  bool standalone = false;
+  eqs->add_flag("--standalone", standalone, "with --latex: a whole LaTeX document");
   eqs->add_option("--form", form, "state | lagrange1 | lagrange2 | hamilton")->default_val("state");
   eqs->add_flag("--explain", explain, "with --form lagrange2: the Lagrange subsystem (momenta, efforts)");
   eqs->add_option("--constraints", constraints, constraints_help)->default_val("auto");
@@ -331,6 +334,13 @@ int main(int argc, char** argv) {
   draw->add_option("--highlight-path", highlight, "highlight zero-order causal path N (numbered as in 'paynter causality')")
       ->check(CLI::PositiveNumber);
   draw->add_option("--constraints", constraints, constraints_help)->default_val("auto");
+  bool expand_drawing = false;
+  draw->add_flag("--expand", expand_drawing,
+                 "draw every scalar element and bond (a model with vector bonds or a multibody section is drawn as "
+                 "its components and multibonds otherwise)");
+
+  CLI::App* report = nullptr;
+  const auto run_report = AddReportCommand(app, &report);
 
   CLI::App* fmu = AddFmuCommand(app);
   RegisterLinearCommands(&app);
@@ -347,7 +357,7 @@ int main(int argc, char** argv) {
     if (const auto rc = RunLinearCommands()) return *rc;
     if (check->parsed()) return CheckReport(file, std::cout);
     if (caus->parsed()) return CausalityText(file, procedure, constraints, std::cout);
-    if (eqs->parsed()) return EquationsText(file, latex, form, explain, constraints, std::cout);
+    if (eqs->parsed()) return EquationsText(file, latex, form, explain, constraints, std::cout, standalone);
     if (sim->parsed()) {
       sa.run.method_given = sim->get_option("--method")->count() > 0;
       sa.run.max_steps_given = sim->get_option("--max-steps")->count() > 0;
@@ -361,6 +371,7 @@ int main(int argc, char** argv) {
     if (sweep->parsed()) return RunSweepCommand();
     if (expand->parsed()) return Expand(file, out);
     if (fmu->parsed()) return RunFmuCommand();
+    if (report->parsed()) return run_report();
     if (plot->parsed()) {
       PlotCsv(file, out, columns, x_col, title);
       return 0;
@@ -378,7 +389,9 @@ int main(int argc, char** argv) {
         paths = FindZeroOrderPaths(m, g);
         hl = &SelectZeroOrderPath(paths, highlight);
       }
-      RenderDot(BondGraphDot(m, &g, hl), out);
+      const DrawComponents components = FindDrawComponents(m, ReadModelSpecFile(file));
+      RenderDot(expand_drawing || hl || components.empty() ? BondGraphDot(m, &g, hl) : ComponentGraphDot(m, &g, components),
+                out);
       return 0;
     }
   } catch (const paynter::Error& e) {
@@ -386,6 +399,7 @@ int main(int argc, char** argv) {
     const std::string model_file = sim->parsed()                  ? sa.run.file
                                    : cmp->parsed()                ? ca.run.file
                                    : !LinearCommandFile().empty() ? LinearCommandFile()
+                                   : report->parsed()             ? report->get_option("FILE")->as<std::string>()
                                    : plot->parsed()               ? ""
                                                                   : file;
     std::cerr << ReportError(e, model_file).text << "\n";

@@ -16,8 +16,14 @@ PACKAGES=(
   unzip  # the FMU test unpacks exported FMUs (tests/fmi_importer.cc)
   # sweeps: HDF5 output, MPI ranks (mpirun), and h5py to read the files in the tests
   libhdf5-dev libopenmpi-dev openmpi-bin python3-h5py
+  # paynter report: npm installs the page's libraries (web/package.json); the
+  # report test loads the pages in headless Chromium
+  nodejs chromium
   "$@"
 )
+# Debian's nodejs comes without npm (a package of its own); another nodejs
+# (NodeSource's) brings it along and conflicts with it.
+command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -26,17 +32,23 @@ for p in "${PACKAGES[@]}"; do
   fi
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "paynter setup: installing ${missing[*]}" >&2
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+      echo "paynter setup: need root to install: ${missing[*]}" >&2; exit 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq || true
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-echo "paynter setup: installing ${missing[*]}" >&2
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-    echo "paynter setup: need root to install: ${missing[*]}" >&2; exit 1
-  fi
+# The browser libraries `paynter report` inlines (uPlot, KaTeX), at the
+# versions of web/package-lock.json, when they are missing or older than it.
+web="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/web"
+if [ ! -f "$web/node_modules/.package-lock.json" ] || [ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ]; then
+  echo "paynter setup: npm ci in $web" >&2
+  (cd "$web" && npm ci --no-audit --no-fund --loglevel=error)
 fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq || true
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

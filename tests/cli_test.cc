@@ -418,7 +418,7 @@ TEST(CliMechanisms, CausalityEquationsAndDrawShowTheModelOfAConstraintMethod) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("DAE index of the model: 0"), std::string::npos) << r.out;  // an ODE: no derivative causality
   const std::string dot = (dir / "parasitic.dot").string();
-  r = RunCli("draw " + model + " --constraints parasitic -o " + dot);
+  r = RunCli("draw " + model + " --constraints parasitic --expand -o " + dot);  // every scalar element
   ASSERT_EQ(r.code, 0) << r.out;
   std::ifstream in(dot);
   std::stringstream drawn;
@@ -448,7 +448,7 @@ TEST(CliMechanisms, CausalityEquationsAndDrawShowTheModelOfAConstraintMethod) {
   EXPECT_NE(r.out.find("(source O_f1)"), std::string::npos) << r.out;  // the break variable imposes the effort
   EXPECT_NE(r.out.find("flow constraints (20; index 2)"), std::string::npos) << r.out;
   const std::string zdot = (dir / "zcp.dot").string();
-  r = RunCli("draw " + model + " --constraints zcp -o " + zdot);
+  r = RunCli("draw " + model + " --constraints zcp --expand -o " + zdot);
   ASSERT_EQ(r.code, 0) << r.out;
   std::ifstream zin(zdot);
   std::stringstream zdrawn;

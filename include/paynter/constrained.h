@@ -62,9 +62,11 @@ int ApplyParasitic(ModelSpec* spec, const ParasiticOptions& options);
 // Reads a model file for a method: the multibody section and vector bonds
 // expanded, then (parasitic) the constraint sources rewritten, then built;
 // with energy_accounting, AddEnergyAccounting is applied (when it can be);
-// parameter_overrides (--param) are applied first (ApplyParameterOverrides).
+// parameter_overrides (--param) are applied first (ApplyParameterOverrides);
+// with pose_outputs, the bodies' and joints' poses are added (AddPoseOutputs).
 Model LoadModelFor(const std::string& path, ConstraintMethod method, const ParasiticOptions& parasitic = {},
-                   bool energy_accounting = false, const std::map<std::string, double>& parameter_overrides = {});
+                   bool energy_accounting = false, const std::map<std::string, double>& parameter_overrides = {},
+                   bool pose_outputs = false);
 
 // The energy balance as outputs: `energy_stored` (the storage elements'
 // energy), `energy_delivered` and `energy_dissipated` (integrals of the

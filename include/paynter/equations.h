@@ -157,9 +157,20 @@ struct EquationSystem {
   // relations, generalized momenta dT/dqdot, conservative and non-conservative efforts.
   std::string ExplainLagrange(const Model& model) const;
   std::string ToLatex(const Model& model) const;
+  // One expression in LaTeX as ToLatex prints it (names by LatexName, this
+  // system's derivatives d<x> as \dot{x}).
+  std::string Latex(const GiNaC::ex& e) const;
 };
 
 EquationSystem BuildEquations(const Model& model, const CausalGraph& graph);
+
+// A model's name as a reader writes it in LaTeX: a Greek letter's name as the
+// letter, trailing digits and the parts after underscores as one subscript
+// (theta1 -> \theta_{1}, J2_c1_8 -> \mathrm{J2}_{\mathrm{c1}8}... see print.cc),
+// a trailing "dot" as the time derivative (gammadot -> \dot{\gamma}), longer
+// words upright; DottedLatexName is the time derivative of the name.
+std::string LatexName(const std::string& name);
+std::string DottedLatexName(const std::string& name);
 
 // The Lagrange subsystem of a lagrange2 system, symbolically (see ExplainLagrange).
 struct LagrangeSubsystem {

@@ -47,6 +47,13 @@ void ExpandMultibodyInJointCoordinates(ModelSpec* spec, bool cut_joints_as_multi
 // causality (seed 003, constraint C2). A spec without vector bonds is unchanged.
 void ExpandVectorBonds(ModelSpec* spec);
 
+// Adds to a spec with a multibody section the outputs its 3D view needs (the
+// report's): per body B pose_B_x, _y, _z (p_WG), pose_B_R11 .. _R33 (R_WB),
+// pose_B_mass and pose_B_I1 .. _I3 (the diagonal of the inertia written); per
+// joint J pose_J_x, _y, _z, the joint's point in W. An output of the same
+// name already in the spec is kept. Returns the names added.
+std::vector<std::string> AddPoseOutputs(ModelSpec* spec);
+
 // Writes a ModelSpec as a model file (after the expansions it is all scalar):
 // `paynter expand`. Reading it back gives the same model.
 std::string ModelSpecToYaml(const ModelSpec& spec);

@@ -22,9 +22,41 @@ std::string CausalityReport(const Model& model, const CausalGraph& graph, const 
 // path's bonds are drawn thick and blue, its elements blue.
 std::string BondGraphDot(const Model& model, const CausalGraph* graph, const ZeroOrderPath* highlight = nullptr);
 
+// The components a model was written with, for a drawing at that level: the
+// bodies, joints and loads of a `multibody:` section (their elements are named
+// <name>_...) and the vector elements of vector bonds (Element::origin). An
+// element of none is drawn as it is.
+struct DrawComponents {
+  struct Component {
+    std::string name, kind, label;  // kind: body | joint | load | vector element
+    std::vector<int> elements;
+  };
+  std::vector<Component> components;
+  std::vector<int> component_of;  // per element: its component, -1 = none
+  // The bonds drawn as one edge (a multibond): between two components, or a
+  // component and an element, or a vector bond's scalar bonds.
+  struct Multibond {
+    std::string from, to, label;  // node names in the drawing
+    std::vector<int> bonds;
+  };
+  std::vector<Multibond> multibonds;
+  bool empty() const { return components.empty(); }
+};
+DrawComponents FindDrawComponents(const Model& model, const ModelSpec& written);
+
+// Graphviz source of the drawing at the components' level: one node per
+// component (id comp<k>), one edge per multibond (id mb<k>: a double line
+// labelled with its dimension), the other elements and bonds as
+// BondGraphDot draws them.
+std::string ComponentGraphDot(const Model& model, const CausalGraph* graph, const DrawComponents& components);
+
 // Renders Graphviz source to a file (format from the extension: svg, png, pdf, dot).
 // Throws Error if Graphviz is missing or fails; writes atomically.
 void RenderDot(const std::string& dot_source, const std::string& path);
+
+// The SVG Graphviz draws from `dot_source` (dot -Tsvg). Throws Error if
+// Graphviz is missing or fails.
+std::string DotToSvg(const std::string& dot_source);
 
 // Plots columns of a CSV file against its first column (or against `x_column`)
 // with gnuplot into a PNG/SVG/PDF file. Empty `columns` = all columns.

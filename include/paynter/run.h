@@ -47,6 +47,7 @@ struct RunOptions {
   bool assemble = false;            // make an inconsistent start consistent, however far off
   bool stabilize = true;            // lagrange-multipliers: project after every step
   bool energy = false;              // the energy accounting's columns
+  bool poses = false;               // mechanisms: the bodies' and joints' poses as outputs pose_* (AddPoseOutputs)
   bool stage_cache = true;
   bool progress = true;             // a progress line on a terminal for long runs
   // Parameter overrides (--param NAME=VALUE), in order.
@@ -65,7 +66,7 @@ bool InJointCoordinates(const std::string& form);
 // The model file as `form` needs it; `energy` adds the energy accounting;
 // `overrides` replace parameters before anything is derived from them.
 Model LoadModelForForm(const std::string& path, const std::string& form, bool energy = false,
-                       const std::map<std::string, double>& overrides = {});
+                       const std::map<std::string, double>& overrides = {}, bool poses = false);
 
 // A model with the causality that `form` asks for.
 struct Analysis {
@@ -93,8 +94,9 @@ MethodView LoadForMethod(const std::string& path, const std::string& constraints
 int CheckReport(const std::string& path, std::ostream& out);
 int CausalityText(const std::string& path, const std::string& procedure, const std::string& constraints,
                   std::ostream& out);
+// `standalone` (with `latex`): a whole LaTeX document (article, amsmath).
 int EquationsText(const std::string& path, bool latex, const std::string& form, bool explain,
-                  const std::string& constraints, std::ostream& out);
+                  const std::string& constraints, std::ostream& out, bool standalone = false);
 
 // A model loaded for a constraint method and compiled: the symbolic stages
 // through the stage cache (unless it is off, or the method is zcp).

@@ -71,9 +71,11 @@ int ApplyParasitic(ModelSpec* spec, const ParasiticOptions& options) {
 }
 
 Model LoadModelFor(const std::string& path, ConstraintMethod method, const ParasiticOptions& parasitic,
-                   bool energy_accounting, const std::map<std::string, double>& parameter_overrides) {
+                   bool energy_accounting, const std::map<std::string, double>& parameter_overrides,
+                   bool pose_outputs) {
   ModelSpec spec = ReadModelSpecFile(path);
   ApplyParameterOverrides(&spec, parameter_overrides);
+  if (pose_outputs) AddPoseOutputs(&spec);
   if (spec.multibody.present) ExpandMultibody(&spec);
   ExpandVectorBonds(&spec);
   if (method == ConstraintMethod::kParasitic) {

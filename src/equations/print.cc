@@ -1,6 +1,10 @@
 // Text and LaTeX forms of an EquationSystem.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cctype>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -12,24 +16,138 @@ namespace {
 
 using GiNaC::ex;
 
+// How a reader writes a model's names in LaTeX: theta1 -> \theta_{1},
+// p_bar -> p_{\mathrm{bar}}, gammadot -> \dot{\gamma}, J2_c1_8 -> \mathrm{J2}_{c1,8}
+// (one subscript, never a double one). A state derivative (or a modulus's
+// derivative) named d<name> prints as \dot{<name>}.
+const std::set<std::string>& GreekLetters() {
+  static const std::set<std::string> g = {
+      "alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "eta", "theta", "vartheta", "iota",
+      "kappa", "lambda", "mu", "nu", "xi", "pi", "rho", "sigma", "tau", "upsilon", "phi", "varphi", "chi", "psi",
+      "omega", "Gamma", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Upsilon", "Phi", "Psi", "Omega"};
+  return g;
+}
+
+// Text set upright, with LaTeX's special characters escaped (names are
+// identifiers, but a report never relies on it).
+std::string Upright(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c))) out += c;
+    else out += fmt::format("\\char\"{:02X}", static_cast<unsigned char>(c));
+  }
+  return "\\mathrm{" + out + "}";
+}
+
+bool AllDigits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
+// One part of a name: a Greek letter, a single letter or digits as they are,
+// anything longer upright.
+std::string Part(const std::string& s) {
+  if (GreekLetters().count(s)) return "\\" + s;
+  if (AllDigits(s) || (s.size() == 1 && std::isalpha(static_cast<unsigned char>(s[0])))) return s;
+  return Upright(s);
+}
+
+// A name's base (its text before the first underscore): a trailing "dot" or
+// "ddot" is a time derivative, trailing digits a subscript.
+std::string Base(std::string s, std::vector<std::string>* subscripts) {
+  std::string accent;
+  for (const char* a : {"ddot", "dot"}) {
+    const std::string suffix = a;
+    if (s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      accent = "\\" + suffix;
+      s.resize(s.size() - suffix.size());
+      break;
+    }
+  }
+  size_t digits = s.size();
+  while (digits > 0 && std::isdigit(static_cast<unsigned char>(s[digits - 1]))) --digits;
+  if (digits > 0 && digits < s.size()) {
+    subscripts->insert(subscripts->begin(), s.substr(digits));
+    s.resize(digits);
+  }
+  const std::string base = Part(s);
+  return accent.empty() ? base : accent + "{" + base + "}";
+}
+
+// Expressions printed with every symbol's name as LatexName writes it, and
+// the derivatives in `dotted` (name -> the name they are the derivative of)
+// as \dot{...}.
+std::string ShowLatex(const ex& e, const std::map<std::string, std::string>& dotted) {
+  GiNaC::exmap names;
+  for (GiNaC::const_preorder_iterator it = e.preorder_begin(); it != e.preorder_end(); ++it) {
+    if (!GiNaC::is_a<GiNaC::symbol>(*it) || names.count(*it)) continue;
+    const std::string name = GiNaC::ex_to<GiNaC::symbol>(*it).get_name();
+    auto d = dotted.find(name);
+    names[*it] = GiNaC::symbol(name, d != dotted.end() ? DottedLatexName(d->second) : LatexName(name));
+  }
+  std::ostringstream os;
+  os << GiNaC::latex << e.subs(names, GiNaC::subs_options::no_pattern);
+  return os.str();
+}
+
 enum class Style { kText, kLatex };
 
+// The derivatives of the states and moduli of the system being printed.
+thread_local const std::map<std::string, std::string>* g_dotted = nullptr;
+
 std::string Show(const ex& e, Style style) {
+  if (style == Style::kLatex) {
+    static const std::map<std::string, std::string> none;
+    return ShowLatex(e, g_dotted ? *g_dotted : none);
+  }
   std::ostringstream os;
-  if (style == Style::kLatex) os << GiNaC::latex;
   os << e;
   return os.str();
+}
+
+// The right-hand side of an aligned LaTeX equation: a long sum is broken
+// after whole terms into lines of about `width` characters of LaTeX.
+std::string ShowRhs(const ex& e, Style style, size_t width = 110) {
+  const std::string whole = Show(e, style);
+  if (style != Style::kLatex || whole.size() <= width || !GiNaC::is_a<GiNaC::add>(e)) return whole;
+  std::string out, line;
+  for (size_t i = 0; i < e.nops(); ++i) {
+    std::string term = Show(e.op(i), style);
+    while (!term.empty() && term[0] == ' ') term.erase(0, 1);
+    if (i > 0 && term[0] != '-') term = "+ " + term;
+    if (!line.empty() && line.size() + term.size() > width) {
+      out += line + " \\\\\n  &\\quad ";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + term;
+  }
+  return out + line;
 }
 
 // The shorter of an expression and its expansion: a sum of monomials in the
 // moduli (as the paper writes a* and b*) is often the more readable.
 std::string ShowCompact(const ex& e, Style style) {
-  const std::string a = Show(e, style);
-  const std::string b = Show(e.expand(), style);
-  return b.size() <= a.size() + a.size() / 4 ? b : a;
+  const ex expanded = e.expand();
+  const size_t a = Show(e, style).size(), b = Show(expanded, style).size();
+  return ShowRhs(b <= a + a / 4 ? expanded : e, style);
 }
 
-std::string ShowSym(const GiNaC::symbol& s, Style style) { return Show(s, style); }
+// The time derivative of a state (or of a modulus) as a reader writes it.
+std::string ShowDerivative(const GiNaC::symbol& state, Style style, const std::string& text_name) {
+  return style == Style::kLatex ? DottedLatexName(state.get_name()) : "d/dt " + text_name;
+}
+
+// The derivative symbols of a system, by name: d<x> -> x, for its states,
+// its moduli and any variable d<v> whose v is one of its variables.
+std::map<std::string, std::string> DottedNames(const EquationSystem& sys) {
+  std::map<std::string, std::string> dotted;
+  for (size_t i = 0; i < sys.states.size(); ++i) dotted[sys.derivatives[i].get_name()] = sys.states[i].get_name();
+  std::set<std::string> names;
+  for (const auto& s : sys.rhs.symbols) names.insert(s.get_name());
+  for (const auto& [t, value] : sys.moduli) names.insert(t.get_name());
+  for (const auto& n : names)
+    if (n.size() > 1 && n[0] == 'd' && names.count(n.substr(1))) dotted.emplace(n, n.substr(1));
+  return dotted;
+}
 
 // Closed forms of the rhs steps when it has no block: every assigned variable
 // substituted, in program order.
@@ -111,22 +229,22 @@ void RenderImplicit(const EquationSystem& sys, Style style, std::ostringstream& 
       body << ")" << eol;
       for (size_t i = 0; i < n; ++i) {
         for (size_t j = 0; j < n; ++j)
-          body << (tex ? "  M_{" : "  M[") << i + 1 << (tex ? "" : ",") << j + 1 << (tex ? "}" : "]") << eqsign
+          body << (tex ? "  M_{" : "  M[") << i + 1 << "," << j + 1 << (tex ? "}" : "]") << eqsign
                << ShowCompact(SubsSymbols(st.jacobian[i * n + j], chain), style) << eol;
         body << (tex ? "  f_{" : "  f[") << i + 1 << (tex ? "}" : "]") << eqsign
              << ShowCompact(SubsSymbols(-st.residuals[i].subs(zero, GiNaC::subs_options::no_pattern), chain), style)
              << eol;
       }
     } else {
-      for (size_t i = 0; i < n; ++i) body << (tex ? "  0 &= " : "  0 = ") << Show(SubsSymbols(st.residuals[i], chain), style) << eol;
+      for (size_t i = 0; i < n; ++i) body << (tex ? "  0 &= " : "  0 = ") << ShowRhs(SubsSymbols(st.residuals[i], chain), style) << eol;
     }
   }
   // State derivatives not solved in a block.
   for (size_t i = 0; i < sys.states.size(); ++i) {
     auto it = chain.find(sys.derivatives[i]);
     if (it == chain.end()) continue;
-    body << "  " << (tex ? "\\frac{d}{dt} " + Show(sys.states[i], style) : "d/dt " + sys.state_names[i]) << eqsign
-         << Show(it->second, style) << eol;
+    body << "  " << ShowDerivative(sys.states[i], style, sys.state_names[i]) << eqsign << ShowRhs(it->second, style)
+         << eol;
   }
   if (!sys.constraints.empty()) {
     // Velocity constraints of the constrained 0-junctions, in the velocities
@@ -139,13 +257,13 @@ void RenderImplicit(const EquationSystem& sys, Style style, std::ostringstream& 
         if (next.is_equal(closed)) break;
         closed = next;
       }
-      body << (tex ? "  0 &= " : "  constraint 0 = ") << Show(closed, style) << eol;
+      body << (tex ? "  0 &= " : "  constraint 0 = ") << ShowRhs(closed, style) << eol;
     }
   }
   os << (tex ? "\\begin{align}\n" : "\n" + Title(sys) + ":\n") << body.str();
   if (!where.empty()) {
     os << (tex ? "  & \\text{where} \\\\\n" : "where\n");
-    for (const auto& [v, value] : where) os << "  " << Show(v, style) << eqsign << Show(value, style) << eol;
+    for (const auto& [v, value] : where) os << "  " << Show(v, style) << eqsign << ShowRhs(value, style) << eol;
   }
   if (tex) os << "\\end{align}\n";
 }
@@ -153,6 +271,11 @@ void RenderImplicit(const EquationSystem& sys, Style style, std::ostringstream& 
 std::string Render(const EquationSystem& sys, Style style) {
   std::ostringstream os;
   const bool tex = style == Style::kLatex;
+  const std::map<std::string, std::string> dotted = DottedNames(sys);
+  g_dotted = &dotted;
+  struct Reset {
+    ~Reset() { g_dotted = nullptr; }
+  } reset;
   const std::string eqsign = tex ? " &= " : " = ";
   if (tex) {
     os << "% state equations of model '" << sys.model_name << "', generated by paynter\n";
@@ -171,8 +294,8 @@ std::string Render(const EquationSystem& sys, Style style) {
   if (ClosedForms(sys, &closed)) {
     os << (tex ? "\\begin{align}\n" : "\n" + Title(sys) + ", explicit:\n");
     for (size_t i = 0; i < sys.states.size(); ++i) {
-      std::string lhs = tex ? "\\frac{d}{dt} " + ShowSym(sys.states[i], style) : "d/dt " + sys.state_names[i];
-      os << (tex ? "  " : "  ") << lhs << eqsign << Show(closed[i], style) << (tex ? " \\\\\n" : "\n");
+      os << "  " << ShowDerivative(sys.states[i], style, sys.state_names[i]) << eqsign << ShowRhs(closed[i], style)
+         << (tex ? " \\\\\n" : "\n");
     }
     if (tex) os << "\\end{align}\n";
   } else {
@@ -186,12 +309,58 @@ std::string Render(const EquationSystem& sys, Style style) {
       os << "  " << sys.outputs.slot_names[st.target] << " = " << Show(st.value, style) << "\n";
     }
   }
-  return os.str();
+  if (!tex) return os.str();
+  // The last row of an align ends without a line break (amsmath would number
+  // an empty row after it).
+  std::string text = os.str();
+  const std::string row_end = " \\\\\n\\end{align}";
+  for (size_t at = 0; (at = text.find(row_end, at)) != std::string::npos;) text.replace(at, row_end.size(), "\n\\end{align}");
+  return text;
 }
 
 }  // namespace
 
+// The parts of a name as LatexName writes them: the base, then its subscripts.
+static std::pair<std::string, std::vector<std::string>> LatexParts(const std::string& name) {
+  std::vector<std::string> parts;
+  std::string cur;
+  for (char c : name) {
+    if (c == '_') {
+      if (!cur.empty()) parts.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) parts.push_back(cur);
+  if (parts.empty()) return {Upright(name), {}};
+  std::vector<std::string> subscripts;
+  const std::string base = Base(parts[0], &subscripts);
+  for (size_t i = 1; i < parts.size(); ++i) {
+    // A subscript's own digits stay beside it (q2, not a subscript of a subscript).
+    std::vector<std::string> digits;
+    std::string sub = Base(parts[i], &digits);
+    for (const auto& d : digits) sub += d;
+    subscripts.push_back(sub);
+  }
+  return {base, subscripts};
+}
+
+std::string LatexName(const std::string& name) {
+  const auto [base, subscripts] = LatexParts(name);
+  if (subscripts.empty()) return base;
+  return base + "_{" + fmt::format("{}", fmt::join(subscripts, ",")) + "}";
+}
+
+std::string DottedLatexName(const std::string& name) {
+  const auto [base, subscripts] = LatexParts(name);
+  const std::string dotted = "\\dot{" + base + "}";
+  if (subscripts.empty()) return dotted;
+  return dotted + "_{" + fmt::format("{}", fmt::join(subscripts, ",")) + "}";
+}
+
 std::string EquationSystem::ToText(const Model&) const { return Render(*this, Style::kText); }
 std::string EquationSystem::ToLatex(const Model&) const { return Render(*this, Style::kLatex); }
+std::string EquationSystem::Latex(const GiNaC::ex& e) const { return ShowLatex(e, DottedNames(*this)); }
 
 }  // namespace paynter

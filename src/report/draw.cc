@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
+#include <tuple>
 #include <sstream>
 
 #include "paynter/files.h"
@@ -35,9 +38,59 @@ std::string Quote(const std::string& s) {
   return out + "\"";
 }
 
+// An element's law as a label shows it: as written, or (written by the
+// multibody library) as GiNaC prints the expression, broken into lines of
+// about `width` characters after an operator or a space -- never cut off.
+std::string LawLabel(const Element& e, size_t width = 28) {
+  std::string text = e.law_text;
+  if (text.empty() && !e.law.is_zero()) {
+    std::ostringstream os;
+    os << e.law;
+    text = os.str();
+  }
+  std::string out, line;
+  for (size_t i = 0; i < text.size(); ++i) {
+    line += text[i];
+    const char next = i + 1 < text.size() ? text[i + 1] : '\0';
+    const bool breakable = text[i] == ' ' || text[i] == '+' || text[i] == '*' || text[i] == '/' ||
+                           (text[i] == '-' && i > 0 && text[i - 1] == ' ');
+    if (line.size() >= width && breakable && next != '\0') {
+      out += line + "\n";
+      line.clear();
+    }
+  }
+  return out + line;
+}
+
+// Text for a Graphviz HTML-like label: &, <, > and quotes as entities.
+std::string HtmlText(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '&') out += "&amp;";
+    else if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '"') out += "&quot;";
+    else if (static_cast<unsigned char>(c) < 32) out += ' ';
+    else out += c;
+  }
+  return out;
+}
+
+std::string LabelOf(const Element& e);
+
+// A node's label attribute: a junction's symbol with its name in small type
+// right under it (an external label may land far from its node), else the
+// kind, name and law.
+std::string NodeLabel(const Element& e) {
+  if (!IsJunction(e.kind)) return Quote(LabelOf(e));
+  return "<<FONT POINT-SIZE=\"18\">" + HtmlText(KindName(e.kind)) + "</FONT><BR/><FONT POINT-SIZE=\"9\">" +
+         HtmlText(e.name) + "</FONT>>";
+}
+
 std::string LabelOf(const Element& e) {
   if (IsJunction(e.kind)) return KindName(e.kind);
-  return KindName(e.kind) + ":" + e.name + (e.law_text.empty() || IsTwoPort(e.kind) ? "" : "\n" + e.law_text.substr(0, 24));
+  const std::string law = LawLabel(e);
+  return KindName(e.kind) + ":" + e.name + (law.empty() ? "" : "\n" + law);
 }
 }  // namespace
 
@@ -55,10 +108,9 @@ std::string BondGraphDot(const Model& m, const CausalGraph* g, const ZeroOrderPa
      << "  edge [fontname=\"Helvetica\", fontsize=10, arrowsize=1.1];\n";
   for (size_t i = 0; i < m.elements.size(); ++i) {
     const Element& e = m.elements[i];
-    std::string label = LabelOf(e);
-    if (IsTwoPort(e.kind)) label = KindName(e.kind) + ":" + e.name + "\n" + e.law_text.substr(0, 24);
-    os << "  " << Quote(e.name) << " [label=" << Quote(label);
-    if (IsJunction(e.kind)) os << ", xlabel=" << Quote(e.name) << ", fontsize=18";
+    // The ids (el<i>, bond<b>) name the SVG groups, which the report's page
+    // finds its elements by.
+    os << "  " << Quote(e.name) << " [id=" << Quote(fmt::format("el{}", i)) << ", label=" << NodeLabel(e);
     if (highlight && on_path(highlight->elements, static_cast<int>(i))) os << ", fontcolor=blue";
     os << "];\n";
   }
@@ -72,7 +124,7 @@ std::string BondGraphDot(const Model& m, const CausalGraph* g, const ZeroOrderPa
       else arrowtail = "tee";
     }
     os << "  " << Quote(m.elements[bond.from].name) << " -> " << Quote(m.elements[bond.to].name)
-       << " [label=" << Quote(bond.name) << ", dir=both, arrowhead=" << arrowhead << ", arrowtail=" << arrowtail;
+       << " [id=" << Quote(fmt::format("bond{}", b)) << ", label=" << Quote(bond.name) << ", dir=both, arrowhead=" << arrowhead << ", arrowtail=" << arrowtail;
     if (highlight && on_path(highlight->bonds, static_cast<int>(b))) {
       // The highlighted zero-order causal path: thick and blue.
       os << ", color=blue, fontcolor=blue, penwidth=3";
@@ -90,6 +142,124 @@ std::string BondGraphDot(const Model& m, const CausalGraph* g, const ZeroOrderPa
   return os.str();
 }
 
+DrawComponents FindDrawComponents(const Model& m, const ModelSpec& written) {
+  DrawComponents d;
+  d.component_of.assign(m.elements.size(), -1);
+  std::map<std::string, int> by_name;
+  auto component = [&](const std::string& name, const std::string& kind, const std::string& label) {
+    auto it = by_name.find(name);
+    if (it != by_name.end()) return it->second;
+    d.components.push_back({name, kind, label, {}});
+    return by_name[name] = static_cast<int>(d.components.size()) - 1;
+  };
+  // Multibody entries, longest name first (a prefix of another name loses).
+  std::vector<std::tuple<std::string, std::string, std::string>> entries;
+  auto field = [](const ModelSpec::Entry& e, const std::string& k) {
+    auto it = e.fields.find(k);
+    if (it == e.fields.end() || it->second.values.empty()) return std::string();
+    if (!it->second.is_list) return it->second.values[0];
+    std::string s = "[";
+    for (size_t i = 0; i < it->second.values.size(); ++i) s += (i ? ", " : "") + it->second.values[i];
+    return s + "]";
+  };
+  if (written.multibody.present) {
+    for (const auto& b : written.multibody.bodies)
+      entries.emplace_back(field(b, "name"), "body",
+                           "body " + field(b, "name") + "\nm = " + field(b, "mass") + "\nI = " + field(b, "inertia"));
+    for (const auto& j : written.multibody.joints)
+      entries.emplace_back(field(j, "name"), "joint",
+                           field(j, "type") + " joint " + field(j, "name") + "\n" + field(j, "body1") + " - " +
+                               field(j, "body2"));
+    for (const auto& l : written.multibody.loads)
+      entries.emplace_back(field(l, "name"), "load", field(l, "type") + " " + field(l, "name"));
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const auto& a, const auto& b) { return std::get<0>(a).size() > std::get<0>(b).size(); });
+  for (size_t i = 0; i < m.elements.size(); ++i) {
+    const Element& e = m.elements[i];
+    int c = -1;
+    for (const auto& [name, kind, label] : entries)
+      if (!name.empty() && e.name.size() > name.size() && e.name.compare(0, name.size() + 1, name + "_") == 0) {
+        c = component(name, kind, label);
+        break;
+      }
+    if (c < 0 && !e.origin.empty()) {
+      // A vector element: its kind and name, as written.
+      std::string kind = KindName(e.kind);
+      for (const auto& w : written.elements)
+        if (w.name == e.origin) kind = w.kind;
+      c = component(e.origin, "vector element", kind + ":" + e.origin);
+    }
+    d.component_of[i] = c;
+    if (c >= 0) d.components[c].elements.push_back(static_cast<int>(i));
+  }
+  // Bonds between different nodes of the drawing, grouped by their ends (and
+  // by vector bond): each group with more than one bond is a multibond.
+  auto node = [&](int e) {
+    return d.component_of[e] >= 0 ? "comp:" + d.components[d.component_of[e]].name : m.elements[e].name;
+  };
+  std::map<std::tuple<std::string, std::string, std::string>, int> groups;
+  for (size_t b = 0; b < m.bonds.size(); ++b) {
+    const Bond& bond = m.bonds[b];
+    const std::string from = node(bond.from), to = node(bond.to);
+    if (from == to) continue;  // inside a component
+    const bool grouped = d.component_of[bond.from] >= 0 || d.component_of[bond.to] >= 0 || !bond.origin.empty();
+    if (!grouped) continue;
+    const auto key = std::make_tuple(from, to, bond.origin);
+    auto it = groups.find(key);
+    if (it == groups.end()) {
+      it = groups.emplace(key, static_cast<int>(d.multibonds.size())).first;
+      d.multibonds.push_back({from, to, bond.origin, {}});
+    }
+    d.multibonds[it->second].bonds.push_back(static_cast<int>(b));
+  }
+  for (auto& mb : d.multibonds) mb.label = (mb.label.empty() ? "" : mb.label + " ") + fmt::format("[{}]", mb.bonds.size());
+  return d;
+}
+
+std::string ComponentGraphDot(const Model& m, const CausalGraph* g, const DrawComponents& d) {
+  std::ostringstream os;
+  os << "digraph " << Quote(m.name) << " {\n"
+     << "  graph [rankdir=LR, fontname=\"Helvetica\", label=" << Quote(m.name + " (components)") << ", labelloc=t];\n"
+     << "  node [shape=plaintext, fontname=\"Helvetica\", fontsize=14];\n"
+     << "  edge [fontname=\"Helvetica\", fontsize=10, arrowsize=1.1];\n";
+  for (size_t c = 0; c < d.components.size(); ++c) {
+    const auto& comp = d.components[c];
+    os << "  " << Quote("comp:" + comp.name) << " [id=" << Quote(fmt::format("comp{}", c)) << ", label=" << Quote(comp.label)
+       << ", shape=box, style=rounded, penwidth=1.5];\n";
+  }
+  for (size_t i = 0; i < m.elements.size(); ++i) {
+    if (d.component_of[i] >= 0) continue;
+    const Element& e = m.elements[i];
+    os << "  " << Quote(e.name) << " [id=" << Quote(fmt::format("el{}", i)) << ", label=" << NodeLabel(e);
+    os << "];\n";
+  }
+  std::set<int> in_multibond;
+  for (size_t k = 0; k < d.multibonds.size(); ++k) {
+    const auto& mb = d.multibonds[k];
+    for (int b : mb.bonds) in_multibond.insert(b);
+    // A multibond: a double line (Graphviz draws "black:invis:black" as two
+    // parallel strokes) labelled with its dimension.
+    os << "  " << Quote(mb.from) << " -> " << Quote(mb.to) << " [id=" << Quote(fmt::format("mb{}", k))
+       << ", label=" << Quote(mb.label) << ", color=\"black:invis:black\", penwidth=1.2, arrowhead=lvee];\n";
+  }
+  for (size_t b = 0; b < m.bonds.size(); ++b) {
+    const Bond& bond = m.bonds[b];
+    if (in_multibond.count(static_cast<int>(b)) || d.component_of[bond.from] >= 0 || d.component_of[bond.to] >= 0)
+      continue;
+    std::string arrowhead = "lvee", arrowtail = "none";
+    if (g && g->effort_to[b] >= 0) {
+      if (g->effort_to[b] == bond.to) arrowhead = "teelvee";
+      else arrowtail = "tee";
+    }
+    os << "  " << Quote(m.elements[bond.from].name) << " -> " << Quote(m.elements[bond.to].name)
+       << " [id=" << Quote(fmt::format("bond{}", b)) << ", label=" << Quote(bond.name)
+       << ", dir=both, arrowhead=" << arrowhead << ", arrowtail=" << arrowtail << "];\n";
+  }
+  os << "}\n";
+  return os.str();
+}
+
 namespace {
 bool CommandExists(const std::string& name) {
   const std::string cmd = "command -v " + name + " >/dev/null 2>&1";
@@ -97,6 +267,24 @@ bool CommandExists(const std::string& name) {
 }
 
 }  // namespace
+
+std::string DotToSvg(const std::string& dot_source) {
+  namespace fs = std::filesystem;
+  const std::string path = TemporaryBeside((fs::temp_directory_path() / "paynter_drawing.svg").string(), ".svg");
+  try {
+    RenderDot(dot_source, path);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove(path, ec);
+    throw;
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::error_code ec;
+  fs::remove(path, ec);
+  return ss.str();
+}
 
 void RenderDot(const std::string& dot_source, const std::string& path) {
   namespace fs = std::filesystem;

@@ -121,13 +121,14 @@ bool InJointCoordinates(const std::string& form) {
 // The model file as `form` needs it; `energy` adds the energy accounting.
 // `overrides` (--param) replace parameters before anything is derived from them.
 Model LoadModelForForm(const std::string& path, const std::string& form, bool energy,
-                       const std::map<std::string, double>& overrides) {
+                       const std::map<std::string, double>& overrides, bool poses) {
   ModelSpec spec = ReadModelSpecFile(path);
   if (!spec.multibody.present || !InJointCoordinates(form)) {
-    if (!energy && overrides.empty()) return LoadModel(path);
-    return LoadModelFor(path, ConstraintMethod::kAuto, ParasiticOptions{}, energy, overrides);
+    if (!energy && overrides.empty() && !poses) return LoadModel(path);
+    return LoadModelFor(path, ConstraintMethod::kAuto, ParasiticOptions{}, energy, overrides, poses);
   }
   ApplyParameterOverrides(&spec, overrides);
+  if (poses) AddPoseOutputs(&spec);
   ExpandMultibodyInJointCoordinates(&spec, /*cut_joints_as_multipliers=*/form == "lagrange1");
   ExpandVectorBonds(&spec);
   if (energy) AddEnergyAccounting(&spec);
@@ -233,7 +234,15 @@ int CausalityText(const std::string& path, const std::string& procedure, const s
 }
 
 int EquationsText(const std::string& path, bool latex, const std::string& form, bool explain,
-                  const std::string& constraints, std::ostream& out) {
+                  const std::string& constraints, std::ostream& out, bool standalone) {
+  if (latex && standalone) {
+    // A document that compiles as it is: the equations, their comments, amsmath.
+    std::ostringstream body;
+    const int status = EquationsText(path, true, form, explain, constraints, body, false);
+    out << "\\documentclass[10pt]{article}\n\\usepackage{amsmath}\n\\allowdisplaybreaks\n"
+        << "\\begin{document}\n" << body.str() << "\\end{document}\n";
+    return status;
+  }
   const MethodView view = LoadForMethod(path, constraints, form);
   Analysis a = Analyze(view.model, form);
   EquationSystem eqs = BuildEquations(a.model, a.graph);
@@ -310,9 +319,12 @@ void RequireFiniteOverrides(const RunOptions& options) {
 // equations (the stage cache's key): not the backend, tolerances or parameters.
 std::vector<std::string> StageSettings(const RunOptions& options, ConstraintMethod method) {
   const bool parasitic = method == ConstraintMethod::kParasitic;
-  return {"form=" + options.form, fmt::format("parasitic={}", parasitic),
-          parasitic ? fmt::format("k={:a} c={:a}", options.parasitic_stiffness, options.parasitic_damping) : "",
-          fmt::format("energy={}", options.energy)};
+  std::vector<std::string> settings = {
+      "form=" + options.form, fmt::format("parasitic={}", parasitic),
+      parasitic ? fmt::format("k={:a} c={:a}", options.parasitic_stiffness, options.parasitic_damping) : "",
+      fmt::format("energy={}", options.energy)};
+  if (options.poses) settings.push_back("poses");
+  return settings;
 }
 
 }  // namespace
@@ -371,8 +383,8 @@ PreparedModel PrepareModel(const RunOptions& options) {
     // BuildModel checks that masses, inertias and capacitances stay positive
     // under the overrides.
     c.model_ = InJointCoordinates(options.form)
-                   ? LoadModelForForm(options.file, options.form, options.energy, overrides)
-                   : LoadModelFor(options.file, method, po, options.energy, overrides);
+                   ? LoadModelForForm(options.file, options.form, options.energy, overrides, options.poses)
+                   : LoadModelFor(options.file, method, po, options.energy, overrides, options.poses);
     CausalGraph graph = AssignCausality(*c.model_, OptionsFor(ParseFormulation(options.form), *c.model_));
     RequireLagrangeApplies(*c.model_, graph, options.form);
     staged = StageModel(*c.model_, LowerModel(BuildEquations(*c.model_, graph)));

@@ -1,0 +1,737 @@
+// The page of `paynter report` (docs/report.md): reads the report's JSON data
+// and builds the drawing, the element panel, the plots, the equations, the
+// reports and the 3D view. Every text that comes from the model is inserted
+// with textContent (or rendered by KaTeX, which escapes it); the drawing's SVG
+// is parsed and rebuilt from a list of allowed elements and attributes.
+(function () {
+  'use strict';
+
+  const data = JSON.parse(document.getElementById('paynter-data').textContent);
+  const byId = {};
+  (data.elements || []).forEach(function (e) { byId[e.id] = { type: 'element', item: e }; });
+  (data.bonds || []).forEach(function (b) { byId[b.id] = { type: 'bond', item: b }; });
+
+  // ---- small DOM helpers (text only) -------------------------------------
+  function el(tag, attrs, children) {
+    const n = document.createElement(tag);
+    if (attrs) Object.keys(attrs).forEach(function (k) {
+      if (k === 'text') n.textContent = attrs[k];
+      else if (k === 'class') n.className = attrs[k];
+      else n.setAttribute(k, attrs[k]);
+    });
+    (children || []).forEach(function (c) { if (c) n.appendChild(typeof c === 'string' ? document.createTextNode(c) : c); });
+    return n;
+  }
+  function tex(latex, display) {
+    const span = el('span', { class: 'eq' });
+    try {
+      katex.render(latex, span, { displayMode: !!display, fleqn: true, throwOnError: false, trust: false, strict: 'ignore', maxExpand: 1000 });
+    } catch (err) {
+      span.textContent = latex;
+    }
+    return span;
+  }
+  function section(id, title, hint) {
+    const s = el('section', { id: id }, [el('h2', { text: title })]);
+    if (hint) s.appendChild(el('p', { class: 'hint', text: hint }));
+    document.body.appendChild(s);
+    return s;
+  }
+
+  // ---- header and navigation ---------------------------------------------
+  document.title = 'paynter report: ' + data.model;
+  const mechanism = data.mechanism && data.columns.some(function (c) { return c.indexOf('pose_') === 0; });
+  document.body.appendChild(el('header', null, [
+    el('h1', { text: data.model }),
+    el('div', { class: 'sub', text: data.file + ' \u2014 form ' + data.form + ', constraints ' + data.constraints +
+      ', t = ' + data.stats.t0 + ' \u2026 ' + data.stats.t_end })]));
+  const nav = el('nav');
+  [['drawing-sec', 'Bond graph'], ['plots', 'Plots'], mechanism ? ['view3d-sec', '3D view'] : null,
+    ['equations', 'Equations'], ['causality', 'Causality'], ['stats', 'Run']].forEach(function (l) {
+    if (l) nav.appendChild(el('a', { href: '#' + l[0], text: l[1] }));
+  });
+  document.body.appendChild(nav);
+
+  // ---- the drawing -------------------------------------------------------
+  const SVG_NS = 'http://www.w3.org/2000/svg';
+  const ALLOWED_TAGS = { svg: 1, g: 1, title: 1, polygon: 1, polyline: 1, path: 1, ellipse: 1, circle: 1, text: 1, line: 1, rect: 1 };
+  const ALLOWED_ATTRS = {
+    id: 1, class: 1, transform: 1, points: 1, d: 1, cx: 1, cy: 1, rx: 1, ry: 1, r: 1, x: 1, y: 1, x1: 1, y1: 1,
+    x2: 1, y2: 1, width: 1, height: 1, viewBox: 1, fill: 1, stroke: 1, 'stroke-width': 1, 'stroke-dasharray': 1,
+    'font-family': 1, 'font-size': 1, 'font-weight': 1, 'font-style': 1, 'text-anchor': 1, 'fill-opacity': 1,
+    'stroke-opacity': 1, opacity: 1, preserveAspectRatio: 1
+  };
+  // A copy of Graphviz's SVG made of allowed elements and attributes only
+  // (no script, no event handler, no link, no foreign content).
+  function cleanSvg(node) {
+    const name = node.localName;
+    if (node.namespaceURI !== SVG_NS || !ALLOWED_TAGS[name]) return null;
+    const out = document.createElementNS(SVG_NS, name);
+    for (const a of Array.from(node.attributes)) {
+      if (!ALLOWED_ATTRS[a.name] || a.namespaceURI) continue;
+      if (/url\s*\(|javascript:/i.test(a.value)) continue;
+      out.setAttribute(a.name, a.value);
+    }
+    for (const c of Array.from(node.childNodes)) {
+      if (c.nodeType === 3) out.appendChild(document.createTextNode(c.nodeValue));
+      else if (c.nodeType === 1) { const k = cleanSvg(c); if (k) out.appendChild(k); }
+    }
+    return out;
+  }
+
+  const drawSec = section('drawing-sec', 'Bond graph',
+    'Causal strokes as Graphviz draws them (bar = the end that receives the effort); red: storage in derivative ' +
+    'causality; dashed: bonds on a zero-order causal path. Hover or click an element or bond for its parameters, ' +
+    'equations and where each of its variables is computed. Wheel: zoom, drag: pan, double click: fit.');
+  const row = el('div', { class: 'drawing-row' });
+  const drawing = el('div', { id: 'drawing' });
+  const info = el('div', { id: 'info' }, [el('p', { class: 'muted', text: 'Hover over an element or a bond.' })]);
+  row.appendChild(drawing);
+  row.appendChild(info);
+  drawSec.appendChild(row);
+  // A drawing: Graphviz's SVG, cleaned, with zoom (wheel), pan (drag) and fit
+  // (double click) through its viewBox.
+  function makeView(text) {
+    const box = el('div', { class: 'view' });
+    box.style.width = '100%';
+    box.style.height = '100%';
+    const parsed = new DOMParser().parseFromString(text, 'image/svg+xml');
+    const svg = cleanSvg(parsed.documentElement);
+    if (!svg) return { box: box, svg: null };
+    svg.removeAttribute('width');
+    svg.removeAttribute('height');
+    box.appendChild(svg);
+    const vb0 = svg.getAttribute('viewBox') ? svg.getAttribute('viewBox').split(/[\s,]+/).map(Number) : null;
+    if (!vb0) return { box: box, svg: svg };
+    let vb = vb0.slice();
+    const setVb = function () { svg.setAttribute('viewBox', vb.join(' ')); };
+    box.addEventListener('wheel', function (ev) {
+      ev.preventDefault();
+      const r = box.getBoundingClientRect();
+      const fx = (ev.clientX - r.left) / r.width, fy = (ev.clientY - r.top) / r.height;
+      const k = ev.deltaY > 0 ? 1.15 : 1 / 1.15;
+      const w = vb[2] * k, h = vb[3] * k;
+      vb = [vb[0] + (vb[2] - w) * fx, vb[1] + (vb[3] - h) * fy, w, h];
+      setVb();
+    }, { passive: false });
+    let drag = null;
+    box.addEventListener('mousedown', function (ev) { drag = { x: ev.clientX, y: ev.clientY, vb: vb.slice() }; });
+    window.addEventListener('mouseup', function () { drag = null; });
+    window.addEventListener('mousemove', function (ev) {
+      if (!drag) return;
+      const r = box.getBoundingClientRect();
+      const s = Math.max(drag.vb[2] / r.width, drag.vb[3] / r.height);
+      vb = [drag.vb[0] - (ev.clientX - drag.x) * s, drag.vb[1] - (ev.clientY - drag.y) * s, drag.vb[2], drag.vb[3]];
+      setVb();
+    });
+    box.addEventListener('dblclick', function () { vb = vb0.slice(); setVb(); });
+    return { box: box, svg: svg };
+  }
+  const scalarView = makeView(data.svg);
+  const svg = scalarView.svg;
+  drawing.appendChild(scalarView.box);
+  const compView = data.components_svg ? makeView(data.components_svg) : null;
+  const toolbar = el('div', { class: 'toolbar' });
+  function showView(which) {
+    scalarView.box.style.display = which === 'scalar' ? '' : 'none';
+    if (compView) compView.box.style.display = which === 'components' ? '' : 'none';
+    toolbar.querySelectorAll('button').forEach(function (b) { b.classList.toggle('on', b.dataset.view === which); });
+  }
+  if (compView) {
+    drawing.appendChild(compView.box);
+    [['components', 'Components'], ['scalar', 'Scalar bond graph']].forEach(function (v) {
+      const b = el('button', { text: v[1] });
+      b.dataset.view = v[0];
+      b.addEventListener('click', function () { showView(v[0]); });
+      toolbar.appendChild(b);
+    });
+    drawSec.insertBefore(toolbar, row);
+    showView('components');
+    (data.components || []).forEach(function (c) { byId[c.id] = { type: 'component', item: c }; });
+    (data.multibonds || []).forEach(function (m) { byId[m.id] = { type: 'multibond', item: m }; });
+  }
+
+  function groupOf(id) {
+    const sel = 'g[id="' + CSS.escape(id) + '"]';
+    return (svg && svg.querySelector(sel)) || (compView && compView.svg && compView.svg.querySelector(sel)) || null;
+  }
+
+  function provenance(p) {
+    const d = el('div', { class: 'prov' });
+    const head = el('div');
+    head.appendChild(tex(p.latex));
+    if (p.imposed_by) head.appendChild(document.createTextNode(' imposed by ' + p.imposed_by));
+    if (p.reason) head.appendChild(el('span', { class: 'muted', text: ' (' + p.reason + ')' }));
+    d.appendChild(head);
+    if (p.copy_of) {
+      const c = el('div', { text: 'copy of ' });
+      c.appendChild(tex(p.copy_of_latex));
+      d.appendChild(c);
+    }
+    if (p.state) d.appendChild(el('div', { text: 'a state: ' + p.state + ' (' + p.state_origin + ')' }));
+    if (p.computed_by) {
+      const c = el('div', { text: 'computed by ' + p.computed_by + ': ' });
+      c.appendChild(tex(p.equation));
+      d.appendChild(c);
+    }
+    if (p.paths && p.paths.length) d.appendChild(el('div', { text: 'on zero-order causal path ' + p.paths.join(', ') }));
+    return d;
+  }
+
+  function showElement(e) {
+    info.textContent = '';
+    info.appendChild(el('h3', { text: e.kind + ': ' + e.name }));
+    if (e.origin) info.appendChild(el('div', { class: 'muted', text: 'part of ' + e.origin }));
+    if (e.joint) info.appendChild(el('div', { class: 'muted', text: 'joint ' + e.joint + ', ' + e.direction }));
+    if (e.derivative) info.appendChild(el('div', { text: 'storage in derivative causality' }));
+    if (e.conflict) info.appendChild(el('div', { text: 'causal conflict' }));
+    if (e.law) {
+      const l = el('div', { text: (e.law_key || 'law') + ': ' });
+      l.appendChild(e.law_latex ? tex(e.law_latex) : document.createTextNode(e.law));
+      info.appendChild(l);
+    }
+    if (e.parameters.length) {
+      info.appendChild(el('h4', { text: 'Parameters' }));
+      const t = el('table');
+      e.parameters.forEach(function (p) { t.appendChild(el('tr', null, [el('td', { text: p.name }), el('td', { text: String(p.value) })])); });
+      info.appendChild(t);
+    }
+    if (e.variables.length) info.appendChild(el('div', { class: 'muted', text: 'uses ' + e.variables.join(', ') }));
+    if (e.equations && e.equations.length) {
+      info.appendChild(el('h4', { text: 'Equations' }));
+      const eqs = el('div', { class: 'element-equations' });
+      e.equations.forEach(function (q) { eqs.appendChild(el('div', { class: 'eq' }, [tex(q, false)])); });
+      info.appendChild(eqs);
+    }
+    if (e.bonds.length) {
+      info.appendChild(el('h4', { text: 'Bonds and where their variables are computed' }));
+      e.bonds.forEach(function (b) {
+        info.appendChild(el('div', { text: 'bond ' + b.name + ' (power ' + b.power + ', to ' + b.other + ')' +
+          (b.stroke_here === 1 ? ', stroke here (effort in)' : b.stroke_here === 0 ? ', stroke at ' + b.other : '') +
+          (b.origin ? ', part of ' + b.origin : '') }));
+        const bond = byId[b.id] ? byId[b.id].item : null;
+        if (bond && bond.effort) info.appendChild(provenance(bond.effort));
+        if (bond && bond.flow) info.appendChild(provenance(bond.flow));
+      });
+    }
+  }
+  function showBond(b) {
+    info.textContent = '';
+    info.appendChild(el('h3', { text: 'bond ' + b.name + ': ' + b.from + ' \u2192 ' + b.to }));
+    if (b.origin) info.appendChild(el('div', { class: 'muted', text: 'part of ' + b.origin }));
+    if (b.derivative) info.appendChild(el('div', { text: 'at a storage element in derivative causality' }));
+    if (b.effort) info.appendChild(provenance(b.effort));
+    if (b.flow) info.appendChild(provenance(b.flow));
+  }
+  // Shows the scalar graph with these elements and bonds highlighted.
+  function expandTo(ids, focus) {
+    showView('scalar');
+    if (svg) svg.querySelectorAll('.comp-hl').forEach(function (g) { g.classList.remove('comp-hl'); });
+    ids.forEach(function (id) { const g = groupOf(id); if (g) g.classList.add('comp-hl'); });
+    if (focus) show(focus);
+  }
+  function showComponent(c) {
+    info.textContent = '';
+    info.appendChild(el('h3', { text: c.kind + ' ' + c.name }));
+    c.label.split('\n').slice(1).forEach(function (l) { info.appendChild(el('div', { text: l })); });
+    const inside = c.elements.slice();
+    (data.bonds || []).forEach(function (b) {
+      if (c.elements.indexOf(b.from_id) >= 0 && c.elements.indexOf(b.to_id) >= 0) inside.push(b.id);
+    });
+    const ex = el('button', { text: 'Expand: show its ' + c.elements.length + ' elements in the scalar bond graph' });
+    ex.addEventListener('click', function () { expandTo(inside); });
+    info.appendChild(el('p', null, [ex]));
+    info.appendChild(el('h4', { text: 'Elements' }));
+    const ul = el('ul');
+    c.elements.forEach(function (id) {
+      const e = byId[id].item;
+      const li = el('li', { text: e.kind + ': ' + e.name });
+      li.style.cursor = 'pointer';
+      li.addEventListener('click', function () { expandTo(inside, id); });
+      ul.appendChild(li);
+    });
+    info.appendChild(ul);
+  }
+  function showMultibond(m) {
+    info.textContent = '';
+    info.appendChild(el('h3', { text: 'multibond ' + m.label }));
+    const ex = el('button', { text: 'Expand: show its bonds in the scalar bond graph' });
+    ex.addEventListener('click', function () { expandTo(m.bonds); });
+    info.appendChild(el('p', null, [ex]));
+    m.bonds.forEach(function (id) {
+      const b = byId[id].item;
+      info.appendChild(el('div', { text: 'bond ' + b.name + ': ' + b.from + ' \u2192 ' + b.to }));
+      if (b.effort) info.appendChild(provenance(b.effort));
+      if (b.flow) info.appendChild(provenance(b.flow));
+    });
+  }
+  let pinned = null;
+  function show(id) {
+    const x = byId[id];
+    if (!x) return;
+    if (x.type === 'element') showElement(x.item);
+    else if (x.type === 'bond') showBond(x.item);
+    else if (x.type === 'component') showComponent(x.item);
+    else showMultibond(x.item);
+  }
+  [svg, compView && compView.svg].forEach(function (root) {
+    if (!root) return;
+    root.querySelectorAll('g.node, g.edge').forEach(function (g) {
+      g.addEventListener('mouseenter', function () { if (!pinned) show(g.id); });
+      g.addEventListener('click', function (ev) {
+        ev.stopPropagation();
+        if (pinned) { const old = groupOf(pinned); if (old) old.classList.remove('selected'); }
+        pinned = pinned === g.id ? null : g.id;
+        if (pinned) { g.classList.add('selected'); show(g.id); }
+      });
+    });
+  });
+  if (svg) {
+    // Bonds on any zero-order causal path are dashed.
+    (data.paths || []).forEach(function (p) {
+      p.bonds.forEach(function (b) { const g = groupOf(b); if (g) g.classList.add('on-zcp'); });
+    });
+  }
+  // The zero-order causal paths: a click highlights one.
+  if (data.paths && data.paths.length) {
+    drawSec.appendChild(el('h3', { text: 'Zero-order causal paths (click to highlight)' }));
+    const list = el('ol', { id: 'paths' });
+    let active = null;
+    data.paths.forEach(function (p) {
+      const li = el('li', { text: 'class ' + p.class + ', DAE index ' + p.dae_index + ': ' + p.description });
+      li.addEventListener('click', function () {
+        if (svg) svg.querySelectorAll('.zcp-hl').forEach(function (g) { g.classList.remove('zcp-hl'); });
+        list.querySelectorAll('li').forEach(function (x) { x.classList.remove('active'); });
+        if (active === p) { active = null; return; }
+        active = p;
+        li.classList.add('active');
+        showView('scalar');
+        p.bonds.concat(p.elements).forEach(function (id) { const g = groupOf(id); if (g) g.classList.add('zcp-hl'); });
+      });
+      list.appendChild(li);
+    });
+    drawSec.appendChild(list);
+  }
+
+  // ---- plots -------------------------------------------------------------
+  const plotSec = section('plots', 'Plots',
+    'Every output against time. Drag: zoom into a time range; shift + drag: pan; wheel: zoom; double click: ' +
+    'reset. In the first plot, click a legend entry to show or hide that output. Values under the cursor are in ' +
+    'the legend; the cursors of all plots move together.');
+  const t = data.data[0];
+  const outputs = [];
+  data.columns.forEach(function (c, i) { if (i > 0 && c.indexOf('pose_') !== 0) outputs.push(i); });
+  const plots = [];
+  const palette = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#7f7f7f', '#bcbd22'];
+  function plotWidth(full) { return Math.max(320, Math.min(full ? 1200 : 560, (document.body.clientWidth || 1000) - (full ? 60 : 80))); }
+  // Wheel zoom and shift-drag pan on the x axis.
+  function panZoom() {
+    return {
+      hooks: {
+        ready: function (u) {
+          const over = u.over;
+          over.addEventListener('wheel', function (ev) {
+            ev.preventDefault();
+            const x0 = u.scales.x.min, x1 = u.scales.x.max;
+            const at = u.posToVal(ev.offsetX, 'x');
+            const k = ev.deltaY > 0 ? 1.25 : 0.8;
+            u.setScale('x', { min: at - (at - x0) * k, max: at + (x1 - at) * k });
+          }, { passive: false });
+          over.addEventListener('mousedown', function (ev) {
+            if (!ev.shiftKey) return;
+            ev.stopPropagation();
+            ev.preventDefault();
+            const x0 = u.scales.x.min, x1 = u.scales.x.max, px = ev.clientX;
+            const per = (x1 - x0) / u.bbox.width * devicePixelRatio;
+            function move(e) { const d = (e.clientX - px) * per; u.setScale('x', { min: x0 - d, max: x1 - d }); }
+            function up() { window.removeEventListener('mousemove', move); window.removeEventListener('mouseup', up); }
+            window.addEventListener('mousemove', move);
+            window.addEventListener('mouseup', up);
+          }, true);
+        }
+      }
+    };
+  }
+  if (outputs.length) {
+    const main = el('div', { class: 'plot-main' });
+    plotSec.appendChild(main);
+    const series = [{ label: 't' }];
+    outputs.forEach(function (c, k) {
+      series.push({ label: data.columns[c], stroke: palette[k % palette.length], width: 1.5, show: k < 4 });
+    });
+    plots.push(new uPlot({
+      width: plotWidth(true), height: 320, series: series, cursor: { sync: { key: 'paynter' } },
+      plugins: [panZoom()], scales: { x: { time: false } }
+    }, [t].concat(outputs.map(function (c) { return data.data[c]; })), main));
+    const grid = el('div', { class: 'plot-grid' });
+    plotSec.appendChild(grid);
+    outputs.forEach(function (c, k) {
+      const box = el('div');
+      grid.appendChild(box);
+      plots.push(new uPlot({
+        title: data.columns[c], width: plotWidth(false), height: 200,
+        series: [{ label: 't' }, { label: data.columns[c], stroke: palette[k % palette.length], width: 1.5 }],
+        cursor: { sync: { key: 'paynter' } }, plugins: [panZoom()], scales: { x: { time: false } }
+      }, [t, data.data[c]], box));
+    });
+  } else {
+    plotSec.appendChild(el('p', { text: 'The model has no outputs.' }));
+  }
+
+  // ---- the 3D view -------------------------------------------------------
+  let view3d = null;
+  if (mechanism) view3d = buildView3d(section('view3d-sec', '3D view',
+    'The bodies as boxes with their inertia-equivalent dimensions (a uniform box of the same mass and principal ' +
+    'inertias), joints as dots on the links between bodies, the world frame (x red, y green, z blue). Drag: ' +
+    'rotate, wheel: zoom.'));
+
+  function column(name) { const i = data.columns.indexOf(name); return i < 0 ? null : data.data[i]; }
+
+  function buildView3d(sec) {
+    const n = t.length;
+    const bodies = [];
+    data.mechanism.bodies.forEach(function (b) {
+      const g = function (s) { return column('pose_' + b.name + '_' + s); };
+      const x = g('x'), y = g('y'), z = g('z');
+      if (!x || !y || !z) return;
+      const R = [];
+      for (let i = 1; i <= 3; ++i) for (let j = 1; j <= 3; ++j) R.push(g('R' + i + j));
+      const m = g('mass') ? g('mass')[0] : 1;
+      const I = [g('I1'), g('I2'), g('I3')].map(function (c) { return c ? c[0] : null; });
+      bodies.push({ name: b.name, x: x, y: y, z: z, R: R, m: m, I: I });
+    });
+    const joints = [];
+    data.mechanism.joints.forEach(function (j) {
+      const x = column('pose_' + j.name + '_x'), y = column('pose_' + j.name + '_y'), z = column('pose_' + j.name + '_z');
+      if (x && y && z) joints.push({ name: j.name, body1: j.body1, body2: j.body2, x: x, y: y, z: z });
+    });
+    // The extent of the motion, for the camera and the sizes.
+    let lo = [0, 0, 0], hi = [0, 0, 0];
+    function grow(p) { for (let k = 0; k < 3; ++k) { lo[k] = Math.min(lo[k], p[k]); hi[k] = Math.max(hi[k], p[k]); } }
+    bodies.forEach(function (b) { for (let i = 0; i < n; ++i) grow([b.x[i], b.y[i], b.z[i]]); });
+    joints.forEach(function (j) { for (let i = 0; i < n; ++i) grow([j.x[i], j.y[i], j.z[i]]); });
+    let span = Math.max(hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2], 1e-3);
+    const centre = [(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, (lo[2] + hi[2]) / 2];
+    // Box dimensions: Ixx = m (b^2 + c^2) / 12 ... solved for a, b, c.
+    bodies.forEach(function (b) {
+      let d = [span * 0.08, span * 0.08, span * 0.08];
+      if (b.I[0] !== null && b.I[1] !== null && b.I[2] !== null && b.m > 0) {
+        d = [0, 1, 2].map(function (k) {
+          const s = 6 * (b.I[(k + 1) % 3] + b.I[(k + 2) % 3] - b.I[k]) / b.m;
+          return Math.sqrt(Math.max(s, 0));
+        });
+      }
+      const big = Math.max(d[0], d[1], d[2], 1e-9);
+      b.dims = d.map(function (v) { return Math.max(v, big * 0.05, span * 0.01); });
+    });
+    // The view holds the bodies too (a body may be larger than its motion).
+    bodies.forEach(function (b) { span = Math.max(span, 1.2 * Math.max(b.dims[0], b.dims[1], b.dims[2])); });
+
+    const row = el('div', { class: 'view3d-row' });
+    const canvas = el('canvas', { id: 'view3d', width: '720', height: '520' });
+    row.appendChild(canvas);
+    const controls = el('div', { class: 'controls' });
+    const play = el('button', { id: 'play3d', text: 'Play' });
+    const speed = el('select', { id: 'speed3d' });
+    ['0.1', '0.25', '0.5', '1', '2', '4'].forEach(function (s) {
+      const o = el('option', { value: s, text: s + '\u00d7' });
+      if (s === '1') o.selected = true;
+      speed.appendChild(o);
+    });
+    const slider = el('input', { id: 'time3d', type: 'range', min: '0', max: String(n - 1), value: '0', step: '1' });
+    const label = el('span', { id: 'timelabel3d' });
+    const trace = el('select', { id: 'trace3d' });
+    trace.appendChild(el('option', { value: '', text: 'no trace' }));
+    bodies.forEach(function (b) { trace.appendChild(el('option', { value: 'b:' + b.name, text: 'centre of ' + b.name })); });
+    joints.forEach(function (j) { trace.appendChild(el('option', { value: 'j:' + j.name, text: 'joint ' + j.name })); });
+    controls.appendChild(el('div', null, [play, ' speed ', speed]));
+    controls.appendChild(el('div', null, [slider]));
+    controls.appendChild(el('div', null, ['t = ', label]));
+    controls.appendChild(el('div', null, ['trace: ', trace]));
+    row.appendChild(controls);
+    sec.appendChild(row);
+
+    const ctx = canvas.getContext('2d');
+    let az = -0.9, el3 = 0.45, zoom = 1, frame = 0, playing = false, simTime = t[0], last = null;
+    function rot(b, i, v) {
+      const R = b.R;
+      return [R[0][i] * v[0] + R[1][i] * v[1] + R[2][i] * v[2],
+        R[3][i] * v[0] + R[4][i] * v[1] + R[5][i] * v[2],
+        R[6][i] * v[0] + R[7][i] * v[1] + R[8][i] * v[2]];
+    }
+    // World (z up) to the camera: orbit by azimuth and elevation, orthographic.
+    function project(p) {
+      const x = p[0] - centre[0], y = p[1] - centre[1], z = p[2] - centre[2];
+      const ca = Math.cos(az), sa = Math.sin(az), ce = Math.cos(el3), se = Math.sin(el3);
+      const xr = ca * x - sa * y, yr = sa * x + ca * y;
+      const depth = ce * yr + se * z;
+      const up = -se * yr + ce * z;
+      const s = zoom * Math.min(canvas.width, canvas.height) / (1.6 * span);
+      return [canvas.width / 2 + xr * s, canvas.height / 2 - up * s, depth];
+    }
+    const CUBE = [[-1, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1], [-1, -1, 1], [1, -1, 1], [1, 1, 1], [-1, 1, 1]];
+    const FACES = [[0, 3, 2, 1], [4, 5, 6, 7], [0, 1, 5, 4], [2, 3, 7, 6], [1, 2, 6, 5], [0, 4, 7, 3]];
+    const colours = ['#4f81bd', '#c0504d', '#9bbb59', '#8064a2', '#4bacc6', '#f79646'];
+    function draw() {
+      const i = frame;
+      ctx.fillStyle = '#ffffff';
+      ctx.fillRect(0, 0, canvas.width, canvas.height);
+      // World frame.
+      const o = project([0, 0, 0]);
+      [[1, 0, 0, '#d62728'], [0, 1, 0, '#2ca02c'], [0, 0, 1, '#1f5fd6']].forEach(function (a) {
+        const e = project([a[0] * span * 0.3, a[1] * span * 0.3, a[2] * span * 0.3]);
+        ctx.strokeStyle = a[3];
+        ctx.lineWidth = 2;
+        ctx.beginPath(); ctx.moveTo(o[0], o[1]); ctx.lineTo(e[0], e[1]); ctx.stroke();
+      });
+      // Trace of the chosen point up to now.
+      if (trace.value) {
+        const name = trace.value.slice(2);
+        const src = trace.value[0] === 'b' ? bodies.find(function (b) { return b.name === name; })
+          : joints.find(function (j) { return j.name === name; });
+        if (src) {
+          ctx.strokeStyle = '#ff7f0e';
+          ctx.lineWidth = 1.5;
+          ctx.beginPath();
+          for (let k = 0; k <= i; ++k) {
+            const p = project([src.x[k], src.y[k], src.z[k]]);
+            if (k === 0) ctx.moveTo(p[0], p[1]); else ctx.lineTo(p[0], p[1]);
+          }
+          ctx.stroke();
+        }
+      }
+      // Faces of every body, far ones first, shaded by their normal.
+      const faces = [];
+      bodies.forEach(function (b, bi) {
+        const R = b.R.map(function (c) { return c[i]; });
+        const world = CUBE.map(function (v) {
+          const l = [v[0] * b.dims[0] / 2, v[1] * b.dims[1] / 2, v[2] * b.dims[2] / 2];
+          return [b.x[i] + R[0] * l[0] + R[1] * l[1] + R[2] * l[2], b.y[i] + R[3] * l[0] + R[4] * l[1] + R[5] * l[2],
+            b.z[i] + R[6] * l[0] + R[7] * l[1] + R[8] * l[2]];
+        });
+        const pts = world.map(project);
+        FACES.forEach(function (f) {
+          const a = pts[f[0]], bq = pts[f[1]], c = pts[f[2]];
+          const nz = (bq[0] - a[0]) * (c[1] - a[1]) - (bq[1] - a[1]) * (c[0] - a[0]);
+          const depth = f.reduce(function (s, k) { return s + pts[k][2]; }, 0) / 4;
+          faces.push({ pts: f.map(function (k) { return pts[k]; }), depth: depth, shade: nz, colour: colours[bi % colours.length] });
+        });
+      });
+      faces.sort(function (a, b) { return b.depth - a.depth; });
+      faces.forEach(function (f) {
+        if (f.shade < 0) return;  // facing away (screen y points down)
+        ctx.beginPath();
+        f.pts.forEach(function (p, k) { if (k === 0) ctx.moveTo(p[0], p[1]); else ctx.lineTo(p[0], p[1]); });
+        ctx.closePath();
+        ctx.fillStyle = f.colour;
+        ctx.globalAlpha = 0.85;
+        ctx.fill();
+        ctx.globalAlpha = 1;
+        ctx.strokeStyle = '#222';
+        ctx.lineWidth = 0.8;
+        ctx.stroke();
+      });
+      // Joints: a link from each body's centre to the joint point, and a dot.
+      joints.forEach(function (j) {
+        const p = project([j.x[i], j.y[i], j.z[i]]);
+        ctx.strokeStyle = '#555';
+        ctx.lineWidth = 2;
+        [j.body1, j.body2].forEach(function (bn) {
+          const b = bodies.find(function (x) { return x.name === bn; });
+          if (!b) return;
+          const q = project([b.x[i], b.y[i], b.z[i]]);
+          ctx.beginPath(); ctx.moveTo(q[0], q[1]); ctx.lineTo(p[0], p[1]); ctx.stroke();
+        });
+        ctx.fillStyle = '#111';
+        ctx.beginPath(); ctx.arc(p[0], p[1], 5, 0, 2 * Math.PI); ctx.fill();
+        ctx.fillStyle = '#111';
+        ctx.font = '12px sans-serif';
+        ctx.fillText(j.name, p[0] + 7, p[1] - 7);
+      });
+      bodies.forEach(function (b) {
+        const p = project([b.x[i], b.y[i], b.z[i]]);
+        ctx.fillStyle = '#000';
+        ctx.font = '12px sans-serif';
+        ctx.fillText(b.name, p[0] + 6, p[1] + 14);
+      });
+      slider.value = String(i);
+      label.textContent = t[i].toPrecision(4);
+    }
+    function setFrame(k) { frame = Math.max(0, Math.min(n - 1, k)); simTime = t[frame]; draw(); }
+    function tick(now) {
+      if (!playing) { last = null; return; }
+      if (last !== null) {
+        // A slow frame moves the clock on by 0.1 s at most (no jump past the end).
+        simTime += Math.min((now - last) / 1000, 0.1) * Number(speed.value);
+        if (simTime > t[n - 1]) simTime = t[0];
+        let k = frame;
+        if (t[k] > simTime) k = 0;
+        while (k + 1 < n && t[k + 1] <= simTime) ++k;
+        frame = k;
+        draw();
+      }
+      last = now;
+      requestAnimationFrame(tick);
+    }
+    play.addEventListener('click', function () {
+      playing = !playing;
+      play.textContent = playing ? 'Pause' : 'Play';
+      if (playing) requestAnimationFrame(tick);
+    });
+    slider.addEventListener('input', function () { setFrame(Number(slider.value)); });
+    trace.addEventListener('change', draw);
+    let drag = null;
+    canvas.addEventListener('mousedown', function (ev) { drag = { x: ev.clientX, y: ev.clientY, az: az, el: el3 }; });
+    window.addEventListener('mouseup', function () { drag = null; });
+    window.addEventListener('mousemove', function (ev) {
+      if (!drag) return;
+      az = drag.az + (ev.clientX - drag.x) * 0.01;
+      el3 = Math.max(-1.5, Math.min(1.5, drag.el + (ev.clientY - drag.y) * 0.01));
+      draw();
+    });
+    canvas.addEventListener('wheel', function (ev) { ev.preventDefault(); zoom *= ev.deltaY > 0 ? 0.9 : 1.1; draw(); }, { passive: false });
+    draw();
+    return {
+      canvas: canvas, setFrame: setFrame, frame: function () { return frame; }, frames: n,
+      play: function () { if (!playing) play.click(); }, pause: function () { if (playing) play.click(); }
+    };
+  }
+
+  // ---- equations ---------------------------------------------------------
+  const eqSec = section('equations', 'Equations',
+    'The equations of the ' + data.form + ' formulation as `paynter equations --latex` writes them.');
+  const eqRows = [];
+  function typeset(row) {
+    if (!row.paynterTex) return;
+    row.appendChild(tex(row.paynterTex, true));
+    row.paynterTex = null;
+  }
+  (function renderEquations() {
+    const lines = data.equations.split('\n');
+    let inAlign = false, group = [];
+    // Rows are typeset when they come into view (a mechanism's equations run
+    // to hundreds of long rows).
+    const observer = 'IntersectionObserver' in window ? new IntersectionObserver(function (entries) {
+      entries.forEach(function (en) { if (en.isIntersecting) typeset(en.target); });
+    }, { rootMargin: '600px' }) : null;
+    function flush() {
+      if (!group.length) return;
+      const row = el('div', { class: 'eqrow' });
+      row.paynterTex = '\\begin{aligned}' + group.join(' \\\\ ') + '\\end{aligned}';
+      eqRows.push(row);
+      eqSec.appendChild(row);
+      if (observer) observer.observe(row); else typeset(row);
+      group = [];
+    }
+    lines.forEach(function (raw) {
+      const line = raw.trim();
+      if (line.indexOf('%') === 0) { flush(); eqSec.appendChild(el('div', { class: 'comment', text: line.replace(/^%\s?/, '') })); return; }
+      if (line === '\\begin{align}') { inAlign = true; return; }
+      if (line === '\\end{align}') { flush(); inAlign = false; return; }
+      if (!inAlign || !line) return;
+      const body = line.replace(/\\\\$/, '').trim();
+      if (body.indexOf('&\\quad') === 0) { group.push(body); return; }  // a long sum's next line
+      flush();
+      group.push(body);
+    });
+    flush();
+  })();
+
+  // ---- reports -----------------------------------------------------------
+  section('causality', 'Causality and zero-order causal paths').appendChild(el('pre', { class: 'report', text: data.causality }));
+  const statSec = section('stats', 'Run');
+  const s = data.stats;
+  const st = el('table', { class: 'stats' });
+  [['integrator', s.integrator + ' (' + s.backend + ' backend)'], ['constraint method', data.constraints],
+    ['time', s.t0 + ' \u2026 ' + s.t_end + ' (rtol ' + s.rtol + ', atol ' + s.atol + ')'],
+    ['states', s.states], ['steps', s.steps + ' (' + s.rejected + ' rejected)'], ['rhs evaluations', s.rhs_evals],
+    ['Jacobians', s.jacobians], ['projections', s.projections], ['output rows', s.rows],
+    ['model to ready', s.ready_seconds.toFixed(4) + ' s (symbolic stages ' + s.stages + ')'],
+    ['compile', s.compile_seconds.toFixed(3) + ' s'], ['integrate', s.integrate_seconds.toFixed(6) + ' s']
+  ].forEach(function (r) { st.appendChild(el('tr', null, [el('td', { text: r[0] }), el('td', { text: String(r[1]) })])); });
+  statSec.appendChild(st);
+  if (s.constrained) statSec.appendChild(el('pre', { class: 'report', text: s.constrained }));
+
+  // ---- self-test (#selftest): checks written into the DOM -----------------
+  function inked(canvas) {
+    const c = canvas.getContext('2d');
+    const d = c.getImageData(0, 0, canvas.width, canvas.height).data;
+    let ink = 0;
+    for (let k = 0; k < d.length; k += 4) if (d[k + 3] > 0 && (d[k] < 200 || d[k + 1] < 200 || d[k + 2] < 200)) ++ink;
+    return ink;
+  }
+  function selftest() {
+    const checks = [];
+    function check(name, ok, detail) { checks.push({ name: name, ok: !!ok, detail: String(detail) }); }
+    const nodes = svg ? svg.querySelectorAll('g.node').length : 0;
+    check('drawing', svg && nodes === data.elements.length, nodes + ' nodes of ' + data.elements.length + ' elements');
+    if (compView) {
+      const comps = compView.svg.querySelectorAll('g.node[id^="comp"]').length;
+      const g = groupOf(data.components[0].id);
+      if (g) g.dispatchEvent(new MouseEvent('mouseenter'));
+      check('components', comps === data.components.length && info.querySelector('h3').textContent ===
+        data.components[0].kind + ' ' + data.components[0].name, comps + ' component nodes of ' + data.components.length);
+    }
+    const canvases = Array.from(document.querySelectorAll('#plots canvas'));
+    check('plots', canvases.length === (outputs.length ? outputs.length + 1 : 0) &&
+      canvases.every(function (c) { return inked(c) > 100; }), canvases.length + ' plot canvases, ink ' +
+      canvases.map(inked).join(','));
+    const withEq = data.elements.find(function (e) { return e.equations && e.equations.length; });
+    if (withEq) {
+      const g = groupOf(withEq.id);
+      if (g) g.dispatchEvent(new MouseEvent('mouseenter'));
+      const rendered = info.querySelectorAll('.element-equations .katex').length;
+      check('hover', g && info.querySelector('h3').textContent === withEq.kind + ': ' + withEq.name &&
+        rendered === withEq.equations.length, withEq.name + ': ' + rendered + ' equations rendered');
+    }
+    eqRows.slice(0, 40).forEach(typeset);
+    const eqs = document.querySelectorAll('#equations .katex').length;
+    const errs = document.querySelectorAll('#equations .katex-error').length;
+    check('equations', eqs > 0 && errs === 0, eqs + ' rendered, ' + errs + ' errors');
+    const finish = function () {
+      check('no injection', !window.paynterInjected && !document.querySelector('img, iframe, object, embed'),
+        String(window.paynterInjected || ''));
+      check('console', window.paynterErrors.length === 0, window.paynterErrors.join(' | '));
+      const ok = checks.every(function (c) { return c.ok; });
+      const out = el('pre', { id: 'selftest', text: JSON.stringify({ ok: ok, checks: checks }) });
+      document.body.appendChild(out);
+      document.body.setAttribute('data-selftest', ok ? 'pass' : 'fail');
+    };
+    if (view3d) {
+      view3d.setFrame(0);
+      const ink0 = inked(view3d.canvas);
+      const img0 = view3d.canvas.toDataURL();
+      view3d.setFrame(Math.floor(view3d.frames / 2));
+      const moved = view3d.canvas.toDataURL() !== img0;
+      check('3d drawn', ink0 > 500, 'ink ' + ink0);
+      check('3d frames differ', moved, 'frame 0 and frame ' + Math.floor(view3d.frames / 2));
+      view3d.setFrame(0);
+      view3d.play();
+      // Playing moves the frame on (waits up to 4 s for the browser's frames).
+      const started = Date.now();
+      const poll = function () {
+        const f = view3d.frame();
+        if (f === 0 && Date.now() - started < 4000) { setTimeout(poll, 100); return; }
+        view3d.pause();
+        check('3d plays', f > 0, 'frame ' + f + ' after ' + (Date.now() - started) + ' ms');
+        finish();
+      };
+      setTimeout(poll, 100);
+    } else {
+      finish();
+    }
+  }
+  if (location.hash === '#selftest') setTimeout(selftest, 50);
+  // #only=SECTION[&at=FRACTION][&trace=b:BODY]: that section alone (the 3D view
+  // at a fraction of the run, tracing a point) -- for screenshots of one part.
+  // #select=ELEMENT: that element's panel, as after a click.
+  if (location.hash.indexOf('=') > 0 && location.hash !== '#selftest') {
+    const opts = {};
+    location.hash.slice(1).split('&').forEach(function (kv) { const i = kv.indexOf('='); opts[kv.slice(0, i)] = decodeURIComponent(kv.slice(i + 1)); });
+    const chosen = opts.select ? data.elements.find(function (e) { return e.name === opts.select; }) : null;
+    if (chosen && groupOf(chosen.id)) groupOf(chosen.id).dispatchEvent(new MouseEvent('click'));
+    if (opts.only) document.querySelectorAll('body > section, body > nav').forEach(function (x) { if (x.id !== opts.only) x.style.display = 'none'; });
+    if (view3d && opts.trace) { const sel = document.getElementById('trace3d'); sel.value = opts.trace; }
+    if (view3d) view3d.setFrame(Math.round(Number(opts.at || 0) * (view3d.frames - 1)));
+  }
+})();
