@@ -6,8 +6,12 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 
+#include <unistd.h>
+
+#include "paynter/run.h"
 #include "test_util.h"
 
 namespace paynter {
@@ -288,6 +292,48 @@ elements:
 bonds: [[n, mass], [n, f1], [push, n]]
 )yaml",
               "needs the flow on its bond as input");
+}
+
+// ---- Events in a mechanism ----------------------------------------------------
+
+// B1 built from bodies and joints, stopped where the pendulum passes gamma =
+// -1 rad: under lagrange-multipliers (the projected state is the model's own)
+// and parasitic joints it stops where the hand-written B1 does.
+TEST(Events, AMechanismStopsWhereTheHandWrittenModelDoes) {
+  auto with_stop = [](const std::string& rel, const std::string& angle) {
+    std::string text = testing::ReadFileBytes(SourcePath(rel));
+    const auto at = text.find("\noutputs:");
+    EXPECT_NE(at, std::string::npos);
+    text.insert(at + 1, "events:\n  - {name: halt, when: \"" + angle + " < -1\", stop: true}\n");
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("paynter_events_" + std::to_string(::getpid()) + "_" + angle + ".yaml");
+    testing::WriteFileBytes(path, text);
+    return path;
+  };
+  auto stop_time = [](const std::filesystem::path& file, const std::string& constraints) {
+    RunOptions o;
+    o.file = file.string();
+    o.t_end = 5;
+    o.rtol = 1e-10;
+    o.atol = 1e-12;
+    o.constraints = constraints;
+    o.progress = false;
+    o.stage_cache = false;
+    PreparedModel p = PrepareModel(o);
+    const Solution s = RunPrepared(p, p.compiled(), o).solution;
+    EXPECT_EQ(s.stats.events, 1);
+    return s.rows.back()[0];
+  };
+  const auto scalar = with_stop("examples/B1_pendulum.yaml", "gamma");
+  const auto mechanism = with_stop("examples/B1_pendulum_3d.yaml", "pivot_angle");
+  const double reference = stop_time(scalar, "auto");
+  EXPECT_GT(reference, 2.5);
+  EXPECT_LT(reference, 2.53);
+  EXPECT_NEAR(stop_time(mechanism, "lagrange-multipliers"), reference, 1e-8);
+  // The parasitic joints stretch (1e6 N/m springs): the motion differs a little.
+  EXPECT_NEAR(stop_time(mechanism, "parasitic"), reference, 1e-4);
+  std::filesystem::remove(scalar);
+  std::filesystem::remove(mechanism);
 }
 
 }  // namespace

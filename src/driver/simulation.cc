@@ -272,7 +272,11 @@ void SimulateFrom(const CompiledModel& model, const OdeProblem& problem, const s
   OdeProblem with_events;
   std::unique_ptr<internal::EventHandling> events;
   if (model.has_events() && !problem.on_event) {
-    if (full_state) throw Error("SimulateFrom: a model's events need its own state to be integrated (no full_state)");
+    // A full_state that maps the model's own state (the projection of
+    // lagrange-multipliers) leaves events well defined on the integrated one;
+    // another state (minimal coordinates) does not.
+    if (full_state && problem.n != model.num_states())
+      throw Error("SimulateFrom: a model's events need its own state to be integrated");
     events = std::make_unique<internal::EventHandling>(model, [&](double t, const double* y, bool after) {
       if (watch) watch(t, y);
       model.CalcOutputs(t, y, row.data() + 1);
