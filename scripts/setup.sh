@@ -19,6 +19,7 @@ PACKAGES=(
   # paynter report: npm installs the page's libraries (web/package.json); the
   # report test loads the pages in headless Chromium
   nodejs chromium
+  texlive-latex-base  # pdflatex: the test that equations --latex --standalone compiles
   "$@"
 )
 # Debian's nodejs comes without npm (a package of its own); another nodejs
