@@ -7,6 +7,13 @@
 #include <optional>
 #include <string>
 
+#include "paynter/run.h"
+
+// The options of a run as `simulate` takes them (app/run_options.cc), and,
+// once parsed, whether --method and --max-steps were given.
+void AddRunOptions(CLI::App* command, paynter::RunOptions& run);
+void ReadRunOptionCounts(const CLI::App* command, paynter::RunOptions& run);
+
 CLI::App* AddFmuCommand(CLI::App& app);  // `paynter fmu` (app/fmu.cc); RunFmuCommand runs it once parsed
 int RunFmuCommand();
 void RegisterLinearCommands(CLI::App* app);  // linear.cc: `linearize` and `bode`

@@ -266,35 +266,15 @@ int main(int argc, char** argv) {
   SimulateArgs sa;
   auto* sim = app.add_subcommand("simulate", "simulate a model and write a CSV");
   sim->add_option("FILE", sa.run.file, "model file (YAML)")->required();
-  sim->add_option("--t-end", sa.run.t_end, "end time")->required();
-  sim->add_option("--t0", sa.run.t0, "start time")->default_val(0.0);
-  sim->add_option("--method", sa.run.method, "rk4 | dopri5 | bdf")->default_val("dopri5");
-  sim->add_option("--form", sa.run.form, "state | lagrange1 | lagrange2 | hamilton")->default_val("state");
-  sim->add_option("--rtol", sa.run.rtol, "relative tolerance")->default_val(1e-6);
-  sim->add_option("--atol", sa.run.atol, "absolute tolerance")->default_val(1e-9);
-  sim->add_option("--dt-out", sa.run.dt_out, "output interval (default (t_end - t0)/1000)")->default_val(0.0);
-  sim->add_option("--step", sa.run.step, "fixed step for rk4")->default_val(1e-3);
-  sim->add_option("--max-steps", sa.run.max_steps,
-                  "step budget (default 50000000; dopri5 stops a stiff run that needs more than 100000)");
-  sim->add_option("--backend", sa.run.backend, "auto | native | tape")->default_val("auto")
-      ->check(CLI::IsMember({"auto", "native", "tape"}));
-  sim->add_option("--block-solve", sa.run.block_solve,
-                  "implicit blocks: auto (sparse LU for large sparse blocks) | dense | sparse")
-      ->default_val("auto")
-      ->check(CLI::IsMember({"auto", "dense", "sparse"}));
+  AddRunOptions(sim, sa.run);
   sim->add_option("--param", sa.params, "override a parameter: NAME=VALUE (repeatable)");
   sim->add_flag("--stats", sa.stats, "print solver statistics and timings");
-  sim->add_option("--constraints", sa.run.constraints,
-                  "mechanisms: auto | lagrange-multipliers | minimal-coordinates | parasitic | zcp")
-      ->default_val("auto");
-  sim->add_flag("--assemble", sa.run.assemble, "make an inconsistent start consistent, however far off");
   sim->add_flag("--no-stabilize", sa.no_stabilize, "lagrange-multipliers: no projection after steps (to see the drift)");
   sim->add_flag("--energy", sa.run.energy,
                 "add the columns energy_stored, energy_delivered, energy_dissipated (linear storage laws)");
   sim->add_option("--parasitic-stiffness", sa.run.parasitic_stiffness, "parasitic: stiffness of every joint direction");
   sim->add_option("--parasitic-damping", sa.run.parasitic_damping, "parasitic: damping of every joint direction");
   sim->add_option("-o,--output", sa.out, "CSV file to write")->required();
-  sim->add_flag("!--no-cache", sa.run.stage_cache, "build the symbolic stages afresh, without the stage cache");
 
   SimulateArgs ca;
   std::string compare_out;
@@ -359,13 +339,11 @@ int main(int argc, char** argv) {
     if (caus->parsed()) return CausalityText(file, procedure, constraints, std::cout);
     if (eqs->parsed()) return EquationsText(file, latex, form, explain, constraints, std::cout, standalone);
     if (sim->parsed()) {
-      sa.run.method_given = sim->get_option("--method")->count() > 0;
-      sa.run.max_steps_given = sim->get_option("--max-steps")->count() > 0;
+      ReadRunOptionCounts(sim, sa.run);
       return Simulate(sa);
     }
     if (cmp->parsed()) {
-      ca.run.method_given = cmp->get_option("--method")->count() > 0;
-      ca.run.max_steps_given = cmp->get_option("--max-steps")->count() > 0;
+      ReadRunOptionCounts(cmp, ca.run);
       return Compare(ca, compare_out, compare_plot);
     }
     if (sweep->parsed()) return RunSweepCommand();

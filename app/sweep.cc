@@ -99,33 +99,15 @@ CLI::App* AddSweepCommand(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   s->add_option("-o,--output", args->out, "results: .h5 / .hdf5 (HDF5) or .csv (+ .summary.csv)")->required();
   // The run options, as simulate takes them.
-  s->add_option("--t-end", o.t_end, "end time")->required();
-  s->add_option("--t0", o.t0, "start time")->default_val(0.0);
-  s->add_option("--method", o.method, "rk4 | dopri5 | bdf")->default_val("dopri5");
-  s->add_option("--form", o.form, "state | lagrange1 | lagrange2 | hamilton")->default_val("state");
-  s->add_option("--rtol", o.rtol, "relative tolerance")->default_val(1e-6);
-  s->add_option("--atol", o.atol, "absolute tolerance")->default_val(1e-9);
-  s->add_option("--dt-out", o.dt_out, "output interval (default (t_end - t0)/1000)")->default_val(0.0);
-  s->add_option("--step", o.step, "fixed step for rk4")->default_val(1e-3);
-  s->add_option("--max-steps", o.max_steps, "step budget of each run (as for simulate)");
-  s->add_option("--backend", o.backend, "auto | native | tape")->default_val("auto")
-      ->check(CLI::IsMember({"auto", "native", "tape"}));
-  s->add_option("--block-solve", o.block_solve, "implicit blocks: auto | dense | sparse")->default_val("auto")
-      ->check(CLI::IsMember({"auto", "dense", "sparse"}));
-  s->add_option("--constraints", o.constraints,
-                "mechanisms: auto | lagrange-multipliers | minimal-coordinates | parasitic | zcp")
-      ->default_val("auto");
-  s->add_flag("--assemble", o.assemble, "make an inconsistent start consistent, however far off");
+  AddRunOptions(s, o);
   s->add_flag("--no-stabilize", args->no_stabilize, "lagrange-multipliers: no projection after steps");
   s->add_flag("--energy", o.energy, "add the energy accounting's columns");
   s->add_option("--parasitic-stiffness", o.parasitic_stiffness, "parasitic: stiffness of every joint direction");
   s->add_option("--parasitic-damping", o.parasitic_damping, "parasitic: damping of every joint direction");
-  s->add_flag("!--no-cache", o.stage_cache, "build the symbolic stages afresh, without the stage cache");
   return s;
 }
 
 int RunSweepCommand() {
-  g_args.run.method_given = g_command->get_option("--method")->count() > 0;
-  g_args.run.max_steps_given = g_command->get_option("--max-steps")->count() > 0;
+  ReadRunOptionCounts(g_command, g_args.run);
   return Sweep(g_args);
 }

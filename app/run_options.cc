@@ -1,0 +1,30 @@
+// The options every command that runs a model takes, as `simulate` takes them.
+#include "commands.h"
+
+void AddRunOptions(CLI::App* c, paynter::RunOptions& r) {
+  c->add_option("--t-end", r.t_end, "end time")->required();
+  c->add_option("--t0", r.t0, "start time")->default_val(0.0);
+  c->add_option("--method", r.method, "rk4 | dopri5 | bdf")->default_val("dopri5");
+  c->add_option("--form", r.form, "state | lagrange1 | lagrange2 | hamilton")->default_val("state");
+  c->add_option("--rtol", r.rtol, "relative tolerance")->default_val(1e-6);
+  c->add_option("--atol", r.atol, "absolute tolerance")->default_val(1e-9);
+  c->add_option("--dt-out", r.dt_out, "output interval (default (t_end - t0)/1000)")->default_val(0.0);
+  c->add_option("--step", r.step, "fixed step for rk4")->default_val(1e-3);
+  c->add_option("--max-steps", r.max_steps,
+                "step budget of a run (default 50000000; dopri5 stops a stiff run that needs more than 100000)");
+  c->add_option("--backend", r.backend, "auto | native | tape")->default_val("auto")
+      ->check(CLI::IsMember({"auto", "native", "tape"}));
+  c->add_option("--block-solve", r.block_solve, "implicit blocks: auto (sparse LU for large sparse blocks) | dense | sparse")
+      ->default_val("auto")
+      ->check(CLI::IsMember({"auto", "dense", "sparse"}));
+  c->add_option("--constraints", r.constraints,
+                "mechanisms: auto | lagrange-multipliers | minimal-coordinates | parasitic | zcp")
+      ->default_val("auto");
+  c->add_flag("--assemble", r.assemble, "make an inconsistent start consistent, however far off");
+  c->add_flag("!--no-cache", r.stage_cache, "build the symbolic stages afresh, without the stage cache");
+}
+
+void ReadRunOptionCounts(const CLI::App* c, paynter::RunOptions& r) {
+  r.method_given = c->get_option("--method")->count() > 0;
+  r.max_steps_given = c->get_option("--max-steps")->count() > 0;
+}
