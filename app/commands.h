@@ -9,6 +9,13 @@
 
 #include "paynter/run.h"
 
+// Each subcommand's options are registered only when it is the one this
+// process runs (argv[1]), or for all of them when argv[1] is an option such as
+// --help: CLI11's registration of every option of every subcommand took a
+// tenth of a small model's whole `paynter simulate` (docs/performance.md).
+void SetCommandLine(int argc, char** argv);
+bool CommandWanted(const char* name);
+
 // The options of a run as `simulate` takes them (app/run_options.cc), and,
 // once parsed, whether --method and --max-steps were given.
 void AddRunOptions(CLI::App* command, paynter::RunOptions& run);

@@ -50,6 +50,7 @@ std::map<std::string, double> ParseOverrides(const std::vector<std::string>& par
 
 CLI::App* AddFmuCommand(CLI::App& app) {
   auto* fmu = app.add_subcommand("fmu", "export the model as an FMI 2.0 FMU (model exchange and co-simulation)");
+  if (!CommandWanted("fmu")) return fmu;
   paynter::FmuOptions& o = args.options;
   fmu->add_option("FILE", o.model_file, "model file (YAML)")->required();
   fmu->add_option("-o,--output", o.output, "FMU file to write (.fmu)")->required();

@@ -243,9 +243,12 @@ void Common(CLI::App* c, LinearArgs* a) {
 
 void RegisterLinearCommands(CLI::App* app) {
   linearize_cmd = app->add_subcommand("linearize", "A, B, C, D at an operating point, eigenvalues, damping");
-  Common(linearize_cmd, &lin_args);
-  linearize_cmd->add_option("-o,--output", lin_args.out, "write PREFIX_A.csv ... PREFIX_D.csv, PREFIX_eigenvalues.csv");
+  if (CommandWanted("linearize")) {
+    Common(linearize_cmd, &lin_args);
+    linearize_cmd->add_option("-o,--output", lin_args.out, "write PREFIX_A.csv ... PREFIX_D.csv, PREFIX_eigenvalues.csv");
+  }
   bode_cmd = app->add_subcommand("bode", "frequency response of one input to one output (CSV, plot)");
+  if (!CommandWanted("bode")) return;
   Common(bode_cmd, &bode_args);
   bode_cmd->add_option("--input", bode_args.input, "the input (a source marked 'input: true')");
   bode_cmd->add_option("--output", bode_args.output, "the output (one of the model's outputs)");

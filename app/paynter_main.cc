@@ -236,88 +236,102 @@ int Compare(const SimulateArgs& args, const std::string& prefix, const std::stri
 
 int main(int argc, char** argv) {
   CLI::App app{"paynter: bond graphs in, simulations out"};
+  SetCommandLine(argc, argv);
   app.require_subcommand(1);
   std::string file, out, procedure = "SCAP", x_col, title, form = "state";
   bool latex = false, explain = false;
   int highlight = 0;
   std::vector<std::string> columns;
 
-  auto* check = app.add_subcommand("check", "validate a model and summarize it");
-  check->add_option("FILE", file, "model file (YAML)")->required();
-
-  auto* caus = app.add_subcommand("causality", "assign causality and report strokes, conflicts and loops");
-  caus->add_option("FILE", file, "model file (YAML)")->required();
-  caus->add_option("--procedure", procedure, "SCAP | HaCAP | LaCAP | LCAP | RCAP")->default_val("SCAP");
   std::string constraints = "auto";
   const char* constraints_help =
       "mechanisms: show the model as a method works on it: auto | lagrange-multipliers | minimal-coordinates | "
       "parasitic | zcp";
-  caus->add_option("--constraints", constraints, constraints_help)->default_val("auto");
+  bool standalone = false, expand_drawing = false;
+  SimulateArgs sa, ca;
+  std::string compare_out, compare_plot;
+
+  auto* check = app.add_subcommand("check", "validate a model and summarize it");
+  if (CommandWanted("check")) check->add_option("FILE", file, "model file (YAML)")->required();
+
+  auto* caus = app.add_subcommand("causality", "assign causality and report strokes, conflicts and loops");
+  if (CommandWanted("causality")) {
+    caus->add_option("FILE", file, "model file (YAML)")->required();
+    caus->add_option("--procedure", procedure, "SCAP | HaCAP | LaCAP | LCAP | RCAP")->default_val("SCAP");
+    caus->add_option("--constraints", constraints, constraints_help)->default_val("auto");
+  }
 
   auto* eqs = app.add_subcommand("equations", "print the state equations");
-  eqs->add_option("FILE", file, "model file (YAML)")->required();
-  eqs->add_flag("--latex", latex, "print LaTeX");
-  bool standalone = false;
-  eqs->add_flag("--standalone", standalone, "with --latex: a whole LaTeX document");
-  eqs->add_option("--form", form, "state | lagrange1 | lagrange2 | hamilton")->default_val("state");
-  eqs->add_flag("--explain", explain, "with --form lagrange2: the Lagrange subsystem (momenta, efforts)");
-  eqs->add_option("--constraints", constraints, constraints_help)->default_val("auto");
+  if (CommandWanted("equations")) {
+    eqs->add_option("FILE", file, "model file (YAML)")->required();
+    eqs->add_flag("--latex", latex, "print LaTeX");
+    eqs->add_flag("--standalone", standalone, "with --latex: a whole LaTeX document");
+    eqs->add_option("--form", form, "state | lagrange1 | lagrange2 | hamilton")->default_val("state");
+    eqs->add_flag("--explain", explain, "with --form lagrange2: the Lagrange subsystem (momenta, efforts)");
+    eqs->add_option("--constraints", constraints, constraints_help)->default_val("auto");
+  }
 
-  SimulateArgs sa;
   auto* sim = app.add_subcommand("simulate", "simulate a model and write a CSV");
-  sim->add_option("FILE", sa.run.file, "model file (YAML)")->required();
-  AddRunOptions(sim, sa.run);
-  sim->add_option("--param", sa.params, "override a parameter: NAME=VALUE (repeatable)");
-  sim->add_flag("--stats", sa.stats, "print solver statistics and timings");
-  sim->add_flag("--no-stabilize", sa.no_stabilize, "lagrange-multipliers: no projection after steps (to see the drift)");
-  sim->add_flag("--energy", sa.run.energy,
-                "add the columns energy_stored, energy_delivered, energy_dissipated (linear storage laws)");
-  sim->add_option("--parasitic-stiffness", sa.run.parasitic_stiffness, "parasitic: stiffness of every joint direction");
-  sim->add_option("--parasitic-damping", sa.run.parasitic_damping, "parasitic: damping of every joint direction");
-  sim->add_option("-o,--output", sa.out, "CSV file to write")->required();
+  if (CommandWanted("simulate")) {
+    sim->add_option("FILE", sa.run.file, "model file (YAML)")->required();
+    AddRunOptions(sim, sa.run);
+    sim->add_option("--param", sa.params, "override a parameter: NAME=VALUE (repeatable)");
+    sim->add_flag("--stats", sa.stats, "print solver statistics and timings");
+    sim->add_flag("--no-stabilize", sa.no_stabilize, "lagrange-multipliers: no projection after steps (to see the drift)");
+    sim->add_flag("--energy", sa.run.energy,
+                  "add the columns energy_stored, energy_delivered, energy_dissipated (linear storage laws)");
+    sim->add_option("--parasitic-stiffness", sa.run.parasitic_stiffness, "parasitic: stiffness of every joint direction");
+    sim->add_option("--parasitic-damping", sa.run.parasitic_damping, "parasitic: damping of every joint direction");
+    sim->add_option("-o,--output", sa.out, "CSV file to write")->required();
+  }
 
-  SimulateArgs ca;
-  std::string compare_out;
   auto* cmp = app.add_subcommand("compare", "simulate a mechanism by every method and tabulate the differences");
-  cmp->add_option("FILE", ca.run.file, "model file (YAML)")->required();
-  cmp->add_option("--t-end", ca.run.t_end, "end time")->required();
-  cmp->add_option("--rtol", ca.run.rtol, "relative tolerance")->default_val(1e-6);
-  cmp->add_option("--atol", ca.run.atol, "absolute tolerance")->default_val(1e-9);
-  cmp->add_option("--dt-out", ca.run.dt_out, "output interval (default t_end/1000)")->default_val(0.0);
-  cmp->add_option("--method", ca.run.method, "integrator for the rigid methods: rk4 | dopri5 | bdf")->default_val("dopri5");
-  cmp->add_option("--max-steps", ca.run.max_steps, "step budget of each run (as for simulate)");
-  cmp->add_option("--param", ca.params, "override a parameter: NAME=VALUE (repeatable)");
-  cmp->add_flag("--assemble", ca.run.assemble, "make an inconsistent start consistent");
-  cmp->add_option("--parasitic-stiffness", ca.run.parasitic_stiffness, "parasitic: stiffness of every joint direction");
-  cmp->add_option("--parasitic-damping", ca.run.parasitic_damping, "parasitic: damping of every joint direction");
-  cmp->add_option("-o,--output", compare_out, "write PREFIX.md and PREFIX.csv");
-  cmp->add_flag("!--no-cache", ca.run.stage_cache, "build the symbolic stages afresh, without the stage cache");
-  std::string compare_plot;
-  cmp->add_option("--plot", compare_plot, "plot each method's difference to minimal coordinates on this output "
-                                          "(PREFIX_<output>.csv and .png)");
+  if (CommandWanted("compare")) {
+    cmp->add_option("FILE", ca.run.file, "model file (YAML)")->required();
+    cmp->add_option("--t-end", ca.run.t_end, "end time")->required();
+    cmp->add_option("--rtol", ca.run.rtol, "relative tolerance")->default_val(1e-6);
+    cmp->add_option("--atol", ca.run.atol, "absolute tolerance")->default_val(1e-9);
+    cmp->add_option("--dt-out", ca.run.dt_out, "output interval (default t_end/1000)")->default_val(0.0);
+    cmp->add_option("--method", ca.run.method, "integrator for the rigid methods: rk4 | dopri5 | bdf")->default_val("dopri5");
+    cmp->add_option("--max-steps", ca.run.max_steps, "step budget of each run (as for simulate)");
+    cmp->add_option("--param", ca.params, "override a parameter: NAME=VALUE (repeatable)");
+    cmp->add_flag("--assemble", ca.run.assemble, "make an inconsistent start consistent");
+    cmp->add_option("--parasitic-stiffness", ca.run.parasitic_stiffness, "parasitic: stiffness of every joint direction");
+    cmp->add_option("--parasitic-damping", ca.run.parasitic_damping, "parasitic: damping of every joint direction");
+    cmp->add_option("-o,--output", compare_out, "write PREFIX.md and PREFIX.csv");
+    cmp->add_flag("!--no-cache", ca.run.stage_cache, "build the symbolic stages afresh, without the stage cache");
+    cmp->add_option("--plot", compare_plot, "plot each method's difference to minimal coordinates on this output "
+                                            "(PREFIX_<output>.csv and .png)");
+  }
 
   auto* expand = app.add_subcommand("expand", "write the scalar model: vector bonds and the multibody section expanded");
-  expand->add_option("FILE", file, "model file (YAML)")->required();
-  expand->add_option("-o,--output", out, "scalar model file (YAML)")->required();
+  if (CommandWanted("expand")) {
+    expand->add_option("FILE", file, "model file (YAML)")->required();
+    expand->add_option("-o,--output", out, "scalar model file (YAML)")->required();
+  }
 
   auto* plot = app.add_subcommand("plot", "plot CSV columns with gnuplot");
-  plot->add_option("CSV", file, "CSV file from 'paynter simulate'")->required();
-  plot->add_option("COLUMNS", columns, "columns to plot (default: all)");
-  plot->add_option("-o,--output", out, "image file (.png, .svg, .pdf)")->required();
-  plot->add_option("-x,--x-column", x_col, "column for the x axis (default: the first)");
-  plot->add_option("--title", title, "plot title");
+  if (CommandWanted("plot")) {
+    plot->add_option("CSV", file, "CSV file from 'paynter simulate'")->required();
+    plot->add_option("COLUMNS", columns, "columns to plot (default: all)");
+    plot->add_option("-o,--output", out, "image file (.png, .svg, .pdf)")->required();
+    plot->add_option("-x,--x-column", x_col, "column for the x axis (default: the first)");
+    plot->add_option("--title", title, "plot title");
+  }
 
   auto* draw = app.add_subcommand("draw", "draw the bond graph with causal strokes (Graphviz)");
-  draw->add_option("FILE", file, "model file (YAML)")->required();
-  draw->add_option("-o,--output", out, "drawing (.svg, .png, .pdf, .dot)")->required();
-  draw->add_option("--procedure", procedure, "causality procedure for the strokes")->default_val("SCAP");
-  draw->add_option("--highlight-path", highlight, "highlight zero-order causal path N (numbered as in 'paynter causality')")
-      ->check(CLI::PositiveNumber);
-  draw->add_option("--constraints", constraints, constraints_help)->default_val("auto");
-  bool expand_drawing = false;
-  draw->add_flag("--expand", expand_drawing,
-                 "draw every scalar element and bond (a model with vector bonds or a multibody section is drawn as "
-                 "its components and multibonds otherwise)");
+  if (CommandWanted("draw")) {
+    draw->add_option("FILE", file, "model file (YAML)")->required();
+    draw->add_option("-o,--output", out, "drawing (.svg, .png, .pdf, .dot)")->required();
+    draw->add_option("--procedure", procedure, "causality procedure for the strokes")->default_val("SCAP");
+    draw->add_option("--highlight-path", highlight,
+                     "highlight zero-order causal path N (numbered as in 'paynter causality')")
+        ->check(CLI::PositiveNumber);
+    draw->add_option("--constraints", constraints, constraints_help)->default_val("auto");
+    draw->add_flag("--expand", expand_drawing,
+                   "draw every scalar element and bond (a model with vector bonds or a multibody section is drawn as "
+                   "its components and multibonds otherwise)");
+  }
 
   CLI::App* report = nullptr;
   const auto run_report = AddReportCommand(app, &report);

@@ -14,6 +14,8 @@ std::function<int()> AddReportCommand(CLI::App& app, CLI::App** command) {
   auto args = std::make_shared<Args>();
   paynter::RunOptions& r = args->options.run;
   auto* c = app.add_subcommand("report", "simulate a model and write an interactive HTML report (one file)");
+  *command = c;
+  if (!CommandWanted("report")) return [] { return 0; };  // never run: another subcommand was chosen
   c->add_option("FILE", r.file, "model file (YAML)")->required();
   c->add_option("-o,--output", args->out, "HTML file to write")->required();
   AddRunOptions(c, r);

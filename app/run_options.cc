@@ -1,6 +1,18 @@
 // The options every command that runs a model takes, as `simulate` takes them.
 #include "commands.h"
 
+#include <cstring>
+
+namespace {
+const char* g_command = nullptr;  // argv[1] when it names a subcommand's place; null: every one is wanted
+}  // namespace
+
+void SetCommandLine(int argc, char** argv) {
+  g_command = argc >= 2 && argv[1][0] != '-' ? argv[1] : nullptr;
+}
+
+bool CommandWanted(const char* name) { return !g_command || std::strcmp(g_command, name) == 0; }
+
 void AddRunOptions(CLI::App* c, paynter::RunOptions& r) {
   c->add_option("--t-end", r.t_end, "end time")->required();
   c->add_option("--t0", r.t0, "start time")->default_val(0.0);

@@ -90,6 +90,7 @@ CLI::App* AddSweepCommand(CLI::App& app) {
   SweepArgs* args = &g_args;
   RunOptions& o = args->run;
   auto* s = g_command = app.add_subcommand("sweep", "simulate a model over a grid or table of parameter values (threads, MPI)");
+  if (!CommandWanted("sweep")) return s;
   s->add_option("FILE", o.file, "model file (YAML)")->required();
   s->add_option("--param", args->params,
                 "NAME=START:STOP:COUNT (a range; several form a grid, the last fastest) or NAME=VALUE (fixed)");

@@ -14,6 +14,8 @@ install(TARGETS ${PAYNTER_LIBRARIES} EXPORT paynterTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS paynter_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# Sweeps' HDF5 and MPI (src/sweep/io_module.h), where the program looks: <bin>/../<libdir>/paynter.
+install(TARGETS paynter_sweep_io LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/paynter)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/paynter DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.h")
 

@@ -24,4 +24,10 @@ grep -q "static deflection F/k = 0.2" <<<"$out"
 grep -q "backend native" <<<"$out"
 # The installed program runs a model too.
 "$work/prefix/bin/paynter" check "$src/examples/rlc.yaml" | grep -q "^ok$"
+# Its sweeps' HDF5 and MPI module sits where the installed program looks for it.
+test -f "$work/prefix/lib/paynter/libpaynter_sweep_io.so"
+if grep -q "PAYNTER_HDF5:BOOL=ON" "$build/CMakeCache.txt"; then
+  "$work/prefix/bin/paynter" sweep "$src/examples/B1_pendulum.yaml" --t-end 0.1 --param B=1:2:2 -o "$work/b1.h5" 2>/dev/null
+  test -s "$work/b1.h5"
+fi
 echo "cpp package: ok"

@@ -260,6 +260,33 @@ TEST(Sweep, Hdf5ReadsBackWithH5pyAndPandas) {
   EXPECT_NE(r.out.find("h5 matches csv: 9 runs, 3 failed"), std::string::npos) << r.out;
 }
 
+// HDF5 and MPI live in libpaynter_sweep_io.so (src/sweep/io_module.h): a
+// simulation never loads them, and a sweep that needs the module and cannot
+// load it says so and writes nothing.
+TEST(Sweep, Hdf5AndMpiAreLoadedOnlyByASweepThatNeedsThem) {
+  const fs::path dir = TempDir("module");
+  const std::string csv = (dir / "b1.csv").string();
+  auto r = Shell("LD_DEBUG=files " + std::string(PAYNTER_EXE) + " simulate " + kB1 + " --t-end 0.1 -o " + csv);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("libc.so"), std::string::npos) << "LD_DEBUG printed nothing: " << r.out;
+  EXPECT_EQ(r.out.find("libhdf5"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("libmpi"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("paynter_sweep_io"), std::string::npos) << r.out;
+
+  const std::string h5 = (dir / "b1.h5").string(), sweep_csv = (dir / "sweep.csv").string();
+  const std::string missing = "PAYNTER_SWEEP_IO=" + (dir / "nowhere" / "libpaynter_sweep_io.so").string() + " ";
+  r = Shell(missing + std::string(PAYNTER_EXE) + " sweep " + kB1 + " --t-end 0.1 --param B=1:2:2 -o " + h5);
+  EXPECT_NE(r.code, 0) << r.out;
+  if (HaveHdf5()) {
+    EXPECT_NE(r.out.find("libpaynter_sweep_io.so) could not be loaded"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("nowhere/libpaynter_sweep_io.so: no such file"), std::string::npos) << r.out;
+  }
+  EXPECT_FALSE(fs::exists(h5));
+  r = Shell(missing + std::string(PAYNTER_EXE) + " sweep " + kB1 + " --t-end 0.1 --param B=1:2:2 -o " + sweep_csv);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(fs::exists(sweep_csv));
+}
+
 // ---- the library --------------------------------------------------------------
 
 TEST(SweepDefinition, GridOrderTableAndValues) {

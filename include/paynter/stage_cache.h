@@ -43,6 +43,10 @@ struct StagedModel {
   // values then enter the cache key, so that an entry holds what was built
   // with them, however the build applies them.
   bool overrides_in_key = false;
+  // The model file has a multibody section: every parameter then shapes the
+  // build (poses, inertias), and --param values enter the key. Kept so that a
+  // warm run need not read the model file to know it.
+  bool mechanism = false;
   // The parameters that numbers of the build are computed from (derived
   // parameters and those their texts or computed initial values name): a new
   // value for one of these needs a new build; the others are slots.

@@ -74,7 +74,7 @@ namespace fs = std::filesystem;
 using codegen::ByteReader;
 using codegen::ByteWriter;
 
-constexpr char kMagic[] = "paynter stages 2\n";  // the format; bump it when a stored field changes meaning
+constexpr char kMagic[] = "paynter stages 3\n";  // the format; bump it when a stored field changes meaning
 constexpr uint64_t kMaxEntryBytes = uint64_t(1) << 31;
 
 uint64_t Fnv1a64(std::string_view text, uint64_t h) {
@@ -163,6 +163,7 @@ template <class F>
 void StagedFields(F& f, StagedModel& s) {
   f(s.assemble);
   f(s.overrides_in_key);
+  f(s.mechanism);
   f(s.physical_parameters);
   f(s.physical_values);
   f(s.physical_complete);

@@ -370,10 +370,11 @@ PreparedModel PrepareModel(const RunOptions& options) {
   // built: a model whose build computes numbers from them (derived parameters,
   // initial values; a mechanism's poses, which the multibody library
   // computes) has an entry per set of overrides (StagedModel::overrides_in_key).
-  const bool mechanism = ReadModelSpecFile(options.file).multibody.present;
-  const bool keyed_mechanism = mechanism && cacheable && !overrides.empty();
+  // Whether the file is a mechanism: from the entry when there is one (a warm
+  // run does not read the model file at all), else from the file.
   std::optional<StagedModel> staged = cache.Load(key);
-  if ((!staged || staged->overrides_in_key || keyed_mechanism) && !overrides.empty())
+  const bool mechanism = staged ? staged->mechanism : ReadModelSpecFile(options.file).multibody.present;
+  if ((!staged || staged->overrides_in_key || mechanism) && !overrides.empty())
     staged = cache.Load(key_with_overrides());
   if (staged && !PhysicalParametersHold(*staged, overrides)) staged.reset();  // the Model's check explains
   if (!staged) {
@@ -388,6 +389,7 @@ PreparedModel PrepareModel(const RunOptions& options) {
     CausalGraph graph = AssignCausality(*c.model_, OptionsFor(ParseFormulation(options.form), *c.model_));
     RequireLagrangeApplies(*c.model_, graph, options.form);
     staged = StageModel(*c.model_, LowerModel(BuildEquations(*c.model_, graph)));
+    staged->mechanism = mechanism;
     // Stored only if the file read for the key is still the file that was built.
     // An entry built with overrides holds their values as its parameters':
     // it serves those overrides only, never a run without them.

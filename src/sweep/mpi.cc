@@ -1,16 +1,12 @@
-// MPI for sweeps: initialised only under an MPI launcher (paynter/sweep.h).
+// MPI for sweeps: initialised only under an MPI launcher (paynter/sweep.h),
+// through the sweep's I/O module (io_module.h), which alone links MPI.
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 
 #include "paynter/sweep.h"
+#include "sweep/io_loader.h"
 #include "sweep/mpi_transport.h"
-
-#ifdef PAYNTER_MPI
-#define OMPI_SKIP_MPICXX 1  // the C API only
-#define MPICH_SKIP_MPICXX 1
-#include <mpi.h>
-#endif
 
 namespace paynter {
 namespace {
@@ -25,7 +21,13 @@ bool UnderLauncher() {
   return false;
 }
 
-constexpr int kRunTag = 7;
+// The module's MPI calls: a failed one ends every rank (a rank left waiting
+// for a message would hang the job).
+void Require(int status, const char* what) {
+  if (status == 0) return;
+  std::cerr << "paynter: sweep: MPI failed to " << what << "\n";
+  MpiSession::Abort(1);
+}
 }  // namespace
 
 bool MpiSession::Built() {
@@ -39,11 +41,16 @@ bool MpiSession::Built() {
 MpiSession::MpiSession(int* argc, char*** argv) {
 #ifdef PAYNTER_MPI
   if (!UnderLauncher() || g_active) return;
-  int provided = 0;
-  // Only the main thread calls MPI; worker threads compute runs.
-  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) return;
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  (void)argc;  // MPI_Init_thread takes none: OpenMPI's launcher passes what it needs in the environment
+  (void)argv;
+  const paynter_sweep_io* io = nullptr;
+  try {
+    io = &SweepIoModule();
+  } catch (const Error& e) {
+    std::cerr << "paynter: " << e.what() << "\n";
+    std::exit(1);
+  }
+  if (!io->mpi_init || io->mpi_init(&g_rank, &g_size) != 0) return;
   g_active = true;
 #else
   (void)argc;
@@ -59,7 +66,7 @@ MpiSession::MpiSession(int* argc, char*** argv) {
 MpiSession::~MpiSession() {
 #ifdef PAYNTER_MPI
   if (!g_active) return;
-  MPI_Finalize();
+  SweepIoModule().mpi_finalize();
   g_active = false;
   g_rank = 0;
   g_size = 1;
@@ -72,14 +79,14 @@ int MpiSession::Size() { return g_size; }
 
 void MpiSession::Abort(int code) {
 #ifdef PAYNTER_MPI
-  if (g_active) MPI_Abort(MPI_COMM_WORLD, code);
+  if (g_active) SweepIoModule().mpi_abort(code);
 #endif
   std::exit(code);
 }
 
 void MpiSendRun(const std::string& bytes) {
 #ifdef PAYNTER_MPI
-  MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, 0, kRunTag, MPI_COMM_WORLD);
+  Require(SweepIoModule().mpi_send(bytes.data(), static_cast<int64_t>(bytes.size())), "send a run");
 #else
   (void)bytes;
   throw Error("sweep: MPI is not in this build");
@@ -88,12 +95,11 @@ void MpiSendRun(const std::string& bytes) {
 
 SweepRunResult MpiReceiveRun(int rank) {
 #ifdef PAYNTER_MPI
-  MPI_Status status;
-  MPI_Probe(rank, kRunTag, MPI_COMM_WORLD, &status);
-  int size = 0;
-  MPI_Get_count(&status, MPI_BYTE, &size);
+  const paynter_sweep_io& io = SweepIoModule();
+  const int64_t size = io.mpi_probe(rank);
+  if (size < 0) Require(-1, "receive a run");
   std::string bytes(static_cast<size_t>(size), '\0');
-  MPI_Recv(bytes.data(), size, MPI_BYTE, rank, kRunTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  Require(io.mpi_receive(rank, bytes.data(), size), "receive a run");
   return ReadSweepRunResult(bytes);
 #else
   (void)rank;
@@ -105,7 +111,7 @@ int MpiFirstFailure(bool ok) {
 #ifdef PAYNTER_MPI
   if (!g_active) return ok ? -1 : 0;
   int mine = ok ? g_size : g_rank, first = g_size;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  Require(SweepIoModule().mpi_min(mine, &first), "gather the ranks' failures");
   return first == g_size ? -1 : first;
 #else
   return ok ? -1 : 0;

@@ -13,9 +13,7 @@
 #include "paynter/files.h"
 #include "paynter/sweep.h"
 
-#ifdef PAYNTER_HDF5
-#include <hdf5.h>
-#endif
+#include "sweep/io_loader.h"
 
 namespace paynter {
 namespace {
@@ -158,112 +156,66 @@ class CsvSweepOutput : public SweepSink {
 
 #ifdef PAYNTER_HDF5
 
-// An HDF5 identifier closed by its destructor.
-class Id {
- public:
-  Id(hid_t id = -1, herr_t (*close)(hid_t) = nullptr) : id_(id), close_(close) {}
-  ~Id() { reset(); }
-  Id(const Id&) = delete;
-  Id& operator=(const Id&) = delete;
-  Id& operator=(Id&& o) noexcept {
-    reset();
-    id_ = o.id_;
-    close_ = o.close_;
-    o.id_ = -1;
-    return *this;
-  }
-  operator hid_t() const { return id_; }  // NOLINT: used where a hid_t is
-  void reset() {
-    if (id_ >= 0 && close_) close_(id_);
-    id_ = -1;
-  }
-
- private:
-  hid_t id_;
-  herr_t (*close_)(hid_t);
-};
-
+// Written through the sweep's I/O module (io_module.h), which alone links HDF5.
 class Hdf5SweepOutput : public SweepSink {
  public:
-  Hdf5SweepOutput(const std::string& path, const SweepDefinition& def) : def_(def), path_(path) {
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // errors become paynter::Error
+  Hdf5SweepOutput(const std::string& path, const SweepDefinition& def)
+      : io_(SweepIoModule()), def_(def), path_(path) {
     tmp_ = TemporaryBeside(path, ".h5.tmp");
-    // No modification times in object headers: the same sweep gives the same bytes.
-    Id fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
-    Check(H5Pset_obj_track_times(fcpl, false), "file properties");
-    file_ = Id(H5Fcreate(tmp_.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT), H5Fclose);
-    Check(file_, "create the file");
+    file_ = io_.h5_create(tmp_.c_str());
+    Check(file_ ? 0 : -1, "create the file");
   }
 
   ~Hdf5SweepOutput() override {
-    data_.reset();
-    file_.reset();
+    if (file_) io_.h5_close(file_, 0);
     if (!committed_) std::remove(tmp_.c_str());
   }
 
   void Begin(const std::vector<std::string>& columns) override {
     columns_ = columns;
-    const hsize_t n = static_cast<hsize_t>(def_.size()), nc = columns.size();
     const RunOptions& b = def_.base;
     const double dt = b.dt_out > 0 ? b.dt_out : (b.t_end - b.t0) / 1000;
     const double expected = dt > 0 ? std::floor((b.t_end - b.t0) / dt) + 2 : 1;
-    const hsize_t chunk_rows = static_cast<hsize_t>(std::clamp(expected, 1.0, 65536.0));
-    hsize_t dims[3] = {n, 0, nc}, maxdims[3] = {n, H5S_UNLIMITED, nc}, chunk[3] = {1, chunk_rows, nc};
-    Id space(H5Screate_simple(3, dims, maxdims), H5Sclose);
-    Id dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
-    Check(H5Pset_chunk(dcpl, 3, chunk), "chunks");
-    Check(H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &kNaN), "fill value");
-    Check(H5Pset_obj_track_times(dcpl, false), "dataset properties");
-    data_ = Id(H5Dcreate2(file_, "data", H5T_IEEE_F64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
-    Check(data_, "create /data");
-    StringListAttribute(data_, "columns", columns);
+    const auto chunk_rows = static_cast<uint64_t>(std::clamp(expected, 1.0, 65536.0));
+    Check(io_.h5_create_data(file_, static_cast<uint64_t>(def_.size()), columns.size(), chunk_rows, kNaN),
+          "create /data");
+    Strings(1, "columns", columns, false);
     summary_.reserve(static_cast<size_t>(def_.size()));
   }
 
   void Run(const SweepRunResult& r) override {
-    const hsize_t nc = columns_.size();
-    if (r.rows > 0) {
-      const hsize_t rows = static_cast<hsize_t>(r.rows);
-      if (rows > rows_) {
-        rows_ = rows;
-        hsize_t dims[3] = {static_cast<hsize_t>(def_.size()), rows_, nc};
-        Check(H5Dset_extent(data_, dims), "extend /data");
-      }
-      Id file_space(H5Dget_space(data_), H5Sclose);
-      hsize_t start[3] = {static_cast<hsize_t>(r.index), 0, 0}, count[3] = {1, rows, nc};
-      Check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, count, nullptr), "select a run");
-      hsize_t mem_dims[2] = {rows, nc};
-      Id mem_space(H5Screate_simple(2, mem_dims, nullptr), H5Sclose);
-      Check(H5Dwrite(data_, H5T_NATIVE_DOUBLE, mem_space, file_space, H5P_DEFAULT, r.data.data()), "write a run");
-    }
-    summary_.push_back(Summarize(r, nc));
+    if (r.rows > 0)
+      Check(io_.h5_write_run(file_, static_cast<uint64_t>(r.index), static_cast<uint64_t>(r.rows), r.data.data()),
+            "write a run");
+    summary_.push_back(Summarize(r, columns_.size()));
   }
 
   void Commit() override {
     WriteParameters();
     WriteSummary();
     const RunOptions& b = def_.base;
-    StringAttribute(file_, "model_file", b.file);
-    StringAttribute(file_, "paynter_version", PAYNTER_VERSION);
+    Strings(0, "model_file", {b.file}, true);
+    Strings(0, "paynter_version", {PAYNTER_VERSION}, true);
     std::string fixed;
     for (const auto& [name, value] : b.params) fixed += fmt::format("{}{}={}", fixed.empty() ? "" : " ", name, value);
-    StringAttribute(file_, "fixed_parameters", fixed);
-    StringAttribute(file_, "options",
-                    fmt::format("form={} constraints={} method={} t0={} t_end={} rtol={} atol={} dt_out={} step={} "
-                                "max_steps={} backend={}",
-                                b.form, b.constraints, b.method, b.t0, b.t_end, b.rtol, b.atol, b.dt_out, b.step,
-                                b.max_steps_given ? std::to_string(b.max_steps) : "default", b.backend));
-    StringListAttribute(file_, "parameters", def_.names);
-    data_.reset();
-    Check(H5Fflush(file_, H5F_SCOPE_GLOBAL), "flush");
-    file_.reset();
+    Strings(0, "fixed_parameters", {fixed}, true);
+    Strings(0, "options",
+            {fmt::format("form={} constraints={} method={} t0={} t_end={} rtol={} atol={} dt_out={} step={} "
+                         "max_steps={} backend={}",
+                         b.form, b.constraints, b.method, b.t0, b.t_end, b.rtol, b.atol, b.dt_out, b.step,
+                         b.max_steps_given ? std::to_string(b.max_steps) : "default", b.backend)},
+            true);
+    Strings(0, "parameters", def_.names, false);
+    paynter_h5* f = file_;
+    file_ = nullptr;
+    Check(io_.h5_close(f, 1), "flush");
     MoveIntoPlace(tmp_, path_, "sweep results");
     committed_ = true;
   }
 
  private:
-  void Check(hid_t status, const std::string& what) const {
-    if (status >= 0) return;
+  void Check(int status, const std::string& what) const {
+    if (status == 0) return;
     Diagnostic d;
     d.where.file = path_;
     d.message = fmt::format("HDF5 could not {}", what);
@@ -272,99 +224,60 @@ class Hdf5SweepOutput : public SweepSink {
     throw Error(std::move(d));
   }
 
-  // A variable-length UTF-8 string: h5py reads it as a str.
-  void StringAttribute(hid_t on, const char* name, const std::string& value) {
-    Id type(H5Tcopy(H5T_C_S1), H5Tclose);
-    H5Tset_size(type, H5T_VARIABLE);
-    H5Tset_cset(type, H5T_CSET_UTF8);
-    Id space(H5Screate(H5S_SCALAR), H5Sclose);
-    Id attr(H5Acreate2(on, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-    Check(attr, std::string("write the attribute ") + name);
-    const char* text = value.c_str();
-    Check(H5Awrite(attr, type, &text), std::string("write the attribute ") + name);
-  }
-
-  void StringListAttribute(hid_t on, const char* name, const std::vector<std::string>& values) {
-    Id type(H5Tcopy(H5T_C_S1), H5Tclose);
-    H5Tset_size(type, H5T_VARIABLE);
-    H5Tset_cset(type, H5T_CSET_UTF8);
-    hsize_t n = values.size();
-    Id space(n ? H5Screate_simple(1, &n, nullptr) : H5Screate(H5S_NULL), H5Sclose);
-    Id attr(H5Acreate2(on, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-    Check(attr, std::string("write the attribute ") + name);
+  // UTF-8 strings (h5py reads them as str): one (scalar) or a list.
+  void Strings(int on_data, const char* name, const std::vector<std::string>& values, bool scalar) {
     std::vector<const char*> ptrs;
     for (const auto& v : values) ptrs.push_back(v.c_str());
-    if (n) Check(H5Awrite(attr, type, ptrs.data()), std::string("write the attribute ") + name);
+    Check(io_.h5_strings(file_, on_data, name, ptrs.data(), ptrs.size(), scalar ? 1 : 0),
+          std::string("write the attribute ") + name);
   }
 
   // A table (compound dataset) of doubles, one field per name, one record per run.
   void WriteParameters() {
     const size_t nf = def_.names.size();
-    hsize_t n = static_cast<hsize_t>(def_.size());
-    Id space(H5Screate_simple(1, &n, nullptr), H5Sclose);
-    Id dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
-    H5Pset_obj_track_times(dcpl, false);
     if (nf == 0) return;
-    Id mem(H5Tcreate(H5T_COMPOUND, nf * sizeof(double)), H5Tclose);
-    Id disk(H5Tcreate(H5T_COMPOUND, nf * 8), H5Tclose);
+    std::vector<const char*> names;
+    std::vector<int> kinds(nf, PAYNTER_H5_F64);
+    std::vector<uint64_t> offsets;
     for (size_t i = 0; i < nf; ++i) {
-      H5Tinsert(mem, def_.names[i].c_str(), i * sizeof(double), H5T_NATIVE_DOUBLE);
-      H5Tinsert(disk, def_.names[i].c_str(), i * 8, H5T_IEEE_F64LE);
+      names.push_back(def_.names[i].c_str());
+      offsets.push_back(i * sizeof(double));
     }
     std::vector<double> buf;
-    buf.reserve(n * nf);
+    buf.reserve(static_cast<size_t>(def_.size()) * nf);
     for (const auto& run : def_.runs) buf.insert(buf.end(), run.begin(), run.end());
-    Id ds(H5Dcreate2(file_, "parameters", disk, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
-    Check(ds, "create /parameters");
-    Check(H5Dwrite(ds, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), "write /parameters");
+    Check(io_.h5_table(file_, "parameters", nf, names.data(), kinds.data(), offsets.data(), nf * sizeof(double),
+                       buf.data(), static_cast<uint64_t>(def_.size())),
+          "write /parameters");
   }
 
   void WriteSummary() {
     const size_t nout = columns_.size() - 1;
-    // Memory layout: run, ok, error (char*), t_final, rows..own_build, then
+    // Packed records: run, ok, error (char*), t_final, rows..own_build, then
     // final/min/max per output.
-    struct Field {
-      std::string name;
-      hid_t mem, disk;
-      size_t size;
-    };
-    Id vlen(H5Tcopy(H5T_C_S1), H5Tclose);
-    H5Tset_size(vlen, H5T_VARIABLE);
-    H5Tset_cset(vlen, H5T_CSET_UTF8);
-    std::vector<Field> fields = {{"run", H5T_NATIVE_INT64, H5T_STD_I64LE, 8},
-                                 {"ok", H5T_NATIVE_INT8, H5T_STD_I8LE, 1},
-                                 {"error", vlen, vlen, sizeof(char*)},
-                                 {"t_final", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 8}};
-    for (const char* name : {"rows", "steps", "rejected", "rhs_evals", "jac_evals"})
-      fields.push_back({name, H5T_NATIVE_INT64, H5T_STD_I64LE, 8});
-    fields.push_back({"own_build", H5T_NATIVE_INT8, H5T_STD_I8LE, 1});
+    std::vector<std::string> names = {"run", "ok", "error", "t_final", "rows", "steps", "rejected", "rhs_evals",
+                                      "jac_evals", "own_build"};
+    std::vector<int> kinds = {PAYNTER_H5_I64, PAYNTER_H5_I8,  PAYNTER_H5_STRING, PAYNTER_H5_F64, PAYNTER_H5_I64,
+                              PAYNTER_H5_I64, PAYNTER_H5_I64, PAYNTER_H5_I64,    PAYNTER_H5_I64, PAYNTER_H5_I8};
     for (const char* what : {"final_", "min_", "max_"})
-      for (size_t c = 1; c < columns_.size(); ++c)
-        fields.push_back({what + columns_[c], H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 8});
-    // Packed records in memory and on disk (sizes are those of the disk types
-    // for numbers; the string is a pointer in memory).
-    size_t mem_size = 0, disk_size = 0;
-    std::vector<size_t> mem_off, disk_off;
-    for (const auto& f : fields) {
-      mem_off.push_back(mem_size);
-      disk_off.push_back(disk_size);
-      mem_size += f.size;
-      disk_size += f.mem == vlen ? sizeof(char*) : f.size;
-    }
-    Id mem(H5Tcreate(H5T_COMPOUND, mem_size), H5Tclose);
-    Id disk(H5Tcreate(H5T_COMPOUND, disk_size), H5Tclose);
-    for (size_t i = 0; i < fields.size(); ++i) {
-      Check(H5Tinsert(mem, fields[i].name.c_str(), mem_off[i], fields[i].mem), "summary type");
-      Check(H5Tinsert(disk, fields[i].name.c_str(), disk_off[i], fields[i].disk), "summary type");
+      for (size_t c = 1; c < columns_.size(); ++c) {
+        names.push_back(what + columns_[c]);
+        kinds.push_back(PAYNTER_H5_F64);
+      }
+    std::vector<uint64_t> offsets;
+    uint64_t size = 0;
+    for (int k : kinds) {
+      offsets.push_back(size);
+      size += k == PAYNTER_H5_I8 ? 1 : k == PAYNTER_H5_STRING ? sizeof(char*) : 8;
     }
     const size_t n = summary_.size();
-    std::vector<unsigned char> buf(n * mem_size);
+    std::vector<unsigned char> buf(n * size);
     for (size_t k = 0; k < n; ++k) {
       const SummaryRow& s = summary_[k];
-      unsigned char* rec = buf.data() + k * mem_size;
+      unsigned char* rec = buf.data() + k * size;
       size_t f = 0;
       auto put = [&](const auto& v) {
-        std::memcpy(rec + mem_off[f], &v, sizeof v);
+        std::memcpy(rec + offsets[f], &v, sizeof v);
         ++f;
       };
       put(static_cast<int64_t>(k));
@@ -376,20 +289,18 @@ class Hdf5SweepOutput : public SweepSink {
       for (const auto* v : {&s.final_values, &s.min_values, &s.max_values})
         for (size_t c = 0; c < nout; ++c) put((*v)[c]);
     }
-    hsize_t dims = n;
-    Id space(H5Screate_simple(1, &dims, nullptr), H5Sclose);
-    Id dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
-    H5Pset_obj_track_times(dcpl, false);
-    Id ds(H5Dcreate2(file_, "summary", disk, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
-    Check(ds, "create /summary");
-    Check(H5Dwrite(ds, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()), "write /summary");
+    std::vector<const char*> name_ptrs;
+    for (const auto& nm : names) name_ptrs.push_back(nm.c_str());
+    Check(io_.h5_table(file_, "summary", names.size(), name_ptrs.data(), kinds.data(), offsets.data(), size,
+                       buf.data(), n),
+          "write /summary");
   }
 
+  const paynter_sweep_io& io_;
   const SweepDefinition& def_;
   std::string path_, tmp_;
-  Id file_, data_;
+  paynter_h5* file_ = nullptr;
   std::vector<std::string> columns_;
-  hsize_t rows_ = 0;
   std::vector<SummaryRow> summary_;
   bool committed_ = false;
 };
