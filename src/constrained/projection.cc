@@ -6,8 +6,14 @@
 // flow constraints are linear in the momenta (c = A(q) p), so one unit step
 // per momentum gives A exactly; the position constraints are differenced with
 // a small step. The factorizations are kept and reused (a chord iteration)
-// while they still contract the error tenfold per iteration, so that a step
-// that drifted by a little costs one or two constraint evaluations.
+// while they still contract the error (the position Jacobian, 2 np constraint
+// evaluations to form, while it halves it per iteration after a step and
+// divides it by ten in an assembly; A, np to form, while it divides it by
+// ten), so that a step that drifted by a little costs one or
+// two constraint evaluations; an iteration that ends within tolerance keeps
+// them whatever its contraction (rounding sets that one). A(q) is formed again
+// when the positions moved by more than rounding-sized steps (1e-8 relative):
+// a smaller move changes A by as little, and the iteration checks c itself.
 //
 // Large mechanisms (kSparseRows constraint rows or more) use sparse Jacobians:
 // each row depends on the states of the two bodies its joint joins, found once
@@ -234,7 +240,7 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
   const int np = static_cast<int>(pos.size()), nm = static_cast<int>(mom_.size());
   const int nr = static_cast<int>(rows_with_position_.size()), nc = m_.num_constraints();
   bool moved = false;
-  bool far = false;  // a position step beyond what leaves A as it was (sparse path)
+  bool far = false;  // a position step beyond what leaves A as it was
   std::vector<double> xs(x, x + m_.num_states());
 
   // ---- positions: Gauss-Newton with minimum-norm steps -----------------------
@@ -355,7 +361,10 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
     far = far || dq.lpNorm<Eigen::Infinity>() > 1e-8 * (1 + xmax);
     Evaluate(t, x);
     const double next = gnorm();
-    if (!(next < 0.1 * err)) cache.q_valid = false;  // refresh the Jacobian
+    // Refresh the Jacobian when it no longer contracts the error enough, unless
+    // the error is already within tolerance: tenfold in an assembly (far from
+    // the joints, where Newton's speed matters), twofold after a step.
+    if (!(next < (assembly ? 0.1 : 0.5) * err) && !(next <= ptol)) cache.q_valid = false;
     err = next;
   }
   if (report) report->iterations = it;
@@ -375,7 +384,7 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
   double verr = 0;
   for (double v : c_) verr = std::max(verr, std::fabs(v));
   if (report) report->velocity_error_before = verr;
-  for (int vit = 0; nm > 0 && verr > vtol && vit < 4; ++vit) {
+  for (int vit = 0; nm > 0 && verr > vtol && vit < 8; ++vit) {
     if (cache.sparse && (!cache.a_valid || cache.a_uses > 20 || far)) {
       // A is exact from unit steps (c is linear in the momenta), coloured.
       std::vector<Eigen::Triplet<double>> entries;
@@ -403,7 +412,7 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
       cache.a_valid = cache.a_ldlt.info() == Eigen::Success;
       if (!cache.a_valid) break;
       cache.a_uses = 0;
-    } else if (!cache.sparse && (!cache.a_valid || cache.a_uses > 20 || moved)) {
+    } else if (!cache.sparse && (!cache.a_valid || cache.a_uses > 20 || far)) {
       Eigen::MatrixXd a(nc, nm);
       std::vector<double> c0(c_);
       for (int j = 0; j < nm; ++j) {
@@ -433,7 +442,7 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
     Evaluate(t, x);
     double next = 0;
     for (double v : c_) next = std::max(next, std::fabs(v));
-    if (!(next < 0.1 * verr)) cache.a_valid = false;
+    if (!(next < 0.1 * verr) && !(next <= vtol)) cache.a_valid = false;
     verr = next;
   }
   if (report) {
