@@ -226,6 +226,29 @@ TEST(Signals, EveryLibrarySourceTakesASignal) {
   EXPECT_EQ(sources, 10);
 }
 
+// Inside a submodel, the conditionals and signal functions keep their names
+// (only the submodel's own names take the instance's path).
+TEST(Signals, ConditionsAndSignalsInsideASubmodel) {
+  const Solution s = RunYaml(R"Y(
+submodels:
+  drive:
+    parameters: {k: 1}
+    ports: [{name: p, element: J}]
+    elements:
+      - {name: J, kind: "1"}
+      - {name: src, kind: Sf, flow: "if(t > 0.5, k, 0) + k*step_at(0.25)"}
+    bonds: [[src, J]]
+instances:
+  - {name: a, use: drive, parameters: {k: 2}}
+elements:
+  - {name: c, kind: C, capacitance: 1}
+bonds: [[a.p, c]]
+)Y",
+                             1.0, 0.01);
+  EXPECT_LT(MaxError(s, "q_c", [](double t) { return 2 * std::max(0.0, t - 0.5) + 2 * std::max(0.0, t - 0.25); }),
+            1e-10);
+}
+
 // The message, the place and the hint of a bad model.
 Diagnostic ErrorOf(const std::string& yaml) {
   try {
