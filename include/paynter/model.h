@@ -23,6 +23,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -409,11 +410,30 @@ using ExpressionNames = std::function<GiNaC::ex(const std::string&)>;
 // of numbers with more than 4096 bits is taken in double precision, and an
 // integer exponent beyond 1024 of anything else is a floating-point number, so
 // that no text makes exact arithmetic grow without bound.
-GiNaC::ex ParseExpressionText(const std::string& text, const ExpressionNames& names);
+//
+// A number followed by a unit in brackets (`9.81 [m/s^2]`, `(1/3) [mm]`) reads
+// as the number times names("[m/s^2]"): the caller decides what a unit is
+// (BuildModel: a symbol that the unit check knows, replaced by its SI scale).
+// The signal functions step_at, ramp, pulse, square and table
+// (docs/model-format.md, "Signals") read as if()s of names("t"); their
+// arguments other than table's input must be constants: `constant` gives an
+// argument's value (nullopt: not a constant, an error), and without it only
+// arguments that are numbers are checked. A bad argument (a period that is
+// not positive, table times out of order, lists of unequal lengths) throws
+// ArgumentError.
+using ConstantValue = std::function<std::optional<double>(const GiNaC::ex&)>;
+struct ArgumentError : std::invalid_argument {
+  ArgumentError(const std::string& message, std::string expected_, std::string got_, std::string hint_)
+      : std::invalid_argument(message), expected(std::move(expected_)), got(std::move(got_)), hint(std::move(hint_)) {}
+  std::string expected, got, hint;
+};
+GiNaC::ex ParseExpressionText(const std::string& text, const ExpressionNames& names,
+                              const ConstantValue* constant = nullptr);
 // Reads a condition `a < b` (or > <= >=) as ParseExpressionText reads an
 // expression; returns its indicator (b - a for `a < b`: positive where the
 // condition holds) and sets *strict (false for <= and >=).
-GiNaC::ex ParseConditionText(const std::string& text, const ExpressionNames& names, bool* strict);
+GiNaC::ex ParseConditionText(const std::string& text, const ExpressionNames& names, bool* strict,
+                             const ConstantValue* constant = nullptr);
 
 // Reads a YAML model file into a ModelSpec (no expressions parsed yet); a
 // model with submodels comes back flat (FlattenSubmodels).

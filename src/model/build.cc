@@ -17,7 +17,7 @@ namespace {
 const std::set<std::string>& KnownFunctions() {
   static const std::set<std::string> f = {"sin",  "cos",  "tan",  "asin", "acos", "atan", "atan2", "sinh",
                                           "cosh", "tanh", "exp",  "log",  "sqrt", "abs",  "pow",   "step",
-                                          "if",   "piecewise"};
+                                          "if",   "piecewise", "step_at", "ramp", "pulse", "square", "table"};
   return f;
 }
 
@@ -45,6 +45,10 @@ class Builder {
     BuildEvents();
     BuildCoordinates();
     CheckUnits(spec_, &m_);  // bonds' domains; dimensional consistency (units.cc)
+    if (!unit_scales_.empty()) {
+      RemoveUnitConstants();
+      CheckPhysicalParameters(m_);  // the moduli written with units
+    }
     return std::move(m_);
   }
 
@@ -87,6 +91,7 @@ class Builder {
     GiNaC::symtab table;
     table["pi"] = GiNaC::Pi;
     table["Pi"] = GiNaC::Pi;
+    table["t"] = m_.time;  // the signal functions' time
     auto lookup = [&](const std::string& id) -> const GiNaC::ex* {
       auto l = locals.find(id);
       if (l != locals.end()) return &l->second;
@@ -101,6 +106,11 @@ class Builder {
     size_t i = 0;
     while (i < text.size()) {
       const unsigned char ch = static_cast<unsigned char>(text[i]);
+      if (ch == '[') {  // a unit's names are no model names
+        const size_t end = UnitBracketEnd(text, i);
+        i = end == std::string::npos ? i + 1 : end;
+        continue;
+      }
       if (!(std::isalpha(ch) || ch == '_')) {
         ++i;
         continue;
@@ -111,7 +121,10 @@ class Builder {
       i = j;
       if (pos > 0 && (std::isdigit(static_cast<unsigned char>(text[pos - 1])) || text[pos - 1] == '.'))
         continue;  // exponent of a number such as 1e-3
-      if (KnownFunctions().count(id) || table.count(id)) continue;
+      if (IsSignalFunction(id) && allowed && !allowed->count("t"))
+        ThrowAt(where, element, fmt::format("'{}' may not appear in {}", id, what), allowed_desc_,
+                fmt::format("the signal function '{}' (a function of time) in '{}'", id, text), allowed_hint_);
+      if (KnownFunctions().count(id) || (table.count(id) && id != "t")) continue;
       const GiNaC::ex* found = lookup(id);
       if (found) table[id] = *found;
       if (!found) {
@@ -132,12 +145,27 @@ class Builder {
     }
     try {
       const ExpressionNames names = [&](const std::string& id) -> GiNaC::ex {
+        if (!id.empty() && id[0] == '[') return UnitConstant(id);
         auto it = table.find(id);
         if (it == table.end()) throw std::invalid_argument(fmt::format("unknown name '{}'", id));
         return it->second;
       };
-      if (condition_strict) return ParseConditionText(text, names, condition_strict);
-      return ParseExpressionText(text, names);
+      // A signal's constant argument: its value with the parameters' values
+      // (and those being read, `locals`).
+      const ConstantValue constant = [&](const GiNaC::ex& e) -> std::optional<double> {
+        GiNaC::exmap values = unit_scales_;
+        for (const auto& p : m_.parameters) values[m_.Symbol(p.name)] = p.value;
+        for (const auto& [n, v] : locals)
+          if (GiNaC::is_a<GiNaC::numeric>(v) && m_.symbols.count(n)) values[m_.Symbol(n)] = v;
+        const GiNaC::ex x = GiNaC::evalf(e.subs(values, GiNaC::subs_options::no_pattern));
+        if (!GiNaC::is_a<GiNaC::numeric>(x) || !GiNaC::ex_to<GiNaC::numeric>(x).is_real()) return std::nullopt;
+        return GiNaC::ex_to<GiNaC::numeric>(x).to_double();
+      };
+      if (condition_strict) return ParseConditionText(text, names, condition_strict, &constant);
+      return ParseExpressionText(text, names, &constant);
+    } catch (const ArgumentError& ex) {
+      ThrowAt(where, element, fmt::format("{}: {}", what, Printable(ex.what())), ex.expected,
+              fmt::format("{} in '{}'", ex.got, text), ex.hint);
     } catch (const std::invalid_argument& ex) {
       ThrowAt(where, element, fmt::format("cannot parse {}", what),
               condition_strict ? "a condition such as 'x < 0' or 'f_belt >= v0'" : "an expression such as 'm*g*cos(theta)'",
@@ -233,7 +261,7 @@ class Builder {
              "letters, digits and underscores, not starting with a digit", p.name);
       GiNaC::ex v = Parse(p.text, p.where, "", fmt::format("parameter '{}'", p.name), values);
       // Parameters may be expressions of earlier parameters.
-      GiNaC::ex num = GiNaC::evalf(v);
+      GiNaC::ex num = GiNaC::evalf(unit_scales_.empty() ? v : v.subs(UnitScales(), GiNaC::subs_options::no_pattern));
       if (!GiNaC::is_a<GiNaC::numeric>(num) || !GiNaC::ex_to<GiNaC::numeric>(num).is_real())
         ThrowAt(p.where, "", fmt::format("parameter '{}' is not a real number", p.name),
              "a number, or an expression of parameters declared before it", fmt::format("'{}'", p.text),
@@ -251,6 +279,57 @@ class Builder {
       m_.parameters.push_back({p.name, value, p.text, p.where, over != spec_.parameter_overrides.end(), p.unit});
     }
     reading_parameter_ = -1;
+    constants_and_time_ = constants_;
+    constants_and_time_.insert("t");
+  }
+
+  // ---- constants with a unit in brackets (`9.81 [m/s^2]`) ---------------------
+  // Each unit written becomes a symbol named as written ("[m/s^2]"), which the
+  // unit check gives the unit's dimension (units.cc); RemoveUnitConstants then
+  // replaces it by the unit's exact SI scale everywhere.
+  GiNaC::ex UnitConstant(const std::string& id) {
+    if (auto it = unit_symbols_.find(id); it != unit_symbols_.end()) return it->second;
+    std::string why;
+    const std::string inner = id.substr(1, id.size() - 2);
+    const auto unit = ParseUnit(inner, &why);
+    if (!unit) {
+      throw ArgumentError(fmt::format("'{}' is not a unit", inner), "a unit in brackets after a number, such as "
+                          "9.81 [m/s^2] or 50 [cm]", fmt::format("'[{}]' ({})", inner, why),
+                          "the units are listed in docs/model-format.md (\"Units and domains\")");
+    }
+    GiNaC::symbol s(id, "\\,\\mathrm{" + inner + "}");
+    unit_symbols_.emplace(id, s);
+    unit_scales_.emplace(s, unit->scale);
+    m_.symbols.emplace(id, s);
+    return s;
+  }
+
+  const GiNaC::exmap& UnitScales() const { return unit_scales_; }
+
+  void RemoveUnitConstants() {
+    const GiNaC::exmap scales = UnitScales();
+    auto fix = [&](GiNaC::ex& e) { e = e.subs(scales, GiNaC::subs_options::no_pattern); };
+    auto fix_opt = [&](std::optional<GiNaC::ex>& e) {
+      if (e) fix(*e);
+    };
+    for (auto& e : m_.elements) {
+      fix(e.law);
+      fix_opt(e.initial);
+      fix_opt(e.position);
+      fix_opt(e.static_limit);
+    }
+    for (auto& d : m_.displacements) {
+      fix(d.rate);
+      fix(d.initial);
+      fix_opt(d.position);
+    }
+    for (auto& o : m_.outputs) fix(o.value);
+    for (auto& d : m_.definitions) fix(d.value);
+    for (auto& ev : m_.events) {
+      fix(ev.indicator);
+      for (auto& r : ev.resets) fix(r.value);
+    }
+    for (const auto& [id, s] : unit_symbols_) m_.symbols.erase(id);
   }
 
   void BuildElements() {
@@ -427,6 +506,14 @@ class Builder {
       const GiNaC::ex value = Read(d.value, d.text, d.where, "", fmt::format("definition '{}'", d.name));
       Register(d.name, d.where, fmt::format("definition '{}'", d.name));
       NewSymbol(d.name);
+      // A function of time and parameters (a signal) may drive an Se or Sf.
+      bool of_time = true;
+      for (auto it = value.preorder_begin(); it != value.preorder_end() && of_time; ++it)
+        if (GiNaC::is_a<GiNaC::symbol>(*it)) {
+          const std::string& n = GiNaC::ex_to<GiNaC::symbol>(*it).get_name();
+          of_time = (!n.empty() && n[0] == '[') || constants_and_time_.count(n);
+        }
+      if (of_time) constants_and_time_.insert(d.name);
       m_.definitions.push_back({d.name, value, d.value && d.text.empty() ? ExpressionText(*d.value) : d.text, d.where});
     }
   }
@@ -532,12 +619,8 @@ class Builder {
       if ((e.kind == ElementKind::kSe && key != "constraint") || e.kind == ElementKind::kSf ||
           e.kind == ElementKind::kTF || e.kind == ElementKind::kGY) {
         // Unmodulated elements: time (sources) and parameters only.
-        if (IsSource(e.kind) && !constants_and_time_.count("t")) {
-          constants_and_time_ = constants_;
-          constants_and_time_.insert("t");
-        }
         const std::string mod = "M" + kind;
-        allowed_desc_ = IsSource(e.kind) ? "time t and parameters only" : "parameters only (a constant)";
+        allowed_desc_ = IsSource(e.kind) ? "time t, parameters and signals (definitions of t) only" : "parameters only (a constant)";
         allowed_hint_ = fmt::format("use an {} element for a law that depends on model variables", mod);
         const std::set<std::string>* allowed = IsSource(e.kind) ? &constants_and_time_ : &constants_;
         e.law = es.law_value ? Adopt(*es.law_value, es.where, e.name, what, allowed)
@@ -704,6 +787,9 @@ class Builder {
   std::string allowed_desc_, allowed_hint_;
   // The names a constant may use (parameters, pi), and those and t (sources).
   std::set<std::string> constants_, constants_and_time_;
+  // The units in brackets met so far, by name ("[m/s^2]"), and their scales.
+  std::map<std::string, GiNaC::symbol> unit_symbols_;
+  GiNaC::exmap unit_scales_;
   int reading_parameter_ = -1;  // the index of the parameter being read, while parameters are read
 };
 

@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <optional>
+#include <sstream>
 #include <cctype>
 #include <cmath>
 #include <stdexcept>
@@ -85,7 +88,8 @@ std::vector<Token> Tokens(const std::string& text) {
       t.kind = Token::kNumber;
       t.text = text.substr(i, j - i);
       i = j;
-    } else if (c == '+' || c == '-' || c == '*' || c == '/' || c == '^' || c == '(' || c == ')' || c == ',') {
+    } else if (c == '+' || c == '-' || c == '*' || c == '/' || c == '^' || c == '(' || c == ')' || c == ',' ||
+               c == '[' || c == ']') {
       t.kind = Token::kSymbol;
       t.text = std::string(1, c);
       ++i;
@@ -149,7 +153,7 @@ bool IsFunction(const std::string& name) {
   for (const char* f : {"sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "exp", "log",
                         "sqrt", "abs", "pow", "step", "if", "piecewise"})
     if (name == f) return true;
-  return false;
+  return IsSignalFunction(name);
 }
 
 // Recursive descent over the tokens. Only parentheses and calls recurse (sums,
@@ -157,7 +161,8 @@ bool IsFunction(const std::string& name) {
 // can exhaust the stack.
 class Reader {
  public:
-  Reader(const std::string& text, const ExpressionNames& names) : tokens_(Tokens(text)), names_(names) {}
+  Reader(const std::string& text, const ExpressionNames& names, const ConstantValue* constant)
+      : text_(text), tokens_(Tokens(text)), names_(names), constant_(constant) {}
 
   GiNaC::ex Read() {
     if (Peek().kind == Token::kEnd) Fail("the expression is empty");
@@ -287,17 +292,19 @@ class Reader {
     const Token t = Peek();
     if (t.kind == Token::kNumber) {
       ++pos_;
-      return GiNaC::numeric(t.text.c_str());
+      return WithUnit(GiNaC::numeric(t.text.c_str()));
     }
     if (t.kind == Token::kName) {
       ++pos_;
       if (At('(')) {
         if (!IsFunction(t.text))
           Fail(fmt::format("'{}' at character {} is not a function (the functions are sin cos tan asin acos atan "
-                           "atan2 sinh cosh tanh exp log sqrt abs pow step if piecewise)",
+                           "atan2 sinh cosh tanh exp log sqrt abs pow step if piecewise step_at ramp pulse square "
+                           "table)",
                            t.text, t.at + 1));
         const size_t open = Peek().at;
         if (t.text == "if" || t.text == "piecewise") return Conditional(t, open);
+        if (IsSignalFunction(t.text)) return Signal(t, open);
         Enter(open);
         ++pos_;
         std::vector<GiNaC::ex> args;
@@ -329,9 +336,180 @@ class Reader {
       if (!At(')')) Unexpected(fmt::format("')' closing the parenthesis at character {}", open + 1));
       ++pos_;
       --depth_;
+      return WithUnit(v);
+    }
+    if (At('['))
+      Fail(fmt::format("'[' at character {} stands where a value was expected: a unit in brackets follows a number "
+                       "or a ')' (9.81 [m/s^2]), and a list is an argument of table()",
+                       t.at + 1));
+    Unexpected("a number, a name or '('");
+  }
+
+  // `[unit]` after a number or a parenthesis: the value times names("[unit]").
+  GiNaC::ex WithUnit(const GiNaC::ex& v) {
+    if (!At('[')) return v;
+    const size_t open = Peek().at;
+    size_t k = pos_ + 1;
+    while (tokens_[k].kind != Token::kEnd && !(tokens_[k].kind == Token::kSymbol && tokens_[k].text[0] == ']')) {
+      if (tokens_[k].kind == Token::kSymbol && tokens_[k].text[0] == '[')
+        Fail(fmt::format("a '[' inside the unit that opens at character {}", open + 1));
+      ++k;
+    }
+    if (tokens_[k].kind == Token::kEnd) Fail(fmt::format("the unit in '[' at character {} is not closed by ']'", open + 1));
+    std::string unit = text_.substr(open + 1, tokens_[k].at - open - 1);
+    while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
+    while (!unit.empty() && unit.back() == ' ') unit.pop_back();
+    if (unit.empty()) Fail(fmt::format("an empty unit '[]' at character {}", open + 1));
+    pos_ = k + 1;
+    return v * names_("[" + unit + "]");
+  }
+
+  // ---- signals (docs/model-format.md, "Signals") ------------------------------
+
+  // A constant argument's value: through constant_, or of a number. nullopt
+  // when it is not known (no constant_ and not a number); an error when
+  // constant_ says it is not a constant.
+  std::optional<double> Value(const GiNaC::ex& e, const std::string& fn, const std::string& what) const {
+    if (constant_) {
+      const auto v = (*constant_)(e);
+      if (!v)
+        throw ArgumentError(fmt::format("{} of {}() is not a constant", what, fn),
+                            "numbers and parameters (a signal's times and sizes are fixed)",
+                            fmt::format("'{}'", ExpressionTextOf(e)),
+                            "a signal that varies otherwise is written with if() or piecewise()");
       return v;
     }
-    Unexpected("a number, a name or '('");
+    const GiNaC::ex x = GiNaC::evalf(e);
+    if (GiNaC::is_a<GiNaC::numeric>(x) && GiNaC::ex_to<GiNaC::numeric>(x).is_real())
+      return GiNaC::ex_to<GiNaC::numeric>(x).to_double();
+    return std::nullopt;
+  }
+
+  static std::string ExpressionTextOf(const GiNaC::ex& e) {
+    std::ostringstream os;
+    os << e;
+    return os.str();
+  }
+
+  // '[' a, b, ... ']'
+  std::vector<GiNaC::ex> List(const std::string& fn) {
+    if (!At('['))
+      Unexpected(fmt::format("a list '[x0, x1, ...]' as an argument of {}()", fn));
+    const size_t open = Peek().at;
+    Enter(open);
+    ++pos_;
+    std::vector<GiNaC::ex> out;
+    if (!At(']')) {
+      out.push_back(Sum());
+      while (At(',')) {
+        ++pos_;
+        out.push_back(Sum());
+      }
+    }
+    if (!At(']')) Unexpected(fmt::format("',' or ']' closing the list at character {}", open + 1));
+    ++pos_;
+    --depth_;
+    return out;
+  }
+
+  // step_at(t0), ramp(t0), pulse(t0, period, width), square(t0, period),
+  // table([x...], [y...]), table(u, [x...], [y...]): if()s of t, so that
+  // every corner is an event.
+  GiNaC::ex Signal(const Token& t, size_t open) {
+    const std::string& fn = t.text;
+    Enter(open);
+    ++pos_;
+    std::vector<GiNaC::ex> args;
+    std::vector<std::vector<GiNaC::ex>> lists;
+    if (fn == "table") {
+      if (!At('[')) {
+        args.push_back(Sum());
+        if (!At(',')) Unexpected(fmt::format("',' and the list of table()'s points at character {}", open + 1));
+        ++pos_;
+      }
+      lists.push_back(List(fn));
+      if (!At(',')) Unexpected(fmt::format("',' and the list of table()'s values at character {}", open + 1));
+      ++pos_;
+      lists.push_back(List(fn));
+    } else if (!At(')')) {
+      args.push_back(Sum());
+      while (At(',')) {
+        ++pos_;
+        args.push_back(Sum());
+      }
+    }
+    if (!At(')')) Unexpected(fmt::format("')' closing the call at character {}", open + 1));
+    ++pos_;
+    --depth_;
+    const GiNaC::ex time = names_("t");
+    const std::map<std::string, std::pair<size_t, const char*>> usage = {
+        {"step_at", {1, "step_at(t0): 0 before t0, 1 from t0 on"}},
+        {"ramp", {1, "ramp(t0): 0 before t0, t - t0 from t0 on"}},
+        {"pulse", {3, "pulse(t0, period, width): 1 during the first 'width' of each period from t0 on, else 0"}},
+        {"square", {2, "square(t0, period): +1 in the first half of each period from t0 on, -1 in the second, 0 "
+                       "before t0"}},
+    };
+    if (fn != "table") {
+      const auto& [count, form] = usage.at(fn);
+      if (args.size() != count)
+        throw ArgumentError(fmt::format("{}() takes {} argument{}, not {}", fn, count, count == 1 ? "" : "s",
+                                        args.size()),
+                            form, fmt::format("{} argument{}", args.size(), args.size() == 1 ? "" : "s"),
+                            "docs/model-format.md (\"Signals\") describes the signal functions");
+      Value(args[0], fn, "the start time t0");
+    }
+    const GiNaC::ex since = time - (fn == "table" ? GiNaC::ex(0) : args[0]);
+    const GiNaC::ex ge = 0, gt = 1;  // pn_if's `strict`: >= and >
+    if (fn == "step_at") return pn_if(since, ge, 1, 0);
+    if (fn == "ramp") return pn_if(since, ge, since, 0);
+    if (fn == "pulse" || fn == "square") {
+      const auto period = Value(args[1], fn, "the period");
+      if (period && !(*period > 0))
+        throw ArgumentError(fmt::format("the period of {}() is not positive", fn), "a period > 0",
+                            fmt::format("{} ('{}')", *period, ExpressionTextOf(args[1])),
+                            "the period is the time from one rising edge to the next");
+      const GiNaC::ex phase = 2 * GiNaC::Pi * since / args[1];
+      if (fn == "square") return pn_if(since, ge, pn_if(GiNaC::sin(phase), gt, 1, -1), 0);
+      const auto width = Value(args[2], fn, "the width");
+      if (period && width && !(*width > 0 && *width < *period))
+        throw ArgumentError("the width of pulse() is not between 0 and the period", "0 < width < period",
+                            fmt::format("width {}, period {}", *width, *period),
+                            "the width is how long each pulse lasts; a width of a whole period is the constant 1");
+      // High while the phase within the period, 2 pi x, lies in (0, 2 pi d):
+      // cos(2 pi x - pi d) > cos(pi d), d = width/period (the product of two
+      // sines that change sign at the rising and the falling edges).
+      const GiNaC::ex half = GiNaC::Pi * args[2] / args[1];
+      return pn_if(since, ge, pn_if(GiNaC::cos(phase - half) - GiNaC::cos(half), gt, 1, 0), 0);
+    }
+    // table: linear between points, held outside; equal x give a jump.
+    const std::vector<GiNaC::ex>& xs = lists[0];
+    const std::vector<GiNaC::ex>& ys = lists[1];
+    const GiNaC::ex input = args.empty() ? time : args[0];
+    if (xs.size() != ys.size())
+      throw ArgumentError("the lists of table() have unequal lengths", "as many values as points",
+                          fmt::format("{} point{}, {} value{}", xs.size(), xs.size() == 1 ? "" : "s", ys.size(),
+                                      ys.size() == 1 ? "" : "s"),
+                          "table([x0, x1, ...], [y0, y1, ...]) gives y_k at x_k");
+    if (xs.empty())
+      throw ArgumentError("table() has no points", "at least one point", "empty lists",
+                          "table([0, 1], [0, 5]) rises from 0 to 5 between t = 0 and t = 1");
+    std::optional<double> before;
+    for (size_t k = 0; k < xs.size(); ++k) {
+      const auto x = Value(xs[k], fn, fmt::format("point {}", k + 1));
+      if (constant_) Value(ys[k], fn, fmt::format("value {}", k + 1));
+      if (x && before && *x < *before)
+        throw ArgumentError("the points of table() are not in increasing order", "x0 <= x1 <= ... (equal points: a jump)",
+                            fmt::format("point {} is {}, after {}", k + 1, *x, *before),
+                            "sort the points with their values");
+      if (x) before = x;
+    }
+    GiNaC::ex v = ys.back();
+    for (size_t k = xs.size() - 1; k-- > 0;) {
+      if ((xs[k + 1] - xs[k]).is_zero()) continue;  // a jump: no segment
+      const GiNaC::ex segment = ys[k] + (ys[k + 1] - ys[k]) * (input - xs[k]) / (xs[k + 1] - xs[k]);
+      v = pn_if(xs[k + 1] - input, gt, segment, v);
+    }
+    return pn_if(xs[0] - input, gt, ys[0], v);
   }
 
   // if(cond, a, b) and piecewise(cond1, v1, cond2, v2, ..., otherwise): the
@@ -409,20 +587,37 @@ class Reader {
       Fail(fmt::format("more than {} nested parentheses at character {}", kMaxNesting, at + 1));
   }
 
+  const std::string& text_;
   std::vector<Token> tokens_;
   const ExpressionNames& names_;
+  const ConstantValue* constant_ = nullptr;
   size_t pos_ = 0;
   int depth_ = 0;
 };
 
 }  // namespace
 
-GiNaC::ex ParseExpressionText(const std::string& text, const ExpressionNames& names) {
-  return Reader(text, names).Read();
+GiNaC::ex ParseExpressionText(const std::string& text, const ExpressionNames& names, const ConstantValue* constant) {
+  return Reader(text, names, constant).Read();
 }
 
-GiNaC::ex ParseConditionText(const std::string& text, const ExpressionNames& names, bool* strict) {
-  return Reader(text, names).ReadCondition(strict);
+GiNaC::ex ParseConditionText(const std::string& text, const ExpressionNames& names, bool* strict,
+                             const ConstantValue* constant) {
+  return Reader(text, names, constant).ReadCondition(strict);
+}
+
+size_t UnitBracketEnd(const std::string& text, size_t open) {
+  size_t k = open;
+  while (k > 0 && text[k - 1] == ' ') --k;
+  if (k == 0) return std::string::npos;
+  const char c = text[k - 1];
+  if (!(c == ')' || c == '.' || std::isdigit(static_cast<unsigned char>(c)))) return std::string::npos;
+  const size_t close = text.find(']', open);
+  return close == std::string::npos ? text.size() : close;
+}
+
+bool IsSignalFunction(const std::string& name) {
+  return name == "step_at" || name == "ramp" || name == "pulse" || name == "square" || name == "table";
 }
 
 }  // namespace paynter

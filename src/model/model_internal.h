@@ -20,6 +20,15 @@ std::string EscapeForTerminal(const std::string& text, bool keep_newlines);
 // single dots (`motor.armature.L`, each part starting with a letter or '_').
 size_t NameEnd(const std::string& text, size_t start);
 
+// The signal functions of expressions (step_at, ramp, pulse, square, table):
+// functions of time (expression.cc).
+bool IsSignalFunction(const std::string& name);
+
+// Where a unit in brackets in an expression text ends: for the '[' at
+// text[open] that follows a number or a ')' (a unit, `9.81 [m/s^2]`), the
+// index of its ']' (or text.size()); npos for any other '[' (a list).
+size_t UnitBracketEnd(const std::string& text, size_t open);
+
 // ReadModelSpecFile without FlattenSubmodels: the file as written.
 struct ModelSpec;
 ModelSpec ReadHierarchicalModelSpecFile(const std::string& path);

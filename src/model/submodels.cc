@@ -39,9 +39,9 @@ constexpr size_t kMaxFlatElements = 200000;
 
 bool IsFunctionName(const std::string& name) {
   for (const char* f : {"sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "exp", "log",
-                        "sqrt", "abs", "pow", "step", "cross"})
+                        "sqrt", "abs", "pow", "step", "cross", "if", "piecewise"})
     if (name == f) return true;
-  return false;
+  return IsSignalFunction(name);
 }
 
 bool IsVariableName(const std::string& name) {
@@ -57,7 +57,11 @@ std::string MapNames(const std::string& text, const std::function<std::string(co
   auto digit = [&](size_t k) { return k < n && std::isdigit(static_cast<unsigned char>(text[k])); };
   for (size_t i = 0; i < n;) {
     const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (std::isalpha(c) || c == '_') {
+    if (c == '[' && UnitBracketEnd(text, i) != std::string::npos) {  // a unit (9.81 [m/s^2]): no names in it
+      const size_t j = std::min(UnitBracketEnd(text, i) + 1, n);
+      out.append(text, i, j - i);
+      i = j;
+    } else if (std::isalpha(c) || c == '_') {
       const size_t j = NameEnd(text, i);
       size_t k = j;
       while (k < n && std::isspace(static_cast<unsigned char>(text[k]))) ++k;
@@ -228,6 +232,7 @@ class Flattener {
     std::vector<Output> instance_outputs;
     std::vector<std::string> instance_names;
     std::set<std::string> set_here;  // instances' parameters given values here (texts of this definition)
+    std::map<std::string, size_t> definitions_from;  // where each instance's definitions start
     for (const auto& inst : def.instances) {
       const std::string ipath = where_path(inst.name);
       if (!IsIdentifier(inst.name) || inst.name.find('.') != std::string::npos)
@@ -258,6 +263,7 @@ class Flattener {
       stack_.pop_back();
       child = Instantiate(std::move(child), inst.name);
       BindParameters(inst, ipath, *r.def, &child.spec, &set_here);
+      definitions_from[inst.name] = flat.spec.definitions.size();
       elements_ += child.spec.elements.size();
       if (elements_ > kMaxFlatElements)
         ThrowAt(inst.where, ipath, "the submodels make too many elements",
@@ -306,6 +312,7 @@ class Flattener {
     }
     for (size_t k = 0; k < def.definitions.size(); ++k)
       flat.spec.definitions[k].text = resolve(flat.spec.definitions[k].text);
+    SignalParameters(&flat.spec, own_parameters, set_here, definitions_from);
     for (const auto& o : def.outputs) {
       ModelSpec::Item item = o;
       item.text = resolve(item.text);
@@ -489,6 +496,42 @@ class Flattener {
                 fmt::format("parameters: {{{}: <value>}}", r), "no value",
                 fmt::format("submodel '{}' declares '{}' without a default", inst.use, r));
     for (const auto& g : given) set->insert(dot + g);
+  }
+
+  // An instance's parameter given a value that varies (a signal: an
+  // expression of t, of a signal function, or of any name that is not a
+  // parameter) becomes a definition of the instance, placed before the
+  // instance's own definitions; so does a parameter of it computed from one
+  // that did. The components' sources take waveforms this way.
+  static void SignalParameters(ModelSpec* spec, size_t own, const std::set<std::string>& set_here,
+                               const std::map<std::string, size_t>& definitions_from) {
+    std::set<std::string> parameters, moved;
+    for (const auto& p : spec->parameters) parameters.insert(p.name);
+    std::vector<ModelSpec::Item> kept;
+    std::map<size_t, std::vector<ModelSpec::Item>> at;  // definitions' index -> the parameters moved there
+    for (size_t k = 0; k < spec->parameters.size(); ++k) {
+      ModelSpec::Item& p = spec->parameters[k];
+      bool varies = false, follows = false;
+      if (k >= own)
+        MapNames(p.text, [&](const std::string& n, bool call) -> std::string {
+          if (call) varies = varies || IsSignalFunction(n);
+          else if (moved.count(n)) follows = true;
+          else if (n != "pi" && n != "Pi" && !parameters.count(n)) varies = true;
+          return n;
+        });
+      const auto from = definitions_from.find(p.name.substr(0, p.name.find('.')));
+      if (from == definitions_from.end() || !(follows || (varies && set_here.count(p.name)))) {
+        kept.push_back(std::move(p));
+        continue;
+      }
+      moved.insert(p.name);
+      p.unit.clear();
+      at[from->second].push_back(std::move(p));
+    }
+    spec->parameters = std::move(kept);
+    for (auto it = at.rbegin(); it != at.rend(); ++it)
+      spec->definitions.insert(spec->definitions.begin() + static_cast<std::ptrdiff_t>(it->first),
+                               it->second.begin(), it->second.end());
   }
 
   static void Append(ModelSpec&& from, ModelSpec* to) {

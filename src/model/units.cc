@@ -403,8 +403,8 @@ class Checker {
   Checker(const ModelSpec& spec, Model* m) : spec_(spec), m_(*m) {}
 
   void Run() {
+    MapStates();   // first: the units in brackets that parameters may use
     SeedParameters();
-    MapStates();
     Declared();
     Relations();
     // Propagate to a fixed point. What fixes a unit directly (sources,
@@ -498,6 +498,9 @@ class Checker {
   void MapStates() {
     const Dimension second = Dim({{kS, 1}});
     base_["t"] = second;
+    // Constants with a unit in brackets (`9.81 [m/s^2]`): symbols named so.
+    for (const auto& [name, s] : m_.symbols)
+      if (name.size() > 2 && name[0] == '[') base_[name] = ParseUnit(name.substr(1, name.size() - 2))->dim;
     for (const auto& e : m_.elements) {
       if (e.kind == ElementKind::kI) derived_["p_" + e.name] = {"e_" + m_.bonds[e.bonds[0]].name, second};
       if (e.kind == ElementKind::kC) derived_["q_" + e.name] = {"f_" + m_.bonds[e.bonds[0]].name, second};
@@ -947,6 +950,7 @@ void CheckUnits(const ModelSpec& spec, Model* model) {
   for (const auto& p : model->parameters) any = any || !p.unit.empty();
   for (const auto& o : model->outputs) any = any || !o.unit.empty();
   for (const auto& e : model->elements) any = any || !e.domain.empty();
+  for (const auto& [name, s] : model->symbols) any = any || name[0] == '[';  // 9.81 [m/s^2]
   if (!any) return;
   Checker(spec, model).Run();
 }
