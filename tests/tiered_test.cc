@@ -37,39 +37,11 @@ class TieredTest : public ::testing::Test {
   fs::path dir_;
 };
 
-// Sets an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (had_) ::setenv(name_.c_str(), old_.c_str(), 1);
-    else ::unsetenv(name_.c_str());
-  }
-
- private:
-  std::string name_, old_;
-  bool had_ = false;
-};
+using testing::ScopedEnv;
 
 std::string NonlinearModel(const fs::path& dir) {
-  const fs::path model = dir / "nonlinear.yaml";
-  std::ofstream(model) << "name: nonlinear\n"
-                          "parameters: {V: 2, L: 0.5, C: 0.1, a: 1, b: 0.5}\n"
-                          "elements:\n"
-                          "  - {name: src, kind: Se, effort: V*sin(3*t)}\n"
-                          "  - {name: j1, kind: '1'}\n"
-                          "  - {name: coil, kind: I, inertance: L}\n"
-                          "  - {name: j0, kind: '0'}\n"
-                          "  - {name: cap, kind: C, capacitance: C}\n"
-                          "  - {name: res, kind: R, effort: a*f + b*f^3}\n"
-                          "bonds: [[src, j1], [j1, coil], [j1, j0], [j0, cap], [j0, res]]\n"
-                          "outputs: {i: f_coil, v: e_cap, ir: f_res}\n";
-  return model.string();
+  testing::WriteNonlinearResistorModel(dir / "nonlinear.yaml");
+  return (dir / "nonlinear.yaml").string();
 }
 
 void ExpectRowsBitwiseEqual(const Solution& a, const Solution& b, const std::string& what) {
@@ -150,7 +122,7 @@ TEST_F(TieredTest, FailedCompileStaysOnTheTape) {
   const fs::path cc = dir_ / "failing-cc";
   std::ofstream(cc) << "#!/bin/sh\necho 'no code today' >&2\nexit 1\n";
   fs::permissions(cc, fs::perms::owner_all);
-  ScopedEnv env("CC", cc.string());
+  ScopedEnv env("CC", cc.c_str());
   RunOptions o;
   o.file = NonlinearModel(dir_);
   o.t_end = 1;
@@ -225,7 +197,7 @@ fs::path GatedCompiler(const fs::path& dir, const fs::path& go) {
 
 TEST_F(TieredTest, ColdRunReturnsBeforeItsCompileEndsAndTheNextRunFindsTheObject) {
   const fs::path go = dir_ / "go", cache = dir_ / "xdg", objects = cache / "paynter";
-  ScopedEnv cc("CC", GatedCompiler(dir_, go).string()), xdg("XDG_CACHE_HOME", cache.string());
+  ScopedEnv cc("CC", GatedCompiler(dir_, go).c_str()), xdg("XDG_CACHE_HOME", cache.c_str());
   const std::string model = NonlinearModel(dir_);
   const std::string out1 = (dir_ / "cold.csv").string(), out2 = (dir_ / "warm.csv").string();
   // RunTool reads the program's output to its end: had the build process kept
@@ -254,7 +226,7 @@ TEST_F(TieredTest, ColdRunReturnsBeforeItsCompileEndsAndTheNextRunFindsTheObject
 // same objects (each by rename), and the next run loads them.
 TEST_F(TieredTest, ConcurrentColdRunsLeaveOneSoundCache) {
   const fs::path go = dir_ / "go", cache = dir_ / "xdg", objects = cache / "paynter";
-  ScopedEnv cc("CC", GatedCompiler(dir_, go).string()), xdg("XDG_CACHE_HOME", cache.string());
+  ScopedEnv cc("CC", GatedCompiler(dir_, go).c_str()), xdg("XDG_CACHE_HOME", cache.c_str());
   const std::string model = NonlinearModel(dir_);
   Cli a, b;
   std::thread ta([&] { a = Paynter({"simulate", model, "--t-end", "2", "-o", (dir_ / "a.csv").string()}); });
