@@ -2,6 +2,7 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -112,6 +113,17 @@ inline void WriteNonlinearResistorModel(const std::filesystem::path& path) {
                          "  - {name: res, kind: R, effort: a*f + b*f^3}\n"
                          "bonds: [[src, j1], [j1, coil], [j1, j0], [j0, cap], [j0, res]]\n"
                          "outputs: {i: f_coil, v: e_cap, ir: f_res}\n";
+}
+
+// Removes a directory tree that a detached native-code build (a cold run's,
+// which outlives the run) may still be writing into: retried until it is gone.
+inline void RemoveTree(const std::filesystem::path& path) {
+  std::error_code ec;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::filesystem::remove_all(path, ec);
+    if (!std::filesystem::exists(path, ec)) return;
+    ::usleep(50000);
+  }
 }
 
 }  // namespace paynter::testing

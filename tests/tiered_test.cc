@@ -33,7 +33,7 @@ class TieredTest : public ::testing::Test {
     fs::create_directories(dir_);
     ::chmod(dir_.c_str(), 0700);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override { testing::RemoveTree(dir_); }
   fs::path dir_;
 };
 

@@ -506,12 +506,15 @@ struct Spawn {
 
 [[noreturn]] void RunBuildProcess(const std::vector<NativeBuild::JobSpec>& jobs, Spawn& spawn, int notify_fd,
                                   int max_jobs, int num_sources, int* state, pid_t* pids, char* notified) {
+  // The caller's handlers (paynter's remove its temporary output file) are
+  // not this process's; an inherited SIG_IGN of SIGCHLD would hide the
+  // compilers' statuses.
   struct sigaction sa;
   std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &sa, nullptr);  // (fails harmlessly for some)
   sa.sa_handler = SIG_IGN;
   ::sigaction(SIGPIPE, &sa, nullptr);  // a caller gone: reports fail with EPIPE, the build goes on
-  sa.sa_handler = SIG_DFL;
-  ::sigaction(SIGCHLD, &sa, nullptr);  // (inherited SIG_IGN would hide the compilers' statuses)
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
