@@ -70,6 +70,10 @@ int Simulate(const SimulateArgs& args) {
         report.method == ConstraintMethod::kZcp ? std::string("ida") : MethodName(so.method), sol.backend, sol.stats.steps, sol.stats.rejected, sol.stats.rhs_evals,
         sol.stats.jac_evals, sol.stats.projections ? fmt::format(", {} projections", sol.stats.projections) : "",
         sol.compile_seconds, sol.stats.integrate_seconds, sol.num_rows(), args.out, PeakMemoryMegabytes());
+    if (const CompiledProgram::Tiers t = cm.tiers(); t.tape_runs + t.native_runs > 0)
+      std::cerr << fmt::format("tiered: right-hand side run {} times on the tape, {} in native code; {}\n", t.tape_runs,
+                               t.native_runs, t.switched ? fmt::format("switched at t = {:.6g}, {:.3f} s after the compile began", t.switch_slot0, t.switch_seconds)
+                                                         : "native code not ready before the end (its compile goes on, for the cache)");
     std::cerr << fmt::format("model to ready {:.4f} s ({})\n", prepared.ready_seconds(),
                              prepared.stages_cached() ? "symbolic stages from the stage cache"
                                                       : "symbolic stages built");

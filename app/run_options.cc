@@ -24,8 +24,10 @@ void AddRunOptions(CLI::App* c, paynter::RunOptions& r) {
   c->add_option("--step", r.step, "fixed step for rk4")->default_val(1e-3);
   c->add_option("--max-steps", r.max_steps,
                 "step budget of a run (default 50000000; dopri5 stops a stiff run that needs more than 100000)");
-  c->add_option("--backend", r.backend, "auto | native | tape")->default_val("auto")
-      ->check(CLI::IsMember({"auto", "native", "tape"}));
+  c->add_option("--backend", r.backend,
+                "tiered (= auto: the tape until the native code is compiled) | native (wait for it) | tape")
+      ->default_val("auto")
+      ->check(CLI::IsMember({"auto", "tiered", "native", "tape"}));
   c->add_option("--block-solve", r.block_solve, "implicit blocks: auto (sparse LU for large sparse blocks) | dense | sparse")
       ->default_val("auto")
       ->check(CLI::IsMember({"auto", "dense", "sparse"}));

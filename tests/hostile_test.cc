@@ -327,25 +327,7 @@ TEST(Hostile, CachedObjectOfAnotherUserIsNotLoaded) {
   EXPECT_NE(cm->codegen_note().find("belongs to another user"), std::string::npos) << cm->codegen_note();
 }
 
-// Sets an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    if (value) ::setenv(name, value, 1);
-    else ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (had_) ::setenv(name_.c_str(), old_.c_str(), 1);
-    else ::unsetenv(name_.c_str());
-  }
-
- private:
-  std::string name_, old_;
-  bool had_ = false;
-};
+using testing::ScopedEnv;
 
 TEST(Hostile, NoCacheWithoutHomeAndNoSharedFallback) {
   Dir d;

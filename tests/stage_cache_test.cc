@@ -49,7 +49,7 @@ class StageCacheTest : public ::testing::Test {
     fs::create_directories(dir_ / "cache");
     ::chmod(dir_.c_str(), 0700);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override { testing::RemoveTree(dir_); }
 
   // paynter with the test's cache directory ($XDG_CACHE_HOME/paynter).
   Result Run(const std::string& args) const {

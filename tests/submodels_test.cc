@@ -35,7 +35,7 @@ class SubmodelsTest : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override { testing::RemoveTree(dir_); }
 
   // The Error that loading `file` throws (fails the test when it loads).
   Diagnostic ErrorOf(const fs::path& file) const {

@@ -415,17 +415,7 @@ TEST(SweepCli, BadInputFailsWithADiagnosticAndNoFile) {
 TEST(SweepLibrary, ImplicitBlockRunsEqualSingleRunsOnAnyThreads) {
   const fs::path dir = TempDir("block");
   const fs::path model = dir / "nonlinear.yaml";
-  std::ofstream(model) << "name: nonlinear\n"
-                          "parameters: {V: 2, L: 0.5, C: 0.1, a: 1, b: 0.5}\n"
-                          "elements:\n"
-                          "  - {name: src, kind: Se, effort: V*sin(3*t)}\n"
-                          "  - {name: j1, kind: '1'}\n"
-                          "  - {name: coil, kind: I, inertance: L}\n"
-                          "  - {name: j0, kind: '0'}\n"
-                          "  - {name: cap, kind: C, capacitance: C}\n"
-                          "  - {name: res, kind: R, effort: a*f + b*f^3}\n"
-                          "bonds: [[src, j1], [j1, coil], [j1, j0], [j0, cap], [j0, res]]\n"
-                          "outputs: {i: f_coil, v: e_cap, ir: f_res}\n";
+  testing::WriteNonlinearResistorModel(model);
   RunOptions base;
   base.file = model.string();
   base.t_end = 2;

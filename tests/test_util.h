@@ -2,8 +2,10 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -75,6 +77,53 @@ inline CommandResult RunCommand(const std::string& command) {
   while (fgets(buf, sizeof buf, p)) out += buf;
   const int status = pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+// Sets an environment variable (unsets it for a null value) for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    if (value) ::setenv(name, value, 1);
+    else ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (had_) ::setenv(name_.c_str(), old_.c_str(), 1);
+    else ::unsetenv(name_.c_str());
+  }
+
+ private:
+  std::string name_, old_;
+  bool had_ = false;
+};
+
+// A circuit with an implicit block (a resistor whose effort law a*f + b*f^3
+// is inverted by Newton), written to `path`.
+inline void WriteNonlinearResistorModel(const std::filesystem::path& path) {
+  std::ofstream(path) << "name: nonlinear\n"
+                         "parameters: {V: 2, L: 0.5, C: 0.1, a: 1, b: 0.5}\n"
+                         "elements:\n"
+                         "  - {name: src, kind: Se, effort: V*sin(3*t)}\n"
+                         "  - {name: j1, kind: '1'}\n"
+                         "  - {name: coil, kind: I, inertance: L}\n"
+                         "  - {name: j0, kind: '0'}\n"
+                         "  - {name: cap, kind: C, capacitance: C}\n"
+                         "  - {name: res, kind: R, effort: a*f + b*f^3}\n"
+                         "bonds: [[src, j1], [j1, coil], [j1, j0], [j0, cap], [j0, res]]\n"
+                         "outputs: {i: f_coil, v: e_cap, ir: f_res}\n";
+}
+
+// Removes a directory tree that a detached native-code build (a cold run's,
+// which outlives the run) may still be writing into: retried until it is gone.
+inline void RemoveTree(const std::filesystem::path& path) {
+  std::error_code ec;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::filesystem::remove_all(path, ec);
+    if (!std::filesystem::exists(path, ec)) return;
+    ::usleep(50000);
+  }
 }
 
 }  // namespace paynter::testing

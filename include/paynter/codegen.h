@@ -6,6 +6,8 @@
 //  - kNative: C source generated from the expressions, compiled by the system C
 //    compiler into a shared object and loaded with dlopen (cached by content hash).
 // kAuto uses native code when a C compiler is found and falls back to the tape.
+// kTiered (CompileAll) starts on the tape while the native code compiles in the
+// background, and switches to it when it is ready (both give the same bits).
 // Blocks are solved by Newton's method with the compiled Jacobian and a dense LU
 // (one step when linear); failure to converge throws paynter::Error with the label.
 #pragma once
@@ -20,7 +22,7 @@
 
 namespace paynter {
 
-enum class Backend { kAuto, kTape, kNative };
+enum class Backend { kAuto, kTape, kNative, kTiered };
 
 struct CodegenOptions {
   Backend backend = Backend::kAuto;
@@ -37,6 +39,10 @@ struct CodegenOptions {
   BlockSolve block_solve = BlockSolve::kAuto;
   static constexpr int kSparseMinSize = 24;
   static constexpr double kSparseMaxDensity = 0.25;
+  // kTiered, for tests: at its run number `tiered_wait_after` (from 0) on the
+  // tape a program waits for its native code and switches there; < 0: it
+  // switches at the first run after the code is ready, never waiting.
+  long tiered_wait_after = -1;
 };
 
 // The directory paynter's caches live in: `configured` if given, else
@@ -70,6 +76,16 @@ class CompiledProgram {
   virtual std::string cache_note() const { return {}; }
   // Note: Run uses workspace owned by the object, so it is not reentrant; use one
   // compiled program per thread.
+
+  // A tiered program's runs on the tape and in native code, and its switch:
+  // the value of slot 0 (time) at the first native run and the seconds from
+  // the start of the compile to it. Zeros for the other backends.
+  struct Tiers {
+    long tape_runs = 0, native_runs = 0;
+    bool switched = false;
+    double switch_slot0 = 0, switch_seconds = 0;
+  };
+  virtual Tiers tiers() const { return {}; }
 };
 
 std::unique_ptr<CompiledProgram> Compile(const Program& program, const CodegenOptions& options = {});
@@ -82,6 +98,17 @@ struct LoweredProgram;
 // Throws Error as Compile does for a program that cannot be compiled.
 std::shared_ptr<const LoweredProgram> LowerProgram(const Program& program);
 std::unique_ptr<CompiledProgram> Compile(const LoweredProgram& program, const CodegenOptions& options = {});
+// The programs of one model compiled together: with kTiered, the units of all
+// of them whose native code is not cached are compiled at once in the
+// background (one compiler per CPU; the build goes on, and lands in the cache,
+// should the caller end first) while each program runs on the tape, switching
+// to native code between two runs once its object is built; a model whose
+// objects are all cached gets native programs straight away, and without a C
+// compiler, a build that fails or no private cache directory it falls back as
+// kAuto does (the tape, or native code compiled before returning). The other
+// backends compile each program as Compile does (native ones together).
+std::vector<std::unique_ptr<CompiledProgram>> CompileAll(const std::vector<const LoweredProgram*>& programs,
+                                                         const CodegenOptions& options = {});
 int NumSlots(const LoweredProgram& program);  // the size of the slot array Run works on
 // Implicit blocks (solved by Newton's method, whose start and factorizations
 // carry over from one call to the next).

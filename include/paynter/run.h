@@ -36,7 +36,7 @@ struct RunOptions {
   std::string constraints = "auto"; // auto | lagrange-multipliers | minimal-coordinates | parasitic | zcp
   std::string method = "dopri5";    // rk4 | dopri5 | bdf
   bool method_given = false;        // else parasitic runs use bdf
-  std::string backend = "auto";     // auto | native | tape
+  std::string backend = "auto";     // auto (= tiered) | tiered | native | tape
   std::string block_solve = "auto"; // auto | dense | sparse
   double t0 = 0, t_end = 0, rtol = 1e-6, atol = 1e-9;
   double dt_out = 0;                // 0: (t_end - t0)/1000

@@ -62,6 +62,9 @@ class CompiledModel {
   // cache_note); empty when all is as requested.
   std::string codegen_note() const;
   double compile_seconds() const { return compile_seconds_; }
+  // With Backend::kTiered: the right-hand side's evaluations on the tape and
+  // in native code, and when it switched (CompiledProgram::Tiers; slot 0 is t).
+  CompiledProgram::Tiers tiers() const;
 
   // Sets a parameter's value for later evaluations (no recompilation). Throws if
   // unknown or not finite (CheckPhysicalParameters checks masses and the like).

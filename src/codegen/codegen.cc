@@ -20,6 +20,11 @@ std::unique_ptr<CompiledProgram> codegen::CompilePlan(Plan plan, const CodegenOp
       return std::make_unique<codegen::TapeProgram>(std::move(plan), options);
     case Backend::kNative:
       return codegen::NativeProgram::Create(plan, options);
+    case Backend::kTiered: {
+      std::vector<codegen::Plan> plans;
+      plans.push_back(std::move(plan));
+      return std::move(codegen::CompilePlans(std::move(plans), options)[0]);
+    }
     case Backend::kAuto:
       break;
   }

@@ -2,23 +2,26 @@
 #include "native.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <mutex>
-#include <thread>
 
 #include "newton.h"
 #include "paynter/error.h"
@@ -395,10 +398,17 @@ std::string FindCompiler() {
        "install a C compiler (e.g. the Debian package build-essential), or use the tape backend");
 }
 
-std::string Quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
+// The words of a command setting ($CC, the flags), split at blanks: no shell
+// reads them (so no quoting either).
+std::vector<std::string> Words(const std::string& text) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while ((i = text.find_first_not_of(" \t\n", i)) != std::string::npos) {
+    const size_t e = std::min(text.size(), text.find_first_of(" \t\n", i));
+    out.push_back(text.substr(i, e - i));
+    i = e;
+  }
+  return out;
 }
 
 // Why `dir` may not hold native code: "" when it is a directory of the user's
@@ -462,101 +472,121 @@ ObjectDir ChooseObjectDir(const CodegenOptions& options) {
   return {templ, false, "native code not cached: " + reasons};
 }
 
-// Runs `cmd` (stderr folded into stdout); true when it exits with status 0.
-bool RunCommand(const std::string& cmd, std::string& output) {
-  int status = -1;
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0)
-      if (output.size() < 8000) output.append(buf, n);
-    status = pclose(p);
-  }
-  return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 // A unique suffix for temporary files of this process.
 std::string TempTag() {
   static std::atomic<unsigned> counter{0};
   return fmt::format(".tmp-{}-{}", getpid(), counter++);
 }
 
-// Compiles `source` with `flags` into `out_path`. The output is built under a
-// temporary name in the same directory and renamed, so a concurrent run never
-// uses a half-written file; the source is kept next to it, for debugging.
-void CompileFile(const std::string& compiler, const std::string& flags, const std::string& source,
-                 const fs::path& c_path, const fs::path& out_path, const std::string& libs) {
-  const std::string tag = TempTag();
-  const fs::path tmp_c = c_path.string() + tag + ".c";
-  const fs::path tmp_out = out_path.string() + tag + out_path.extension().string();
-  {
-    std::ofstream f(tmp_c, std::ios::binary);
-    f << source;
-    if (!f.flush()) Fail(fmt::format("cannot write generated C source to '{}'", tmp_c.string()));
-  }
-  const std::string cmd =
-      fmt::format("{} {} -o {} {}{} 2>&1", compiler, flags, Quote(tmp_out.string()), Quote(tmp_c.string()), libs);
-  std::string output;
-  std::error_code ec;
-  if (!RunCommand(cmd, output) || !fs::exists(tmp_out, ec)) {
-    fs::remove(tmp_out, ec);
-    fs::rename(tmp_c, c_path.string() + ".failed.c", ec);  // kept for inspection
-    if (output.size() > 2000) output = output.substr(0, 2000) + "\n...";
-    Fail(fmt::format("the C compiler failed on the generated code: {}\n{}", cmd, output),
-         fmt::format("the source is kept as {}.failed.c; use the tape backend to run without a compiler",
-                     c_path.string()));
-  }
-  ::chmod(tmp_out.c_str(), 0700);  // only the user may write what will be loaded or linked
-  fs::rename(tmp_out, out_path, ec);
-  if (ec) Fail(fmt::format("cannot move '{}' to '{}': {}", tmp_out.string(), out_path.string(), ec.message()));
-  fs::rename(tmp_c, c_path, ec);
-}
-
-// Links the objects into `so_path` (built under a temporary name and renamed).
-void LinkSharedObject(const std::string& compiler, const std::vector<fs::path>& objects, const fs::path& so_path) {
-  const fs::path tmp_so = so_path.string() + TempTag() + ".so";
-  std::string cmd = fmt::format("{} {} -o {}", compiler, kLinkFlags, Quote(tmp_so.string()));
-  for (const fs::path& o : objects) cmd += " " + Quote(o.string());
-  cmd += " -lm 2>&1";
-  std::string output;
-  std::error_code ec;
-  if (!RunCommand(cmd, output) || !fs::exists(tmp_so, ec)) {
-    fs::remove(tmp_so, ec);
-    if (output.size() > 2000) output = output.substr(0, 2000) + "\n...";
-    Fail(fmt::format("linking the compiled model failed: {}\n{}", cmd, output),
-         "use the tape backend to run without a compiler");
-  }
-  ::chmod(tmp_so.c_str(), 0700);
-  fs::rename(tmp_so, so_path, ec);
-  if (ec) Fail(fmt::format("cannot move '{}' to '{}': {}", tmp_so.string(), so_path.string(), ec.message()));
-}
-
-// Runs job(i) for i in [0, n) on up to `threads` threads; rethrows the first error.
-void ParallelFor(int n, int threads, const std::function<void(int)>& job) {
-  std::atomic<int> next{0};
-  std::mutex mu;
-  std::exception_ptr error;
-  auto worker = [&] {
-    for (int i; (i = next++) < n;) {
-      try {
-        job(i);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(mu);
-        if (!error) error = std::current_exception();
-        next = n;
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < std::min(n, threads); ++t) pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
-}
-
 int DefaultJobs() {
   const long n = ::sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? static_cast<int>(n) : 1;
+}
+
+double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// What the build process reports on its pipe, one record per source: built,
+// or failed (with the job that failed). Records are smaller than PIPE_BUF, so
+// each write arrives whole.
+struct Report {
+  int32_t source;
+  int32_t ok;
+  int32_t job;
+};
+
+// What the build process works from, all made before it is forked: it only
+// starts processes, waits for them, renames files and writes reports, all
+// async-signal-safe calls (the caller may have had other threads, whose locks
+// the fork copies).
+struct Spawn {
+  std::vector<std::vector<char*>> argv;
+  std::vector<posix_spawn_file_actions_t> actions;
+  posix_spawnattr_t attr;
+};
+
+[[noreturn]] void RunBuildProcess(const std::vector<NativeBuild::JobSpec>& jobs, Spawn& spawn, int notify_fd,
+                                  int max_jobs, int num_sources, int* state, pid_t* pids, char* notified) {
+  // The caller's handlers (paynter's remove its temporary output file) are
+  // not this process's; an inherited SIG_IGN of SIGCHLD would hide the
+  // compilers' statuses.
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &sa, nullptr);  // (fails harmlessly for some)
+  sa.sa_handler = SIG_IGN;
+  ::sigaction(SIGPIPE, &sa, nullptr);  // a caller gone: reports fail with EPIPE, the build goes on
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  // Nothing of the caller's stays open: its output pipes would otherwise wait for this process.
+  const int fd = ::fcntl(notify_fd, F_DUPFD_CLOEXEC, 3);
+  const int null_fd = ::open("/dev/null", O_RDWR);
+  if (fd < 0 || null_fd < 0) ::_exit(1);
+  for (int i = 0; i < 3; ++i) ::dup2(null_fd, i);
+  if (fd > 3) ::close_range(3, static_cast<unsigned>(fd - 1), 0);
+  ::close_range(static_cast<unsigned>(fd + 1), ~0u, 0);
+  auto report = [&](int source, int ok, int job) {
+    if (notified[source]) return;
+    notified[source] = 1;
+    const Report r{source, ok, job};
+    [[maybe_unused]] const ssize_t n = ::write(fd, &r, sizeof r);  // EPIPE when the caller has gone
+  };
+  const int n = static_cast<int>(jobs.size());
+  enum { kPending, kRunning, kOk, kFailed };
+  int running = 0;
+  for (;;) {
+    for (int j = 0; j < n && running < max_jobs; ++j) {
+      if (state[j] != kPending) continue;
+      bool ready = true, failed = false;
+      for (int d : jobs[j].deps) {
+        ready = ready && state[d] == kOk;
+        failed = failed || state[d] == kFailed;
+      }
+      if (failed) {
+        state[j] = kFailed;
+        continue;
+      }
+      if (!ready) continue;
+      if (::posix_spawn(&pids[j], jobs[j].argv0, &spawn.actions[j], &spawn.attr, spawn.argv[j].data(), environ) != 0) {
+        state[j] = kFailed;
+        report(jobs[j].source, 0, j);
+        continue;
+      }
+      state[j] = kRunning;
+      ++running;
+    }
+    if (running == 0) break;  // (anything still pending waits on a job that failed)
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    int j = 0;
+    while (j < n && !(state[j] == kRunning && pids[j] == pid)) ++j;
+    if (j == n) continue;
+    --running;
+    const NativeBuild::JobSpec& job = jobs[j];
+    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && ::access(job.tmp_out.c_str(), F_OK) == 0;
+    if (ok) {
+      ::chmod(job.tmp_out.c_str(), 0700);  // only the user may write what will be loaded or linked
+      ok = ::rename(job.tmp_out.c_str(), job.out.c_str()) == 0;
+    }
+    if (ok) {
+      if (!job.tmp_c.empty()) ::rename(job.tmp_c.c_str(), job.c_path.c_str());  // the source, for debugging
+      ::unlink(job.log.c_str());
+      state[j] = kOk;
+      if (job.last) report(job.source, 1, j);
+    } else {
+      ::unlink(job.tmp_out.c_str());
+      if (!job.tmp_c.empty()) ::rename(job.tmp_c.c_str(), job.failed_c.c_str());  // kept for inspection
+      ::rename(job.log.c_str(), job.failed_log.c_str());
+      state[j] = kFailed;
+      report(job.source, 0, j);
+    }
+  }
+  for (int s = 0; s < num_sources; ++s) report(s, 0, -1);  // (sources left unreported failed)
+  ::_exit(0);
 }
 
 }  // namespace
@@ -602,106 +632,327 @@ struct NativeProgram::NativeBlock final : BlockFns {
   NewtonSolver solver;
 };
 
+NativeSource::~NativeSource() {
+  if (handle) dlclose(handle);
+  std::error_code ec;
+  if (!cached && !dir.empty()) fs::remove_all(dir, ec);  // the loaded object stays mapped
+}
+
+namespace {
+
+// The program to run and the rest of a command: a path ($CC may be "ccache
+// gcc": its first word is looked up on PATH).
+std::vector<std::string> CompilerWords(const std::string& compiler) {
+  std::vector<std::string> words = Words(compiler);
+  if (words.empty()) Fail("the C compiler setting ($CC) is blank");
+  const std::string path = FindProgram(words[0]);
+  if (path.empty()) Fail(fmt::format("the C compiler '{}' was not found", compiler));
+  words[0] = path;
+  return words;
+}
+
+}  // namespace
+
 // A single unit is compiled straight into the shared object. Several are compiled
 // into objects in parallel, each cached under the hash of its own source and
 // command (so a change to one part of a model recompiles only its units), and
 // linked into the shared object, cached under the hash of all of them.
-std::unique_ptr<NativeProgram> NativeProgram::Create(Plan& plan, const CodegenOptions& options,
+std::shared_ptr<NativeBuild> NativeBuild::Start(const std::vector<const NativeSource*>& sources, int jobs) {
+  std::shared_ptr<NativeBuild> b(new NativeBuild());
+  b->start_ = Now();
+  const int num_sources = static_cast<int>(sources.size());
+  b->state_.assign(num_sources, State::kRunning);
+  b->failure_.resize(num_sources);
+  b->hint_.resize(num_sources);
+  std::vector<JobSpec>& all = b->jobs_;
+  for (int i = 0; i < num_sources; ++i) {
+    const NativeSource& src = *sources[i];
+    const fs::path dir = src.dir;
+    const std::vector<std::string> cc = CompilerWords(src.compiler), flags = Words(src.flags);
+    auto job = [&](const std::string& source, const fs::path& c_path, const fs::path& out,
+                   const std::vector<std::string>& extra_flags) {
+      JobSpec j;
+      const std::string tag = TempTag();
+      j.source = i;
+      j.out = out.string();
+      j.tmp_out = j.out + tag + out.extension().string();
+      j.log = j.out + tag + ".log";
+      j.failed_log = j.out + ".failed.log";
+      j.args = cc;
+      if (!source.empty()) {
+        j.c_path = c_path.string();
+        j.tmp_c = j.c_path + tag + ".c";
+        j.failed_c = j.c_path + ".failed.c";
+        std::ofstream f(j.tmp_c, std::ios::binary);
+        f << source;
+        if (!f.flush()) Fail(fmt::format("cannot write generated C source to '{}'", j.tmp_c));
+        j.args.insert(j.args.end(), flags.begin(), flags.end());
+      }
+      j.args.insert(j.args.end(), extra_flags.begin(), extra_flags.end());
+      j.args.insert(j.args.end(), {"-o", j.tmp_out});
+      if (!source.empty()) j.args.push_back(j.tmp_c);
+      return j;
+    };
+    if (src.units.size() == 1) {
+      fs::path c_path = src.so_path;
+      JobSpec j = job(src.units[0], c_path.replace_extension(".c"), src.so_path, {"-fPIC", "-shared"});
+      j.args.push_back("-lm");
+      j.last = true;
+      all.push_back(std::move(j));
+      continue;
+    }
+    JobSpec link = job("", "", src.so_path, {"-fPIC", "-shared"});
+    for (int u : src.todo) {
+      const fs::path base = dir / fmt::format("pn_o_{:016x}", src.unit_keys[u]);
+      link.deps.push_back(static_cast<int>(all.size()));
+      all.push_back(job(src.units[u], fs::path(base).concat(".c"), fs::path(base).concat(".o"), {"-fPIC", "-c"}));
+    }
+    for (uint64_t key : src.unit_keys) link.args.push_back((dir / fmt::format("pn_o_{:016x}.o", key)).string());
+    link.args.push_back("-lm");
+    link.last = true;
+    all.push_back(std::move(link));
+  }
+
+  // Everything the build process needs, made here (it may not allocate).
+  const int n = static_cast<int>(all.size());
+  Spawn spawn;
+  spawn.argv.resize(n);
+  spawn.actions.resize(n);
+  for (int j = 0; j < n; ++j) {
+    all[j].argv0 = all[j].args[0].c_str();
+    for (std::string& a : all[j].args) spawn.argv[j].push_back(a.data());
+    spawn.argv[j].push_back(nullptr);
+    posix_spawn_file_actions_t& fa = spawn.actions[j];
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, all[j].log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  }
+  posix_spawnattr_init(&spawn.attr);
+  sigset_t all_signals, none;
+  sigfillset(&all_signals);
+  sigemptyset(&none);
+  posix_spawnattr_setsigdefault(&spawn.attr, &all_signals);
+  posix_spawnattr_setsigmask(&spawn.attr, &none);
+  posix_spawnattr_setflags(&spawn.attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  std::vector<int> state(n, 0);
+  std::vector<pid_t> pids(n, 0);
+  std::vector<char> notified(num_sources, 0);
+  const int max_jobs = jobs > 0 ? jobs : DefaultJobs();
+  auto release = [&] {
+    for (auto& fa : spawn.actions) posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&spawn.attr);
+  };
+
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    release();
+    Fail(fmt::format("cannot start the C compiler: {}", std::strerror(errno)));
+  }
+  const pid_t child = ::fork();
+  if (child == 0) {
+    // A session of its own, and a grandchild that nobody waits for: the caller
+    // may end before the build does.
+    ::close(fds[0]);
+    ::setsid();
+    const pid_t g = ::fork();
+    if (g != 0) ::_exit(g < 0 ? 1 : 0);
+    RunBuildProcess(all, spawn, fds[1], max_jobs, num_sources, state.data(), pids.data(), notified.data());
+  }
+  const int fork_errno = errno;
+  ::close(fds[1]);
+  release();
+  if (child < 0) {
+    ::close(fds[0]);
+    Fail(fmt::format("cannot start the C compiler: {}", std::strerror(fork_errno)));
+  }
+  int status;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
+  b->fd_ = fds[0];
+  return b;
+}
+
+NativeBuild::~NativeBuild() {
+  if (fd_ >= 0) ::close(fd_);  // the build goes on
+}
+
+double NativeBuild::seconds() const { return Now() - start_; }
+
+void NativeBuild::Read(bool block) {
+  for (;;) {
+    if (fd_ < 0) return;
+    Report r[32];
+    const ssize_t n = ::read(fd_, r, sizeof r);
+    if (n > 0) {
+      for (size_t k = 0; k < size_t(n) / sizeof(Report); ++k) {
+        const int s = r[k].source, j = r[k].job;
+        if (s < 0 || s >= static_cast<int>(state_.size()) || state_[s] != State::kRunning) continue;
+        if (r[k].ok) {
+          state_[s] = State::kDone;
+          continue;
+        }
+        state_[s] = State::kFailed;
+        if (j < 0 || j >= static_cast<int>(jobs_.size())) {
+          failure_[s] = "the C compiler was not run (an earlier unit failed)";
+          continue;
+        }
+        const JobSpec& job = jobs_[j];
+        std::string output;
+        {
+          std::ifstream f(job.failed_log, std::ios::binary);
+          output.assign(std::istreambuf_iterator<char>(f), {});
+        }
+        if (output.size() > 2000) output = output.substr(0, 2000) + "\n...";
+        std::string cmd;
+        for (const std::string& a : job.args) cmd += (cmd.empty() ? "" : " ") + a;
+        if (job.tmp_c.empty()) {
+          failure_[s] = fmt::format("linking the compiled model failed: {}\n{}", cmd, output);
+          hint_[s] = "use the tape backend to run without a compiler";
+        } else {
+          failure_[s] = fmt::format("the C compiler failed on the generated code: {}\n{}", cmd, output);
+          hint_[s] = fmt::format("the source is kept as {}; use the tape backend to run without a compiler",
+                                 job.failed_c);
+        }
+      }
+      continue;
+    }
+    if (n == 0) {  // the build process has ended: whatever it did not report failed
+      for (size_t s = 0; s < state_.size(); ++s)
+        if (state_[s] == State::kRunning) {
+          state_[s] = State::kFailed;
+          failure_[s] = "the process building the native code ended early";
+        }
+      ::close(fd_);
+      fd_ = -1;
+      return;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN || !block) return;
+    pollfd p{fd_, POLLIN, 0};
+    ::poll(&p, 1, -1);
+    block = false;  // one report, or the end, is there: read it, then return
+  }
+}
+
+NativeBuild::State NativeBuild::Poll(int i) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (state_[i] == State::kRunning) Read(false);
+  return state_[i];
+}
+
+NativeBuild::State NativeBuild::Wait(int i) {
+  std::lock_guard<std::mutex> lock(mu_);
+  while (state_[i] == State::kRunning) Read(true);
+  return state_[i];
+}
+
+std::unique_ptr<NativeSource> NativeProgram::Prepare(const Plan& plan, const CodegenOptions& options,
                                                      const NativeTuning& tuning) {
   CWriter writer(plan, tuning);
-  const std::vector<std::string> units = writer.WriteUnits();
-  const std::string compiler = FindCompiler();
+  auto src = std::make_unique<NativeSource>();
+  src->units = writer.WriteUnits();
+  src->compiler = FindCompiler();
+  CompilerWords(src->compiler);
   const ObjectDir dir = ChooseObjectDir(options);
-  const std::string flags =
-      tuning.flags.empty() ? CompileFlags(writer.num_ops()) : tuning.flags + " " + kExactFlags;
-  const uint64_t command_key = Fnv1a64(fmt::format("{}\n{}\n{}\n{}\n", kFormatVersion, compiler, flags, kLinkFlags));
-  std::vector<uint64_t> unit_keys;
+  src->dir = dir.path.string();
+  src->cached = dir.cached;
+  src->cache_note = dir.note;
+  src->flags = tuning.flags.empty() ? CompileFlags(writer.num_ops()) : tuning.flags + " " + kExactFlags;
+  const uint64_t command_key =
+      Fnv1a64(fmt::format("{}\n{}\n{}\n{}\n", kFormatVersion, src->compiler, src->flags, kLinkFlags));
   uint64_t key = command_key;
-  for (const std::string& unit : units) {
-    unit_keys.push_back(Fnv1a64(unit, command_key));
-    key = Fnv1a64(fmt::format("{:016x}\n", unit_keys.back()), key);
+  for (const std::string& unit : src->units) {
+    src->unit_keys.push_back(Fnv1a64(unit, command_key));
+    key = Fnv1a64(fmt::format("{:016x}\n", src->unit_keys.back()), key);
   }
-  const fs::path so_path = dir.path / fmt::format("pn_{:016x}.so", key);
+  src->so_path = (dir.path / fmt::format("pn_{:016x}.so", key)).string();
+  src->chunks.resize(plan.groups.size());
+  for (size_t g = 0; g < plan.groups.size(); ++g)
+    for (const CWriter::Chunk& c : writer.chunks(int(g))) src->chunks[g].emplace_back(c.name, c.written_end);
+  for (size_t b = 0; b < plan.blocks.size(); ++b) {
+    src->residual_fns.push_back(writer.block_fns(int(b), false));
+    src->jacobian_fns.push_back(writer.block_fns(int(b), true));
+  }
+  src->num_w = writer.num_w();
+  src->max_function_ops = writer.max_function_ops();
+  src->num_ops = writer.num_ops();
 
-  std::unique_ptr<NativeProgram> prog(new NativeProgram());
-  prog->compiler_ = compiler;
-  prog->library_path_ = so_path.string();
-  prog->cache_note_ = dir.note;
-  prog->num_units_ = static_cast<int>(units.size());
-  prog->max_function_ops_ = writer.max_function_ops();
-  prog->num_ops_ = writer.num_ops();
-  prog->flags_ = flags;
-  std::error_code ec;
   struct stat st;
-  if (dir.cached && ::lstat(so_path.c_str(), &st) == 0) {
-    const std::string why = UnsafeObjectReason(so_path);
+  if (dir.cached && ::lstat(src->so_path.c_str(), &st) == 0) {
+    const std::string why = UnsafeObjectReason(src->so_path);
     if (why.empty()) {
-      prog->handle_ = dlopen(so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
-      prog->cache_hit_ = prog->handle_ != nullptr;  // an unloadable file is rebuilt below
+      src->handle = dlopen(src->so_path.c_str(), RTLD_NOW | RTLD_LOCAL);  // an unloadable file is rebuilt
     } else {
       // Never loaded: rebuilt in its place (the directory is the user's alone).
-      prog->cache_note_ = fmt::format("cached object '{}' not loaded: {}; rebuilt", so_path.string(), why);
+      src->cache_note = fmt::format("cached object '{}' not loaded: {}; rebuilt", src->so_path, why);
     }
   }
-  if (!prog->handle_) {
-    try {
-      if (units.size() == 1) {
-        CompileFile(compiler, flags + " " + kLinkFlags, units[0], dir.path / fmt::format("pn_{:016x}.c", key), so_path,
-                    " -lm");
-        prog->compiled_units_ = {0};
-      } else {
-        std::vector<fs::path> objects;
-        std::vector<int> todo;
-        for (size_t u = 0; u < units.size(); ++u) {
-          objects.push_back(dir.path / fmt::format("pn_o_{:016x}.o", unit_keys[u]));
-          // An object is linked into code that will run: reused only when safe to load.
-          if (!dir.cached || ::lstat(objects[u].c_str(), &st) != 0) {
-            todo.push_back(int(u));
-          } else if (const std::string why = UnsafeObjectReason(objects[u]); !why.empty()) {
-            todo.push_back(int(u));  // rebuilt in its place (the directory is the user's alone)
-            if (prog->cache_note_.empty())
-              prog->cache_note_ = fmt::format("cached object '{}' not used: {}; rebuilt", objects[u].string(), why);
-          }
-        }
-        ParallelFor(static_cast<int>(todo.size()), tuning.jobs > 0 ? tuning.jobs : DefaultJobs(), [&](int i) {
-          const int u = todo[i];
-          CompileFile(compiler, flags + " -fPIC -c", units[u], dir.path / fmt::format("pn_o_{:016x}.c", unit_keys[u]),
-                      objects[u], "");
-        });
-        prog->compiled_units_ = todo;
-        LinkSharedObject(compiler, objects, so_path);
-      }
-    } catch (...) {
-      if (!dir.cached) fs::remove_all(dir.path, ec);
-      throw;
+  src->cache_hit = src->handle != nullptr;
+  if (src->handle) return src;
+  for (size_t u = 0; u < src->units.size(); ++u) {
+    // An object is linked into code that will run: reused only when safe to load.
+    const fs::path object = dir.path / fmt::format("pn_o_{:016x}.o", src->unit_keys[u]);
+    if (src->units.size() == 1 || !dir.cached || ::lstat(object.c_str(), &st) != 0) {
+      src->todo.push_back(int(u));
+    } else if (const std::string why = UnsafeObjectReason(object); !why.empty()) {
+      src->todo.push_back(int(u));  // rebuilt in its place (the directory is the user's alone)
+      if (src->cache_note.empty())
+        src->cache_note = fmt::format("cached object '{}' not used: {}; rebuilt", object.string(), why);
     }
-    prog->handle_ = dlopen(so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!dir.cached) fs::remove_all(dir.path, ec);  // the loaded object stays mapped
-    if (!prog->handle_) {
+  }
+  return src;
+}
+
+std::unique_ptr<NativeProgram> NativeProgram::Create(Plan& plan, const CodegenOptions& options,
+                                                     const NativeTuning& tuning) {
+  std::unique_ptr<NativeSource> src = Prepare(plan, options, tuning);
+  if (!src->handle) {
+    const auto build = NativeBuild::Start({src.get()}, tuning.jobs > 0 ? tuning.jobs : DefaultJobs());
+    if (build->Wait(0) != NativeBuild::State::kDone) Fail(build->failure(0), build->failure_hint(0));
+  }
+  return Load(*src, plan, options);
+}
+
+std::unique_ptr<NativeProgram> NativeProgram::Load(NativeSource& src, Plan& plan, const CodegenOptions& options) {
+  if (!src.handle) {
+    src.handle = dlopen(src.so_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!src.handle) {
       const char* err = dlerror();
-      Fail(fmt::format("cannot load the compiled model '{}': {}", so_path.string(), err ? err : "unknown error"));
+      Fail(fmt::format("cannot load the compiled model '{}': {}", src.so_path, err ? err : "unknown error"));
     }
   }
   auto sym = [&](const std::string& name) {
-    void* f = dlsym(prog->handle_, name.c_str());
-    if (!f) Fail(fmt::format("'{}' lacks the function {} (a stale or foreign file?)", so_path.string(), name),
+    void* f = dlsym(src.handle, name.c_str());
+    if (!f) Fail(fmt::format("'{}' lacks the function {} (a stale or foreign file?)", src.so_path, name),
                  "delete the file from the cache directory");
     return f;
   };
   std::vector<std::vector<GroupFn>> group_fns(plan.groups.size());
   for (size_t g = 0; g < plan.groups.size(); ++g)
-    for (const CWriter::Chunk& c : writer.chunks(int(g))) group_fns[g].push_back(reinterpret_cast<GroupFn>(sym(c.name)));
+    for (const auto& c : src.chunks[g]) group_fns[g].push_back(reinterpret_cast<GroupFn>(sym(c.first)));
   std::vector<std::pair<std::vector<BlockFn>, std::vector<BlockFn>>> block_fns(plan.blocks.size());
   for (size_t b = 0; b < plan.blocks.size(); ++b) {
-    for (const std::string& name : writer.block_fns(int(b), false))
-      block_fns[b].first.push_back(reinterpret_cast<BlockFn>(sym(name)));
-    for (const std::string& name : writer.block_fns(int(b), true))
-      block_fns[b].second.push_back(reinterpret_cast<BlockFn>(sym(name)));
+    for (const std::string& name : src.residual_fns[b]) block_fns[b].first.push_back(reinterpret_cast<BlockFn>(sym(name)));
+    for (const std::string& name : src.jacobian_fns[b]) block_fns[b].second.push_back(reinterpret_cast<BlockFn>(sym(name)));
   }
 
-  // Nothing can fail from here on: take the plan.
+  // Nothing can fail from here on: take the plan and the object.
+  std::unique_ptr<NativeProgram> prog(new NativeProgram());
+  prog->handle_ = src.handle;
+  src.handle = nullptr;
+  prog->compiler_ = src.compiler;
+  prog->library_path_ = src.so_path;
+  prog->cache_note_ = src.cache_note;
+  prog->cache_hit_ = src.cache_hit;
+  prog->num_units_ = static_cast<int>(src.units.size());
+  if (!src.cache_hit) prog->compiled_units_ = src.todo;
+  prog->max_function_ops_ = src.max_function_ops;
+  prog->num_ops_ = src.num_ops;
+  prog->flags_ = src.flags;
   prog->plan_ = std::move(plan);
-  prog->w_.assign(std::max(1, writer.num_w()), 0.0);
+  prog->w_.assign(std::max(1, src.num_w), 0.0);
   prog->checks_ = std::make_unique<RuntimeChecks>(prog->plan_);
   for (size_t b = 0; b < block_fns.size(); ++b) {
     auto nb = std::make_unique<NativeBlock>(prog->plan_, int(b), options, prog->checks_.get());
@@ -712,12 +963,14 @@ std::unique_ptr<NativeProgram> NativeProgram::Create(Plan& plan, const CodegenOp
   }
   for (size_t g = 0; g < group_fns.size(); ++g) {
     for (size_t c = 0; c < group_fns[g].size(); ++c)
-      prog->stages_.push_back(Stage{group_fns[g][c], nullptr, writer.chunks(int(g))[c].written_end});
+      prog->stages_.push_back(Stage{group_fns[g][c], nullptr, src.chunks[g][c].second});
     const int b = prog->plan_.groups[g].block;
     if (b >= 0) prog->stages_.push_back(Stage{nullptr, prog->blocks_[b].get(), 0});
   }
   return prog;
 }
+
+NewtonSolver& NativeProgram::solver(int b) { return blocks_[b]->solver; }
 
 NativeProgram::~NativeProgram() {
   blocks_.clear();

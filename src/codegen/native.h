@@ -14,8 +14,11 @@
 // directory of the run and not cached (cache_note() says why).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tape.h"
@@ -56,6 +59,78 @@ std::string FindCCompiler();
 // Optimization and exactness flags native code uses for a program of `ops` operations.
 std::string NativeCompileFlags(size_t ops);
 
+class NewtonSolver;
+
+// A plan's C source cut into units, the names of its functions, where its
+// shared object is cached, and the object itself when the cache had it
+// (loaded: `handle`). Made by NativeProgram::Prepare.
+struct NativeSource {
+  NativeSource() = default;
+  NativeSource(const NativeSource&) = delete;
+  NativeSource& operator=(const NativeSource&) = delete;
+  ~NativeSource();  // unloads `handle` if no program took it
+  std::vector<std::string> units;
+  std::vector<uint64_t> unit_keys;
+  std::vector<std::vector<std::pair<std::string, int>>> chunks;  // per group: function, Plan::written entries after it
+  std::vector<std::vector<std::string>> residual_fns, jacobian_fns;  // per block
+  int num_w = 0;
+  size_t max_function_ops = 0, num_ops = 0;
+  std::string compiler, flags, cache_note;
+  std::string dir;      // the cache directory, or a private directory of this run
+  bool cached = true;   // `dir` is the cache (else it is removed once the object is loaded)
+  std::string so_path;
+  void* handle = nullptr;
+  bool cache_hit = false;  // `handle` came from the cache
+  std::vector<int> todo;  // the units a build compiles (all of them when the directory is private)
+};
+
+// A build of the shared objects that sources lack, done by a process of its
+// own, detached from the caller's (its own session; its standard streams are
+// /dev/null; it holds no descriptor of the caller's but the pipe it reports
+// on): the units of all sources are compiled in parallel (one compiler per
+// CPU), each source's objects linked as soon as its units are done. Compilers
+// and the linker are started by posix_spawn with an argument vector (no
+// shell; the arguments are the compiler, flags and paths of the cache: no
+// text of a model); every file is written under a temporary name and renamed
+// into place, so neither a concurrent run nor one that finds the build half
+// done ever sees a partial file. The caller need not wait: when it ends
+// first, the build goes on and installs the objects for the next run.
+class NativeBuild {
+ public:
+  // Starts building sources[i] (each one with a shared object to make: not
+  // loaded from the cache). Throws paynter::Error when no process can be started.
+  static std::shared_ptr<NativeBuild> Start(const std::vector<const NativeSource*>& sources, int jobs);
+  // One compiler or linker run: argv (argv0 = the program's path), its output
+  // under a temporary name and in place, its C source likewise (empty for a
+  // link), its messages, and the jobs it needs first.
+  struct JobSpec {
+    std::vector<std::string> args;
+    const char* argv0 = nullptr;
+    std::string tmp_out, out, tmp_c, c_path, failed_c, log, failed_log;
+    int source = 0;
+    bool last = false;  // installs the source's shared object
+    std::vector<int> deps;
+  };
+  ~NativeBuild();
+  enum class State { kRunning, kDone, kFailed };
+  State Poll(int i);  // source i's state now (never blocks)
+  State Wait(int i);  // blocks until source i is built or has failed
+  // Why source i failed (the compiler's command and output), and a hint.
+  const std::string& failure(int i) const { return failure_[i]; }
+  const std::string& failure_hint(int i) const { return hint_[i]; }
+  double seconds() const;  // since Start
+
+ private:
+  NativeBuild() = default;
+  void Read(bool block);  // takes the build process's reports (under mu_)
+  std::vector<JobSpec> jobs_;
+  std::vector<State> state_;
+  std::vector<std::string> failure_, hint_;
+  int fd_ = -1;
+  double start_ = 0;
+  std::mutex mu_;
+};
+
 class NativeProgram final : public CompiledProgram {
  public:
   // Compiles (or loads from the cache) the plan's C code. Throws paynter::Error when
@@ -63,7 +138,17 @@ class NativeProgram final : public CompiledProgram {
   // is moved into the program.
   static std::unique_ptr<NativeProgram> Create(Plan& plan, const CodegenOptions& options,
                                                const NativeTuning& tuning = {});
+  // The steps of Create: the C source and the cached object if there is one
+  // (throws when no C compiler is found); a build of the source when there is
+  // none (NativeBuild); then the program on the loaded object, taking `plan`
+  // (throws, leaving `plan` untouched, when the object cannot be loaded).
+  static std::unique_ptr<NativeSource> Prepare(const Plan& plan, const CodegenOptions& options,
+                                               const NativeTuning& tuning = {});
+  static std::unique_ptr<NativeProgram> Load(NativeSource& source, Plan& plan, const CodegenOptions& options);
   ~NativeProgram() override;
+  // Block b's Newton solver (its start, factorization and pivots carry over
+  // from call to call).
+  NewtonSolver& solver(int b);
 
   void Run(double* slots) const override;
   int num_slots() const override { return plan_.num_slots; }

@@ -175,6 +175,16 @@ void RuntimeChecks::CheckBlockInputs(const double* s, int block) const {
 // ---------------------------------------------------------------------------
 // NewtonSolver
 
+void NewtonSolver::TakeStateFrom(NewtonSolver& from) {
+  const Plan* plan = plan_;
+  const BlockPlan* b = b_;
+  const RuntimeChecks* checks = checks_;
+  *this = std::move(from);
+  plan_ = plan;
+  b_ = b;
+  checks_ = checks;
+}
+
 NewtonSolver::NewtonSolver(const Plan& plan, int block, const CodegenOptions& options, const RuntimeChecks* checks)
     : plan_(&plan),
       block_(block),

@@ -71,6 +71,10 @@ class NewtonSolver {
   // Unknown slots hold the starting guess on entry and the solution on return; the
   // last Residual call is made at the returned solution. Throws paynter::Error.
   void Solve(double* s, BlockFns& fns);
+  // Continues where `from` (the same block of a copy of the same plan, run by
+  // the other backend) stands: its factorizations, pivots and counters, so
+  // that the next Solve gives what `from`'s would have, bit for bit.
+  void TakeStateFrom(NewtonSolver& from);
 
  private:
   bool Factor();  // J_ -> du_ = J^-1 r_; false when J_ is (numerically) singular

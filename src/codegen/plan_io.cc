@@ -202,6 +202,13 @@ std::unique_ptr<CompiledProgram> Compile(const LoweredProgram& program, const Co
   return codegen::CompilePlan(program.plan, options);
 }
 
+std::vector<std::unique_ptr<CompiledProgram>> CompileAll(const std::vector<const LoweredProgram*>& programs,
+                                                         const CodegenOptions& options) {
+  std::vector<codegen::Plan> plans;
+  for (const LoweredProgram* p : programs) plans.push_back(p->plan);
+  return codegen::CompilePlans(std::move(plans), options);
+}
+
 int NumSlots(const LoweredProgram& program) { return program.plan.num_slots; }
 int NumBlocks(const LoweredProgram& program) { return static_cast<int>(program.plan.blocks.size()); }
 

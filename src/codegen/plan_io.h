@@ -168,6 +168,8 @@ bool ValidPlan(const Plan& plan);
 
 // The requested backend for a lowered plan (codegen.cc; Compile without the lowering).
 std::unique_ptr<CompiledProgram> CompilePlan(Plan plan, const CodegenOptions& options);
+// Several plans of one model (tiered.cc; CompileAll without the lowering).
+std::vector<std::unique_ptr<CompiledProgram>> CompilePlans(std::vector<Plan> plans, const CodegenOptions& options);
 
 }  // namespace paynter::codegen
 

@@ -658,6 +658,8 @@ TapeProgram::TapeProgram(Plan plan, const CodegenOptions& options, std::string f
 
 TapeProgram::~TapeProgram() = default;
 
+NewtonSolver& TapeProgram::solver(int b) { return tblocks_[b]->solver; }
+
 uint32_t TapeProgram::Reg(const Ref& r) const {
   switch (r.kind) {
     case Ref::Kind::kSlot: return uint32_t(r.index);

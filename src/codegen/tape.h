@@ -157,6 +157,7 @@ class TapeProgram final : public CompiledProgram {
   std::string fallback_reason() const override { return fallback_reason_; }
 
   int num_instructions() const { return static_cast<int>(code_.size()); }
+  NewtonSolver& solver(int b);  // block b's (its state carries over from call to call)
   int num_registers() const { return static_cast<int>(regs_.size()); }
 
   // Executes instructions [begin, end) on the register file (used by the block callbacks).

@@ -57,11 +57,17 @@ CompiledModel::CompiledModel(const LoweredModel& m, const CodegenOptions& option
 }
 
 void CompiledModel::Init(const LoweredModel& m, const CodegenOptions& options) {
-  rhs_ = Compile(*m.rhs, options);
-  outputs_ = Compile(*m.outputs, options);
-  if (!m.constraint_rows.empty()) constraints_ = Compile(*m.constraints, options);
+  // Compiled together: their native code builds at once (in the background
+  // with Backend::kTiered).
+  std::vector<const LoweredProgram*> programs = {m.rhs.get(), m.outputs.get()};
+  if (!m.constraint_rows.empty()) programs.push_back(m.constraints.get());
+  if (m.events) programs.push_back(m.events.get());
+  std::vector<std::unique_ptr<CompiledProgram>> compiled = CompileAll(programs, options);
+  rhs_ = std::move(compiled[0]);
+  outputs_ = std::move(compiled[1]);
+  if (!m.constraint_rows.empty()) constraints_ = std::move(compiled[2]);
   if (m.events) {
-    events_ = Compile(*m.events, options);
+    events_ = std::move(compiled.back());
     modes_ = m.modes;
     event_rows_ = m.event_rows;
     switches_ = m.switches;
@@ -94,10 +100,12 @@ CompiledModel& CompiledModel::operator=(CompiledModel&&) noexcept = default;
 
 std::string CompiledModel::backend_name() const { return rhs_->backend_name(); }
 
+CompiledProgram::Tiers CompiledModel::tiers() const { return rhs_->tiers(); }
+
 std::string CompiledModel::codegen_note() const {
   std::string note;
-  for (const CompiledProgram* p : {rhs_.get(), outputs_.get()})
-    for (const std::string& n : {p->fallback_reason(), p->cache_note()})
+  for (const CompiledProgram* p : {rhs_.get(), outputs_.get(), constraints_.get(), events_.get()})
+    for (const std::string& n : {p ? p->fallback_reason() : "", p ? p->cache_note() : ""})
       if (!n.empty() && note.find(n) == std::string::npos) note += (note.empty() ? "" : "\n") + n;
   return note;
 }

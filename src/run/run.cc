@@ -347,7 +347,7 @@ PreparedModel PrepareModel(const RunOptions& options) {
     throw Error(std::move(d));
   }
   c.codegen_.backend =
-      options.backend == "tape" ? Backend::kTape : options.backend == "native" ? Backend::kNative : Backend::kAuto;
+      options.backend == "tape" ? Backend::kTape : options.backend == "native" ? Backend::kNative : Backend::kTiered;
   using BlockSolve = CodegenOptions::BlockSolve;
   c.codegen_.block_solve = options.block_solve == "dense"    ? BlockSolve::kDense
                            : options.block_solve == "sparse" ? BlockSolve::kSparse

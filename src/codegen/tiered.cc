@@ -1,0 +1,169 @@
+// codegen/tiered.cc — programs compiled together, and tiered execution: the
+// tape runs while the native code compiles in the background (native.h's
+// NativeBuild), and the program switches to native code between two runs.
+#include <map>
+
+#include "native.h"
+#include "newton.h"
+#include "paynter/error.h"
+#include "plan_io.h"
+
+namespace paynter::codegen {
+namespace {
+
+// How often the tape asks whether the build is done (a read of its pipe).
+constexpr long kPollEvery = 16;
+
+// Runs the tape until its native code is built, then the native code. The two
+// compute the same bits (native.cc prints the tape's plan), and the blocks'
+// Newton solvers continue where the tape's stand, so the switch changes no
+// result, whenever it happens.
+class TieredProgram final : public CompiledProgram {
+ public:
+  TieredProgram(Plan plan, std::unique_ptr<NativeSource> source, std::shared_ptr<NativeBuild> build, int index,
+                const CodegenOptions& options)
+      : num_blocks_(static_cast<int>(plan.blocks.size())),
+        native_plan_(plan),
+        tape_(std::make_unique<TapeProgram>(std::move(plan), options)),
+        source_(std::move(source)),
+        build_(std::move(build)),
+        index_(index),
+        options_(options),
+        cache_note_(source_->cache_note) {}
+
+  void Run(double* slots) const override {
+    if (build_ && (tape_runs_ % kPollEvery == 0 || tape_runs_ == options_.tiered_wait_after)) Switch(slots);
+    if (native_) {
+      ++native_runs_;
+      native_->Run(slots);
+      return;
+    }
+    ++tape_runs_;
+    tape_->Run(slots);
+  }
+  int num_slots() const override { return tape_->num_slots(); }
+  std::string backend_name() const override { return "tiered"; }
+  std::string fallback_reason() const override { return note_; }
+  std::string cache_note() const override { return cache_note_; }
+  Tiers tiers() const override { return Tiers{tape_runs_, native_runs_, native_ != nullptr, slot0_, seconds_}; }
+
+ private:
+  void Switch(const double* slots) const {
+    const bool wait = tape_runs_ == options_.tiered_wait_after;
+    const NativeBuild::State state = wait ? build_->Wait(index_) : build_->Poll(index_);
+    if (state == NativeBuild::State::kRunning) return;
+    if (state == NativeBuild::State::kFailed) {
+      note_ = "native code unavailable, staying on the tape: " + build_->failure(index_);
+    } else {
+      try {
+        std::unique_ptr<NativeProgram> native = NativeProgram::Load(*source_, native_plan_, options_);
+        for (int b = 0; b < num_blocks_; ++b) native->solver(b).TakeStateFrom(tape_->solver(b));
+        cache_note_ = native->cache_note();
+        native_ = std::move(native);
+        slot0_ = slots[0];
+        seconds_ = build_->seconds();
+      } catch (const Error& e) {
+        note_ = "native code unavailable, staying on the tape: " + e.diagnostic().message;
+      }
+    }
+    build_.reset();
+    source_.reset();
+  }
+
+  int num_blocks_;
+  mutable Plan native_plan_;  // taken by the native program
+  std::unique_ptr<TapeProgram> tape_;  // kept after the switch (its plan holds expressions; see SymbolicMutex)
+  mutable std::unique_ptr<NativeSource> source_;
+  mutable std::shared_ptr<NativeBuild> build_;  // null once switched or failed
+  int index_;
+  CodegenOptions options_;
+  mutable std::unique_ptr<NativeProgram> native_;
+  mutable long tape_runs_ = 0, native_runs_ = 0;
+  mutable double slot0_ = 0, seconds_ = 0;
+  mutable std::string note_, cache_note_;
+};
+
+// One build per set of objects in this process: the instances of a model made
+// while its code compiles (a sweep's threads) wait for the same build.
+std::shared_ptr<NativeBuild> SharedBuild(const std::vector<const NativeSource*>& sources) {
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<NativeBuild>> builds;
+  std::string key;
+  for (const NativeSource* s : sources) key += s->so_path + "\n";
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto b = builds[key].lock()) return b;
+  for (auto it = builds.begin(); it != builds.end();) it = it->second.expired() ? builds.erase(it) : std::next(it);
+  auto b = NativeBuild::Start(sources, 0);
+  builds[key] = b;
+  return b;
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<CompiledProgram>> CompilePlans(std::vector<Plan> plans, const CodegenOptions& options) {
+  const size_t n = plans.size();
+  const bool native_only = options.backend == Backend::kNative;
+  std::vector<std::unique_ptr<CompiledProgram>> out(n);
+  std::vector<std::string> reason(n);
+  std::vector<std::unique_ptr<NativeSource>> source(n);
+  if (options.backend != Backend::kTape) {
+    try {
+      for (size_t i = 0; i < n; ++i) source[i] = NativeProgram::Prepare(plans[i], options);
+    } catch (const Error& e) {
+      if (native_only) throw;
+      for (auto& s : source) s.reset();
+      reason.assign(n, "native code unavailable, using the tape: " + e.diagnostic().message);
+    }
+  }
+  std::vector<const NativeSource*> missing;
+  std::vector<size_t> which;
+  bool private_dir = false;
+  for (size_t i = 0; i < n; ++i)
+    if (source[i] && !source[i]->handle) {
+      missing.push_back(source[i].get());
+      which.push_back(i);
+      private_dir = private_dir || !source[i]->cached;
+    }
+  if (!missing.empty()) {
+    // Tiered where the objects will be cached; otherwise built before returning.
+    const bool tiered = options.backend == Backend::kTiered && !private_dir;
+    std::shared_ptr<NativeBuild> build;
+    try {
+      build = tiered ? SharedBuild(missing) : NativeBuild::Start(missing, 0);
+    } catch (const Error& e) {
+      if (native_only) throw;
+      for (size_t i : which) {
+        reason[i] = "native code unavailable, using the tape: " + e.diagnostic().message;
+        source[i].reset();
+      }
+    }
+    for (size_t k = 0; build && k < which.size(); ++k) {
+      const size_t i = which[k];
+      if (tiered) {
+        out[i] = std::make_unique<TieredProgram>(std::move(plans[i]), std::move(source[i]), build, int(k), options);
+      } else if (build->Wait(int(k)) != NativeBuild::State::kDone) {
+        Diagnostic d;
+        d.message = build->failure(int(k));
+        d.hint = build->failure_hint(int(k));
+        if (native_only) throw Error(std::move(d));
+        reason[i] = "native code unavailable, using the tape: " + d.message;
+        source[i].reset();
+      }
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (out[i] || !source[i]) continue;
+    try {
+      out[i] = NativeProgram::Load(*source[i], plans[i], options);  // leaves the plan on failure
+    } catch (const Error& e) {
+      if (native_only) throw;
+      reason[i] = "native code unavailable, using the tape: " + e.diagnostic().message;
+    }
+    source[i].reset();  // (a private directory goes once its object is loaded)
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (!out[i]) out[i] = std::make_unique<TapeProgram>(std::move(plans[i]), options, reason[i]);
+  return out;
+}
+
+}  // namespace paynter::codegen
