@@ -313,8 +313,8 @@ struct InvariantValues {
   Eigen::MatrixXd H;
 };
 
-InvariantValues EvaluateInvariants(const Differentiator& diff, const EquationSystem& sys,
-                                   const std::vector<Invariant>& rows, double t, const std::vector<double>& x) {
+InvariantValues EvaluateInvariants(const Differentiator& diff, const std::vector<Invariant>& rows, double t,
+                                   const std::vector<double>& x) {
   const int n = diff.num_states();
   const auto slots = diff.Values(t, x);
   const auto d = diff.Sensitivities(slots, nullptr, true);
@@ -344,7 +344,6 @@ InvariantValues EvaluateInvariants(const Differentiator& diff, const EquationSys
     v.h(i) = e;
     v.H(i, iv.state) += 1;
   }
-  (void)sys;
   return v;
 }
 
@@ -376,8 +375,8 @@ std::vector<double> Project(const Differentiator& diff, const EquationSystem& sy
   double xmax = 0;
   for (double a : x) xmax = std::max(xmax, std::fabs(a));
   const double tol = 1e-12 * (1 + xmax), accept = 1e-9 * (1 + xmax);
-  InvariantValues v = EvaluateInvariants(diff, sys, rows, t, x);
-  for (int it = 0; it < 50 && v.h.size() > 0 && v.h.lpNorm<Eigen::Infinity>() > tol; ++it) {
+  InvariantValues v = EvaluateInvariants(diff, rows, t, x);
+  for (int it = 0; it < 50 && !free.empty() && v.h.size() > 0 && v.h.lpNorm<Eigen::Infinity>() > tol; ++it) {
     Eigen::MatrixXd Hf(v.H.rows(), static_cast<int>(free.size()));
     for (size_t j = 0; j < free.size(); ++j) Hf.col(static_cast<int>(j)) = v.H.col(free[j]) * scale(free[j]);
     Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(Hf);
@@ -387,14 +386,13 @@ std::vector<double> Project(const Differentiator& diff, const EquationSystem& sy
     for (size_t j = 0; j < free.size(); ++j) trial[free[j]] -= step(static_cast<int>(j)) * scale(free[j]);
     InvariantValues next;
     try {
-      next = EvaluateInvariants(diff, sys, rows, t, trial);
+      next = EvaluateInvariants(diff, rows, t, trial);
     } catch (const Error&) {
       break;
     }
-    const bool progress = next.h.lpNorm<Eigen::Infinity>() < v.h.lpNorm<Eigen::Infinity>();
+    if (!(next.h.lpNorm<Eigen::Infinity>() < v.h.lpNorm<Eigen::Infinity>()) && it > 10) break;  // no progress
     x = std::move(trial);
     v = std::move(next);
-    if (!progress && it > 10) break;
   }
   if (v.h.size() == 0 || v.h.lpNorm<Eigen::Infinity>() <= accept) return x;
   const int w = Worst(v.h);
@@ -427,7 +425,7 @@ LinearModel LinearizeWith(const Differentiator& diff, const EquationSystem& sys,
   Eigen::MatrixXd V;
   const auto rows = Invariants(sys);
   if (!rows.empty()) {
-    const InvariantValues v = EvaluateInvariants(diff, sys, rows, t, x);
+    const InvariantValues v = EvaluateInvariants(diff, rows, t, x);
     double xmax = 0;
     for (double a : x) xmax = std::max(xmax, std::fabs(a));
     if (v.h.lpNorm<Eigen::Infinity>() > 1e-7 * (1 + xmax)) {
@@ -483,6 +481,10 @@ LinearModel LinearizeWith(const Differentiator& diff, const EquationSystem& sys,
     // V = Sc N NI^-1 Sc_I^-1: from deviations of the independent states to all.
     V = scale.asDiagonal() * (N * NI.inverse());
     for (int a = 0; a < k; ++a) V.col(a) /= scale(independent[a]);
+    for (int a = 0; a < k; ++a) {  // exactly the identity on the independent rows (not 1 +- rounding)
+      V.row(independent[a]).setZero();
+      V(independent[a], a) = 1;
+    }
     lin.constraint_rank = rank;
     // A singular configuration: the rank is higher a small step away along
     // the tangent space (projected back onto the manifold).
@@ -496,7 +498,7 @@ LinearModel LinearizeWith(const Differentiator& diff, const EquationSystem& sys,
       int near_rank = rank;
       try {
         near = Project(diff, sys, rows, t, near, std::vector<char>(n, 0));
-        const Eigen::MatrixXd Hn = EvaluateInvariants(diff, sys, rows, t, near).H * scale.asDiagonal();
+        const Eigen::MatrixXd Hn = EvaluateInvariants(diff, rows, t, near).H * scale.asDiagonal();
         Eigen::JacobiSVD<Eigen::MatrixXd> s2(Hn);
         near_rank = 0;
         while (near_rank < s2.singularValues().size() &&
