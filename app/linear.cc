@@ -79,7 +79,9 @@ Linearized Run(const LinearArgs& a, bool at_given) {
   Linearized r;
   r.eqs = BuildEquations(model, graph);
   std::vector<double> x = r.eqs.initial_state;
+  std::vector<std::string> given;
   for (const auto& [name, value] : Pairs(a.states, "--state", a.file)) {
+    given.push_back(name);
     const auto it = std::find(r.eqs.state_names.begin(), r.eqs.state_names.end(), name);
     if (it == r.eqs.state_names.end())
       Fail(a.file, fmt::format("--state {}: the model has no state '{}'", name, name),
@@ -112,9 +114,19 @@ Linearized Run(const LinearArgs& a, bool at_given) {
     }
     r.how = fmt::format("the state at t = {:g} (simulated from the initial state, dopri5, rtol 1e-10)", t);
   }
+  // A mechanism: onto its constraints, the states given held (the bodies
+  // follow a joint coordinate given with --state).
+  if (HasConstraintManifold(r.eqs)) {
+    double moved = 0;
+    x = ProjectOntoConstraints(r.eqs, t, x, given, &moved);
+    if (moved > 0) r.how += fmt::format(", moved onto the constraints (largest change {:.3g})", moved);
+  }
   if (a.steady) {
     x = SteadyState(r.eqs, input_params, 0, x);
-    r.how = "a steady state (Newton's method on f(x, u) = 0, sources at t = 0)";
+    r.how = HasConstraintManifold(r.eqs)
+                ? "a steady state (Newton's method on f(x, u) = 0 in the independent coordinates, on the constraints, "
+                  "sources at t = 0)"
+                : "a steady state (Newton's method on f(x, u) = 0, sources at t = 0)";
   }
   r.lin = Linearize(r.eqs, inputs, input_params, t, x);
   return r;
@@ -157,9 +169,23 @@ int Linearize(const LinearArgs& a) {
   const Linearized r = Run(a, linearize_cmd->get_option("--at")->count() > 0);
   const LinearModel& lin = r.lin;
   std::cout << fmt::format("operating point: {}, t = {}\n", r.how, Num(lin.t));
-  for (size_t i = 0; i < lin.states.size(); ++i)
-    std::cout << fmt::format("  {} = {}   (d/dt = {})\n", lin.states[i], Num(lin.x[i]), Num(lin.dx[i]));
-  std::cout << fmt::format("states ({}): {}\n", lin.states.size(), fmt::join(lin.states, ", "));
+  if (lin.dependent.empty()) {
+    for (size_t i = 0; i < lin.states.size(); ++i)
+      std::cout << fmt::format("  {} = {}   (d/dt = {})\n", lin.states[i], Num(lin.x[i]), Num(lin.dx[i]));
+    std::cout << fmt::format("states ({}): {}\n", lin.states.size(), fmt::join(lin.states, ", "));
+  } else {
+    for (size_t i = 0; i < lin.all_states.size(); ++i)
+      std::cout << fmt::format("  {} = {}\n", lin.all_states[i], Num(lin.all_x[i]));
+    std::cout << fmt::format("states ({}, independent coordinates on the constraints): {}\n", lin.states.size(),
+                             fmt::join(lin.states, ", "))
+              << "  d/dt:" << [&] {
+                   std::string d;
+                   for (size_t i = 0; i < lin.dx.size(); ++i) d += fmt::format(" {} {}", lin.states[i], Num(lin.dx[i]));
+                   return d;
+                 }() << "\n"
+              << fmt::format("dependent states ({}, following from the constraints, rank {}): {}\n",
+                             lin.dependent.size(), lin.constraint_rank, fmt::join(lin.dependent, ", "));
+  }
   std::cout << fmt::format("inputs ({}): {}\n", lin.inputs.size(),
                            lin.inputs.empty() ? "none (mark a source 'input: true')" : fmt::format("{}", fmt::join(lin.inputs, ", ")));
   std::cout << fmt::format("outputs ({}): {}\n\n", lin.outputs.size(), fmt::join(lin.outputs, ", "));
@@ -182,6 +208,8 @@ int Linearize(const LinearArgs& a) {
     WriteFileAtomically(a.out + "_C.csv", MatrixCsv(lin.C, lin.outputs, lin.states), "matrix C");
     WriteFileAtomically(a.out + "_D.csv", MatrixCsv(lin.D, lin.outputs, lin.inputs), "matrix D");
     WriteFileAtomically(a.out + "_eigenvalues.csv", modes_csv, "eigenvalues");
+    if (!lin.dependent.empty())  // a mechanism: all states' deviations from the independent ones
+      WriteFileAtomically(a.out + "_V.csv", MatrixCsv(lin.V, lin.all_states, lin.states), "matrix V");
   }
   return 0;
 }

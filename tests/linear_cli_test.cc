@@ -119,6 +119,35 @@ TEST(LinearCli, SteadyStateFailureIsAnError) {
   fs::remove_all(dir);
 }
 
+// A mechanism: the states are its independent coordinates, named in the
+// output and in the CSV files; V maps them onto all the model's states.
+TEST(LinearCli, MechanismIsLinearizedInIndependentCoordinates) {
+  const fs::path dir = TempDir();
+  const std::string prefix = (dir / "b1").string(), model = testing::SourcePath("examples/B1_pendulum_3d.yaml");
+  const auto r = RunCli("linearize " + model + " --steady --state pivot_angle=-1.2 --param B=0 -o " + prefix);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("states (2, independent coordinates on the constraints): p_bar_Jz, pivot_angle"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dependent states (12"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3.83793"), std::string::npos) << r.out;  // sqrt(M g L / (2 JA))
+  const auto A = ReadCsv(prefix + "_A.csv");
+  ASSERT_EQ(A.size(), 3u);
+  EXPECT_EQ(A[0], (std::vector<std::string>{"name", "p_bar_Jz", "pivot_angle"}));
+  const auto V = ReadCsv(prefix + "_V.csv");
+  EXPECT_EQ(V.size(), 15u);  // a header and the 14 states
+  // Along a trajectory (--at): still two states.
+  const auto at = RunCli("linearize " + model + " --at 0.5");
+  ASSERT_EQ(at.code, 0) << at.out;
+  EXPECT_NE(at.out.find("A (2x2)"), std::string::npos) << at.out;
+  // A state given that no configuration can take: a located error, no file.
+  const auto off = RunCli("linearize " + model + " --state bar_x=3 -o " + (dir / "off").string());
+  EXPECT_EQ(off.code, 1) << off.out;
+  EXPECT_NE(off.out.find("B1_pendulum_3d.yaml"), std::string::npos) << off.out;
+  EXPECT_NE(off.out.find("off the constraint manifold"), std::string::npos) << off.out;
+  EXPECT_FALSE(fs::exists(dir / "off_A.csv"));
+  fs::remove_all(dir);
+}
+
 TEST(LinearCli, CheckListsTheDomains) {
   const auto r = RunCli("check " + testing::SourcePath("examples/dc_motor_units.yaml"));
   ASSERT_EQ(r.code, 0) << r.out;

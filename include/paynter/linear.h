@@ -14,6 +14,15 @@
 // MSf): each becomes its law plus an input variable u_<source>, whose nominal
 // value is 0 (so u is the deviation from the law's value); outputs are the
 // model's outputs.
+//
+// A mechanism (a system with constraint rows, joint coordinates or body
+// quaternions) is linearized in independent coordinates: the states are k of
+// the model's states chosen at the operating point so that the others follow
+// from the invariants of the state (flow and position constraints, joint
+// coordinates against the poses, unit quaternions), and A is the Jacobian of
+// the independent states' equations with the dependent ones solved from
+// those invariants: 2 x (degrees of freedom) + (other states) wide, with the
+// eigenvalues of the motion only.
 #pragma once
 
 #include <complex>
@@ -51,13 +60,39 @@ struct LinearModel {
   std::vector<double> x;   // the operating point
   std::vector<double> dx;  // the state derivatives there (0 at a steady state)
   std::vector<double> y;   // the outputs there
+  // Mechanisms: `states` are the independent coordinates (x holds their
+  // values, dx their derivatives); all the model's states, their values at
+  // the operating point and the dependent ones; a deviation dz of the
+  // independent states moves all states by V dz (n x k). For other models
+  // all_states == states, dependent is empty and V is empty (the identity).
+  std::vector<std::string> all_states, dependent;
+  std::vector<double> all_x;
+  Matrix V;
+  int constraint_rank = 0;  // rank of the invariants' Jacobian (0 without any)
 };
 
 // The Jacobians of `system` (built from a WithInputs model, whose input
 // parameters are named in `input_parameters`) at (t, x). Throws Error when a
-// partial derivative has no value there, or an implicit block is singular.
+// partial derivative has no value there, or an implicit block is singular;
+// for a mechanism also when x is off the constraint manifold (project it
+// first: ProjectOntoConstraints) or at a singular configuration (the rank of
+// the constraints' Jacobian drops there).
 LinearModel Linearize(const EquationSystem& system, const std::vector<std::string>& inputs,
                       const std::vector<std::string>& input_parameters, double t, const std::vector<double>& x);
+
+// Whether `system` has invariants of the state (constraint rows, joint
+// coordinates with a position form, body quaternions): then it is linearized
+// on their manifold, in independent coordinates.
+bool HasConstraintManifold(const EquationSystem& system);
+
+// A mechanism's state x moved onto its constraint manifold at time t
+// (Gauss-Newton with minimum-norm steps on the states not named in `held`,
+// exact Jacobians); *correction gets the largest change of a state. Throws a
+// Diagnostic naming the invariant furthest off when the held states leave no
+// consistent configuration ("off the constraint manifold"). Returns x
+// unchanged for a system without invariants.
+std::vector<double> ProjectOntoConstraints(const EquationSystem& system, double t, const std::vector<double>& x,
+                                           const std::vector<std::string>& held, double* correction = nullptr);
 
 struct SteadyStateOptions {
   double tol = 1e-10;   // on max |f(x)| relative to the scale of the derivatives' terms
@@ -67,7 +102,9 @@ struct SteadyStateOptions {
 // the exact Jacobian and a backtracking line search; a rank-deficient Jacobian
 // (a state that is free at a steady state, such as an angle nothing depends
 // on) takes the minimum-norm step. Throws Error naming the largest derivative
-// left when it does not converge.
+// left when it does not converge. A mechanism: Newton in its independent
+// coordinates from `start` (on the constraint manifold), each step projected
+// back onto it, so that the steady state is a static equilibrium there.
 std::vector<double> SteadyState(const EquationSystem& system, const std::vector<std::string>& input_parameters,
                                 double t, const std::vector<double>& start, const SteadyStateOptions& options = {});
 

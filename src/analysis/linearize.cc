@@ -73,9 +73,17 @@ class Differentiator {
     cg.backend = Backend::kTape;
     rhs_program_ = Compile(sys.rhs, cg);
     outputs_program_ = Compile(sys.outputs, cg);
+    if (!sys.constraint_program.steps.empty()) {
+      Prepare(sys.constraint_program, &constraints_);
+      constraint_program_ = Compile(sys.constraint_program, cg);
+    }
   }
 
   int num_states() const { return n_; }
+  int num_inputs() const { return m_; }
+  // Along a tangent space a block of redundant constraint forces is solved
+  // with its minimum-norm solution when consistent (see Apply).
+  void set_tangent(bool on) const { tangent_ = on; }
 
   // The slot values at (t, x), parameters as the equations hold them.
   std::vector<double> Values(double t, const std::vector<double>& x) const {
@@ -86,6 +94,7 @@ class Differentiator {
     for (int i = 0; i < n_; ++i) slots[sys_.first_state_slot + i] = x[i];
     rhs_program_->Run(slots.data());
     outputs_program_->Run(slots.data());
+    if (constraint_program_) constraint_program_->Run(slots.data());
     return slots;
   }
 
@@ -94,20 +103,34 @@ class Differentiator {
     return std::vector<double>(s.begin() + sys_.first_derivative_slot, s.begin() + sys_.first_derivative_slot + n_);
   }
 
-  // d slot / d (x, u) for every slot, at (t, x): rows of n + m.
-  std::vector<std::vector<double>> Sensitivities(const std::vector<double>& slots) const {
-    const int nd = n_ + m_;
+  // d slot / d (z, u) for every slot the programs compute, at the slot
+  // values `slots`, the states moving as dx = seed dz (seed: n x k; null: the
+  // identity, z = x): rows of k + m. `constraints`: the constraint program's
+  // slots only (they depend on (t, x) alone), else the rhs's and outputs'.
+  std::vector<std::vector<double>> Sensitivities(const std::vector<double>& slots,
+                                                 const Eigen::MatrixXd* seed = nullptr,
+                                                 bool constraints = false) const {
+    const int k = seed ? static_cast<int>(seed->cols()) : n_;
+    const int nd = k + m_;
     std::vector<std::vector<double>> d(sys_.num_slots);
     for (int i = 0; i < n_; ++i) {
-      d[sys_.first_state_slot + i].assign(nd, 0.0);
-      d[sys_.first_state_slot + i][i] = 1;
+      auto& row = d[sys_.first_state_slot + i];
+      row.assign(nd, 0.0);
+      if (seed)
+        for (int j = 0; j < k; ++j) row[j] = (*seed)(i, j);
+      else
+        row[i] = 1;
     }
     for (int j = 0; j < m_; ++j) {
       d[input_slots_[j]].assign(nd, 0.0);
-      d[input_slots_[j]][n_ + j] = 1;
+      d[input_slots_[j]][k + j] = 1;
+    }
+    if (constraints) {
+      for (const auto& st : constraints_) Apply(st, slots, nd, &d);
+      return d;
     }
     for (const auto* steps : {&rhs_, &outputs_})
-      for (const auto& st : *steps) Apply(st, slots, &d);
+      for (const auto& st : *steps) Apply(st, slots, nd, &d);
     return d;
   }
 
@@ -179,8 +202,8 @@ class Differentiator {
     return k < static_cast<int>(sys_.rhs.slot_names.size()) ? sys_.rhs.slot_names[k] : std::to_string(k);
   }
 
-  void Apply(const StepDerivative& st, const std::vector<double>& slots, std::vector<std::vector<double>>* d) const {
-    const int nd = n_ + m_;
+  void Apply(const StepDerivative& st, const std::vector<double>& slots, int nd,
+             std::vector<std::vector<double>>* d) const {
     if (!st.block) {
       if (st.terms.empty()) return;
       std::vector<double> row(nd, 0.0);
@@ -209,8 +232,21 @@ class Differentiator {
         const double c = Eval(term.partial, slots, fmt::format("d r / d {} in {}", SlotName(term.slot), st.label));
         for (int j = 0; j < nd; ++j) R(i, j) -= c * dk[j];
       }
+    Eigen::MatrixXd X;
     Eigen::FullPivLU<Eigen::MatrixXd> lu(J);
-    if (lu.rank() < nu) {
+    if (lu.rank() == nu) {
+      X = lu.solve(R);
+    } else if (tangent_) {
+      // Redundant constraint forces: along the tangent space the block stays
+      // consistent and the accelerations are determined; the forces of the
+      // redundant rows are not (their minimum-norm change is taken, as the
+      // simulation's rank-revealing solve takes the minimum-norm forces).
+      Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(J);
+      X = cod.solve(R);
+      const double scale = 1 + R.lpNorm<Eigen::Infinity>() + J.lpNorm<Eigen::Infinity>() * X.lpNorm<Eigen::Infinity>();
+      if (!((J * X - R).lpNorm<Eigen::Infinity>() <= 1e-8 * scale)) X.resize(0, 0);
+    }
+    if (X.rows() == 0) {
       Diagnostic dg;
       dg.message = fmt::format("linearize: the implicit block '{}' is singular at the operating point", st.label);
       dg.expected = "a block whose Jacobian is invertible, so that the implicit function theorem applies";
@@ -219,7 +255,6 @@ class Differentiator {
                 "choose another operating point";
       throw Error(std::move(dg));
     }
-    const Eigen::MatrixXd X = lu.solve(R);
     for (int i = 0; i < nu; ++i) {
       std::vector<double> row(nd);
       for (int j = 0; j < nd; ++j) row[j] = X(i, j);
@@ -232,42 +267,299 @@ class Differentiator {
   SlotMap slot_of_;
   std::vector<char> active_;
   std::vector<int> input_slots_;
-  std::vector<StepDerivative> rhs_, outputs_;
-  std::unique_ptr<CompiledProgram> rhs_program_, outputs_program_;
+  std::vector<StepDerivative> rhs_, outputs_, constraints_;
+  std::unique_ptr<CompiledProgram> rhs_program_, outputs_program_, constraint_program_;
+  mutable bool tangent_ = false;
 };
 
+// ---- the constraint manifold of a mechanism -----------------------------------
+
+// One invariant of the state: a constraint's flow or position (a slot of the
+// constraint program, = 0), a joint coordinate against its position form
+// (state - slot = 0 modulo the period), or a body quaternion's norm
+// (q0^2 + ... + q3^2 - 1 = 0, four consecutive states).
+struct Invariant {
+  int slot = -1, state = -1, quaternion = -1;
+  double period = 0;
+  std::string what;
+};
+
+std::vector<Invariant> Invariants(const EquationSystem& sys) {
+  std::vector<Invariant> out;
+  for (const auto& r : sys.constraint_rows) {
+    const std::string joint = r.joint.empty() ? r.source : r.joint + (r.direction.empty() ? "" : " " + r.direction);
+    out.push_back({r.velocity_slot, -1, -1, 0, "the flow constraint of " + joint});
+    if (r.position_slot >= 0) out.push_back({r.position_slot, -1, -1, 0, "the position constraint of " + joint});
+  }
+  for (const auto& c : sys.coordinate_rows)
+    if (c.state >= 0 && c.slot >= 0)
+      out.push_back({c.slot, c.state, -1, c.period, "the joint coordinate " + sys.state_names[c.state] + " against the poses"});
+  // The bodies' orientation quaternions: <B>_q0 .. <B>_q3, consecutive
+  // states, as the multibody front-end names them.
+  const auto& names = sys.state_names;
+  for (size_t i = 0; i + 3 < names.size(); ++i) {
+    const std::string& s = names[i];
+    if (s.size() < 4 || s.compare(s.size() - 3, 3, "_q0") != 0) continue;
+    const std::string base = s.substr(0, s.size() - 1);
+    if (names[i + 1] == base + "1" && names[i + 2] == base + "2" && names[i + 3] == base + "3")
+      out.push_back({-1, -1, static_cast<int>(i), 0, "the unit norm of the quaternion " + base.substr(0, base.size() - 2)});
+  }
+  return out;
+}
+
+// The invariants' values and Jacobian (rows x n) at (t, x).
+struct InvariantValues {
+  Eigen::VectorXd h;
+  Eigen::MatrixXd H;
+};
+
+InvariantValues EvaluateInvariants(const Differentiator& diff, const std::vector<Invariant>& rows, double t,
+                                   const std::vector<double>& x) {
+  const int n = diff.num_states();
+  const auto slots = diff.Values(t, x);
+  const auto d = diff.Sensitivities(slots, nullptr, true);
+  InvariantValues v;
+  v.h = Eigen::VectorXd::Zero(static_cast<int>(rows.size()));
+  v.H = Eigen::MatrixXd::Zero(static_cast<int>(rows.size()), n);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const Invariant& iv = rows[r];
+    const int i = static_cast<int>(r);
+    if (iv.quaternion >= 0) {
+      for (int k = 0; k < 4; ++k) {
+        const double q = x[iv.quaternion + k];
+        v.h(i) += q * q;
+        v.H(i, iv.quaternion + k) = 2 * q;
+      }
+      v.h(i) -= 1;
+      continue;
+    }
+    const auto& dk = d[iv.slot];
+    for (int j = 0; j < static_cast<int>(dk.size()) && j < n; ++j) v.H(i, j) = iv.state >= 0 ? -dk[j] : dk[j];
+    if (iv.state < 0) {
+      v.h(i) = slots[iv.slot];
+      continue;
+    }
+    double e = x[iv.state] - slots[iv.slot];
+    if (iv.period > 0) e -= iv.period * std::round(e / iv.period);  // the turns are free
+    v.h(i) = e;
+    v.H(i, iv.state) += 1;
+  }
+  return v;
+}
+
+// Columns in positions and velocities: a momentum's column times its inertia.
+Eigen::VectorXd ColumnScale(const EquationSystem& sys) {
+  Eigen::VectorXd s = Eigen::VectorXd::Ones(static_cast<int>(sys.states.size()));
+  for (size_t i = 0; i < sys.state_inertia.size() && i < sys.states.size(); ++i)
+    if (sys.state_inertia[i] > 0) s(static_cast<int>(i)) = sys.state_inertia[i];
+  return s;
+}
+
+int Worst(const Eigen::VectorXd& h) {
+  int w = 0;
+  for (int i = 1; i < h.size(); ++i)
+    if (std::fabs(h(i)) > std::fabs(h(w))) w = i;
+  return w;
+}
+
+constexpr double kRankTolerance = 1e-9;  // singular values below this times the largest are zero
+
+// Moves the states not held onto the manifold; throws when it cannot.
+std::vector<double> Project(const Differentiator& diff, const EquationSystem& sys, const std::vector<Invariant>& rows,
+                            double t, std::vector<double> x, const std::vector<char>& held) {
+  const int n = diff.num_states();
+  std::vector<int> free;
+  for (int i = 0; i < n; ++i)
+    if (!held[i]) free.push_back(i);
+  const Eigen::VectorXd scale = ColumnScale(sys);
+  double xmax = 0;
+  for (double a : x) xmax = std::max(xmax, std::fabs(a));
+  const double tol = 1e-12 * (1 + xmax), accept = 1e-9 * (1 + xmax);
+  InvariantValues v = EvaluateInvariants(diff, rows, t, x);
+  for (int it = 0; it < 50 && !free.empty() && v.h.size() > 0 && v.h.lpNorm<Eigen::Infinity>() > tol; ++it) {
+    Eigen::MatrixXd Hf(v.H.rows(), static_cast<int>(free.size()));
+    for (size_t j = 0; j < free.size(); ++j) Hf.col(static_cast<int>(j)) = v.H.col(free[j]) * scale(free[j]);
+    Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(Hf);
+    cod.setThreshold(kRankTolerance);
+    const Eigen::VectorXd step = cod.solve(v.h);
+    std::vector<double> trial = x;
+    for (size_t j = 0; j < free.size(); ++j) trial[free[j]] -= step(static_cast<int>(j)) * scale(free[j]);
+    InvariantValues next;
+    try {
+      next = EvaluateInvariants(diff, rows, t, trial);
+    } catch (const Error&) {
+      break;
+    }
+    if (!(next.h.lpNorm<Eigen::Infinity>() < v.h.lpNorm<Eigen::Infinity>()) && it > 10) break;  // no progress
+    x = std::move(trial);
+    v = std::move(next);
+  }
+  if (v.h.size() == 0 || v.h.lpNorm<Eigen::Infinity>() <= accept) return x;
+  const int w = Worst(v.h);
+  Diagnostic d;
+  d.message = "linearize: the operating point is off the constraint manifold of the mechanism, and no "
+              "configuration there meets the constraints";
+  d.expected = fmt::format("every constraint within {:.3g} (the joints assembled)", accept);
+  d.got = fmt::format("{} is {:.6g} after Gauss-Newton on the states not given", rows[w].what, v.h(w));
+  d.hint = "the states given with --state (held as given) contradict the joints: give fewer, or values a "
+           "configuration of the mechanism can take (a joint coordinate such as <J>_angle moves the bodies)";
+  throw Error(std::move(d));
+}
+
+// The linearization at (t, x); for a mechanism in independent coordinates.
+// `check_singular`: compare the rank of the invariants' Jacobian with its rank
+// nearby (a singular configuration is an error); Newton's steps skip it.
 LinearModel LinearizeWith(const Differentiator& diff, const EquationSystem& sys, const std::vector<std::string>& inputs,
-                          double t, const std::vector<double>& x) {
+                          double t, const std::vector<double>& x, bool check_singular = true) {
   const int n = diff.num_states(), m = static_cast<int>(inputs.size());
   if (static_cast<int>(x.size()) != n)
     throw Error(fmt::format("linearize: an operating point of {} states for a model of {}", x.size(), n));
   const auto slots = diff.Values(t, x);
-  const auto d = diff.Sensitivities(slots);
   LinearModel lin;
-  lin.states = sys.state_names;
   lin.inputs = inputs;
   lin.t = t;
-  lin.x = x;
+  lin.all_states = sys.state_names;
+  lin.all_x = x;
+  // The independent states I and V = d x / d x_I (none: all states).
+  std::vector<int> independent;
+  Eigen::MatrixXd V;
+  const auto rows = Invariants(sys);
+  if (!rows.empty()) {
+    const InvariantValues v = EvaluateInvariants(diff, rows, t, x);
+    double xmax = 0;
+    for (double a : x) xmax = std::max(xmax, std::fabs(a));
+    if (v.h.lpNorm<Eigen::Infinity>() > 1e-7 * (1 + xmax)) {
+      const int w = Worst(v.h);
+      Diagnostic d;
+      d.message = "linearize: the operating point is off the constraint manifold of the mechanism";
+      d.expected = "a state where every constraint holds (|value| below 1e-7)";
+      d.got = fmt::format("{} = {:.6g}", rows[w].what, v.h(w));
+      d.hint = "move it onto the constraints first (ProjectOntoConstraints; the commands do)";
+      throw Error(std::move(d));
+    }
+    const Eigen::VectorXd scale = ColumnScale(sys);
+    const Eigen::MatrixXd Hs = v.H * scale.asDiagonal();
+    Eigen::JacobiSVD<Eigen::MatrixXd> svd(Hs, Eigen::ComputeFullV);
+    const auto& sv = svd.singularValues();
+    int rank = 0;
+    while (rank < sv.size() && sv(rank) > kRankTolerance * sv(0)) ++rank;
+    const int k = n - rank;
+    const Eigen::MatrixXd N = svd.matrixV().rightCols(k);  // tangent space, scaled coordinates
+    // Independent states: pivoted Gram-Schmidt on the rows of N, first the
+    // states no invariant involves and the joint coordinates, then momenta,
+    // then the rest (body poses), each time the largest component left.
+    std::vector<int> rank_class(n, 2);
+    for (int i = 0; i < n; ++i) {
+      if (sys.state_inertia.size() > static_cast<size_t>(i) && sys.state_inertia[i] > 0) rank_class[i] = 1;
+      if (Hs.col(i).lpNorm<Eigen::Infinity>() == 0) rank_class[i] = 0;
+    }
+    for (const auto& c : sys.coordinate_rows)
+      if (c.state >= 0) rank_class[c.state] = 0;
+    Eigen::MatrixXd left = N;
+    std::vector<char> picked(n, 0);
+    for (int cls = 0; cls < 3 && static_cast<int>(independent.size()) < k; ++cls) {
+      while (static_cast<int>(independent.size()) < k) {
+        int best = -1;
+        double bnorm = 1e-6;
+        for (int i = 0; i < n; ++i)
+          if (!picked[i] && rank_class[i] == cls && left.row(i).norm() > bnorm) {
+            best = i;
+            bnorm = left.row(i).norm();
+          }
+        if (best < 0) break;
+        picked[best] = 1;
+        independent.push_back(best);
+        const Eigen::RowVectorXd u = left.row(best) / bnorm;
+        left -= (left * u.transpose()) * u;
+      }
+    }
+    std::sort(independent.begin(), independent.end());
+    if (static_cast<int>(independent.size()) < k)
+      throw Error("linearize: no independent coordinates found for the tangent space of the constraints");
+    Eigen::MatrixXd NI(k, k);
+    for (int a = 0; a < k; ++a) NI.row(a) = N.row(independent[a]);
+    // V = Sc N NI^-1 Sc_I^-1: from deviations of the independent states to all.
+    V = scale.asDiagonal() * (N * NI.inverse());
+    for (int a = 0; a < k; ++a) V.col(a) /= scale(independent[a]);
+    for (int a = 0; a < k; ++a) {  // exactly the identity on the independent rows (not 1 +- rounding)
+      V.row(independent[a]).setZero();
+      V(independent[a], a) = 1;
+    }
+    lin.constraint_rank = rank;
+    // A singular configuration: the rank is higher a small step away along
+    // the tangent space (projected back onto the manifold).
+    if (k > 0 && check_singular) {
+      Eigen::VectorXd w(k);
+      for (int a = 0; a < k; ++a) w(a) = (a % 2 ? -1.0 : 1.0) / (a + 1);
+      const Eigen::VectorXd step = scale.asDiagonal() * (N * w.normalized());
+      std::vector<double> near = x;
+      const double eps = 1e-4 * (1 + xmax);
+      for (int i = 0; i < n; ++i) near[i] += eps * step(i);
+      int near_rank = rank;
+      try {
+        near = Project(diff, sys, rows, t, near, std::vector<char>(n, 0));
+        const Eigen::MatrixXd Hn = EvaluateInvariants(diff, rows, t, near).H * scale.asDiagonal();
+        Eigen::JacobiSVD<Eigen::MatrixXd> s2(Hn);
+        near_rank = 0;
+        while (near_rank < s2.singularValues().size() &&
+               s2.singularValues()(near_rank) > kRankTolerance * s2.singularValues()(0))
+          ++near_rank;
+      } catch (const Error&) {
+        // no point nearby to compare with: no verdict
+      }
+      if (near_rank > rank) {
+        Diagnostic d;
+        d.message = "linearize: the mechanism is at a singular configuration: the Jacobian of its constraints loses "
+                    "rank at the operating point";
+        d.expected = fmt::format("rank {} of the {} constraint rows, as a small step away on the constraints",
+                                 near_rank, rows.size());
+        d.got = fmt::format("rank {} (a direction that looks free to first order is not a motion of the mechanism)",
+                            rank);
+        d.hint = "links are aligned there (a change point or a dead centre of the loop); linearize a little "
+                 "away from it (--state, --param, --at)";
+        throw Error(std::move(d));
+      }
+    }
+    diff.set_tangent(true);
+  } else {
+    for (int i = 0; i < n; ++i) independent.push_back(i);
+  }
+  const int k = static_cast<int>(independent.size());
+  const auto d = diff.Sensitivities(slots, rows.empty() ? nullptr : &V);
+  diff.set_tangent(false);
+  for (int i : independent) {
+    lin.states.push_back(sys.state_names[i]);
+    lin.x.push_back(x[i]);
+  }
+  std::vector<char> is_independent(n, 0);
+  for (int i : independent) is_independent[i] = 1;
+  for (int i = 0; i < n; ++i)
+    if (!is_independent[i]) lin.dependent.push_back(sys.state_names[i]);
+  if (!rows.empty()) {
+    lin.V = Matrix(n, k);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < k; ++j) lin.V(i, j) = V(i, j);
+  }
   std::vector<int> out_slots = sys.output_slots;
   lin.outputs = sys.output_names;
   if (lin.outputs.empty()) {  // no outputs declared: the states
-    lin.outputs = sys.state_names;
-    for (int i = 0; i < n; ++i) out_slots.push_back(sys.first_state_slot + i);
+    lin.outputs = lin.states;
+    for (int i : independent) out_slots.push_back(sys.first_state_slot + i);
   }
   const int p = static_cast<int>(out_slots.size());
-  lin.A = Matrix(n, n);
-  lin.B = Matrix(n, m);
-  lin.C = Matrix(p, n);
+  lin.A = Matrix(k, k);
+  lin.B = Matrix(k, m);
+  lin.C = Matrix(p, k);
   lin.D = Matrix(p, m);
   auto fill = [&](int slot, Matrix* left, Matrix* right, int row) {
     const auto& dk = d[slot];
     if (dk.empty()) return;
-    for (int j = 0; j < n; ++j) (*left)(row, j) = dk[j];
-    for (int j = 0; j < m; ++j) (*right)(row, j) = dk[n + j];
+    for (int j = 0; j < k; ++j) (*left)(row, j) = dk[j];
+    for (int j = 0; j < m; ++j) (*right)(row, j) = dk[k + j];
   };
-  for (int i = 0; i < n; ++i) {
-    fill(sys.first_derivative_slot + i, &lin.A, &lin.B, i);
-    lin.dx.push_back(slots[sys.first_derivative_slot + i]);
+  for (int a = 0; a < k; ++a) {
+    fill(sys.first_derivative_slot + independent[a], &lin.A, &lin.B, a);
+    lin.dx.push_back(slots[sys.first_derivative_slot + independent[a]]);
   }
   for (int i = 0; i < p; ++i) {
     fill(out_slots[i], &lin.C, &lin.D, i);
@@ -310,10 +602,33 @@ LinearModel Linearize(const EquationSystem& system, const std::vector<std::strin
   return LinearizeWith(diff, system, inputs, t, x);
 }
 
+bool HasConstraintManifold(const EquationSystem& system) { return !Invariants(system).empty(); }
+
+std::vector<double> ProjectOntoConstraints(const EquationSystem& system, double t, const std::vector<double>& x,
+                                           const std::vector<std::string>& held, double* correction) {
+  if (correction) *correction = 0;
+  const auto rows = Invariants(system);
+  if (rows.empty()) return x;
+  const Differentiator diff(system, {});
+  const int n = diff.num_states();
+  if (static_cast<int>(x.size()) != n)
+    throw Error(fmt::format("linearize: an operating point of {} states for a model of {}", x.size(), n));
+  std::vector<char> hold(n, 0);
+  for (const auto& name : held) {
+    const auto it = std::find(system.state_names.begin(), system.state_names.end(), name);
+    if (it != system.state_names.end()) hold[it - system.state_names.begin()] = 1;
+  }
+  std::vector<double> out = Project(diff, system, rows, t, x, hold);
+  if (correction)
+    for (int i = 0; i < n; ++i) *correction = std::max(*correction, std::fabs(out[i] - x[i]));
+  return out;
+}
+
 std::vector<double> SteadyState(const EquationSystem& system, const std::vector<std::string>& input_parameters,
                                 double t, const std::vector<double>& start, const SteadyStateOptions& options) {
   const Differentiator diff(system, input_parameters);
   const int n = diff.num_states();
+  const auto rows = Invariants(system);
   std::vector<double> x = start;
   auto norm = [](const std::vector<double>& v) {
     double m = 0;
@@ -324,28 +639,54 @@ std::vector<double> SteadyState(const EquationSystem& system, const std::vector<
   const double target = options.tol * (1 + norm(f));
   for (int it = 0; it < options.max_iter; ++it) {
     if (norm(f) <= target) return x;
-    const LinearModel lin = LinearizeWith(diff, system, input_parameters, t, x);
-    Eigen::MatrixXd A(n, n);
-    Eigen::VectorXd rhs(n);
-    for (int i = 0; i < n; ++i) {
-      rhs(i) = -f[i];
-      for (int j = 0; j < n; ++j) A(i, j) = lin.A(i, j);
+    // Newton in the independent coordinates (all states for a model without
+    // invariants): A dz = -f_I, then dx = V dz, back onto the manifold.
+    const LinearModel lin = LinearizeWith(diff, system, input_parameters, t, x, false);
+    const int k = lin.A.rows;
+    std::vector<int> independent;
+    for (const auto& name : lin.states)
+      independent.push_back(static_cast<int>(
+          std::find(system.state_names.begin(), system.state_names.end(), name) - system.state_names.begin()));
+    Eigen::MatrixXd A(k, k);
+    Eigen::VectorXd rhs(k);
+    for (int i = 0; i < k; ++i) {
+      rhs(i) = -f[independent[i]];
+      for (int j = 0; j < k; ++j) A(i, j) = lin.A(i, j);
     }
     Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(A);
-    const Eigen::VectorXd step = cod.solve(rhs);
+    const Eigen::VectorXd dz = cod.solve(rhs);
+    Eigen::VectorXd step(n);
+    if (rows.empty()) {
+      step = dz;
+    } else {
+      for (int i = 0; i < n; ++i) {
+        step(i) = 0;
+        for (int j = 0; j < k; ++j) step(i) += lin.V(i, j) * dz(j);
+      }
+    }
+    std::vector<char> held(n, 0);
+    for (int i : independent) held[i] = 1;
     // Backtracking: halve the step until the largest derivative decreases.
     double alpha = 1;
     bool moved = false;
-    for (int k = 0; k < 40; ++k, alpha /= 2) {
+    for (int b = 0; b < 40; ++b, alpha /= 2) {
       std::vector<double> trial = x;
       for (int i = 0; i < n; ++i) trial[i] += alpha * step(i);
       std::vector<double> ft;
       try {
+        if (!rows.empty()) trial = Project(diff, system, rows, t, trial, held);
         ft = diff.Derivatives(t, trial);
       } catch (const Error&) {
         continue;  // no value there: a shorter step
       }
-      if (norm(ft) < norm(f)) {
+      // The merit: the independent states' derivatives (on the manifold they
+      // vanish together with all the others).
+      auto merit = [&](const std::vector<double>& v) {
+        double m = 0;
+        for (int i : independent) m = std::max(m, std::fabs(v[i]));
+        return m;
+      };
+      if (merit(ft) < merit(f)) {
         x = std::move(trial);
         f = std::move(ft);
         moved = true;
