@@ -399,7 +399,146 @@ void ExpectError(const Diagnostic& d, int line, const std::string& element, cons
   EXPECT_FALSE(d.hint.empty()) << d.ToString();
 }
 
-// ERRORS
+// A ground point, a revolute joint component and a link (lines 2-6).
+constexpr const char* kParts = R"(
+multibody: {gravity: [0, -9.81, 0]}
+instances:
+  - {name: base, use: "lib:multibody/ground"}
+  - {name: pivot, use: "lib:multibody/revolute"}
+  - {name: bar, use: "lib:multibody/link", parameters: {x0: 0.5}}
+bonds:
+  - {from: base.frame, to: pivot.a, dim: 6}
+)";
+
+TEST_F(MultibodySubmodelsTest, UnknownPorts) {
+  Diagnostic d = ErrorOf(std::string(kParts) + "  - {from: pivot.b, to: bar.bse, dim: 6}\n");
+  ExpectError(d, 9, "bar.bse", "instance 'bar' has no port 'bse'");
+  EXPECT_NE(d.hint.find("did you mean 'base'"), std::string::npos) << d.ToString();
+  d = ErrorOf(R"(
+multibody:
+  joints:
+    - {name: J, type: revolute, body1: ground, body2: bar.middle}
+instances:
+  - {name: bar, use: "lib:multibody/link"}
+)");
+  ExpectError(d, 4, "bar.middle", "instance 'bar' has no port 'middle'");
+  EXPECT_NE(d.hint.find("base, tip, center"), std::string::npos) << d.ToString();
+  // A submodel's port on a body or a joint it does not have.
+  d = ErrorOf(R"(
+submodels:
+  s:
+    ports: [{name: p, body: bb}]
+    multibody:
+      bodies: [{name: b, mass: 1, inertia: [1, 1, 1]}]
+instances:
+  - {name: x, use: s}
+)");
+  ExpectError(d, 4, "x.p", "port 'p' names no body of the submodel");
+  d = ErrorOf(R"(
+submodels:
+  s:
+    ports: [{name: p, joint: J}]
+    multibody:
+      bodies: [{name: b, mass: 1, inertia: [1, 1, 1]}]
+      joints: [{name: J, type: spherical, body1: ground, body2: b}]
+instances:
+  - {name: x, use: s}
+)");
+  ExpectError(d, 4, "x.p", "joint 'J' has no single rate");
+}
+
+TEST_F(MultibodySubmodelsTest, PortsOfTheWrongKind) {
+  // A joint's body that is a joint's rate port, or an open frame.
+  const std::string joint_to = R"(
+multibody:
+  joints:
+    - {name: J, type: revolute, body1: ground, body2: pivot.%s}
+instances:
+  - {name: pivot, use: "lib:multibody/revolute"}
+)";
+  auto to = [&](const std::string& port) { return std::string(joint_to).replace(joint_to.find("%s"), 2, port); };
+  Diagnostic d = ErrorOf(to("shaft"));
+  ExpectError(d, 4, "pivot.shaft", "'pivot.shaft' is not a body's frame");
+  d = ErrorOf(to("a"));
+  ExpectError(d, 4, "pivot.a", "'pivot.a' is not a body's frame");
+  EXPECT_NE(d.got.find("open frame"), std::string::npos) << d.ToString();
+  // A frame joined to an element, to a rate port, to another body's frame.
+  d = ErrorOf(std::string(kParts) + R"(  - {from: pivot.b, to: bar.base, dim: 6}
+  - {from: bar.tip, to: J, dim: 6}
+elements: [{name: J, kind: "1"}]
+)");
+  ExpectError(d, 10, "J", "'J' joins frame port 'bar.tip', but it is no frame");
+  d = ErrorOf(std::string(kParts) + R"(  - {from: pivot.b, to: bar.base, dim: 6}
+  - {from: pivot.shaft, to: bar.tip, dim: 6}
+)");
+  ExpectError(d, 10, "pivot.shaft", "'pivot.shaft' joins frame port 'bar.tip', but it is no frame");
+  d = ErrorOf(std::string(kParts) + R"(  - {from: pivot.b, to: bar.base, dim: 6}
+  - {from: base.frame, to: bar.tip, dim: 6}
+)");
+  ExpectError(d, 10, "bar.tip", "a bond joins two bodies' frames");
+  // An open frame left unjoined.
+  d = ErrorOf(kParts);
+  ExpectError(d, 5, "pivot.b", "port 'b' of instance 'pivot' is not joined");
+  EXPECT_NE(d.hint.find("dim: 6"), std::string::npos) << d.ToString();
+}
+
+TEST_F(MultibodySubmodelsTest, AVectorPortJoinedByAScalarBond) {
+  Diagnostic d = ErrorOf(std::string(kParts) + "  - {from: pivot.b, to: bar.base}\n");
+  ExpectError(d, 9, "pivot.b", "port 'pivot.b' carries a bond of dimension 6");
+  EXPECT_EQ(d.got, "a bond of dimension 1");
+  // And a scalar rate port joined by a vector bond.
+  d = ErrorOf(std::string(kParts) + R"(  - {from: pivot.b, to: bar.base, dim: 6}
+  - {from: pivot.shaft, to: J, dim: 3}
+elements: [{name: J, kind: "1"}]
+)");
+  ExpectError(d, 10, "pivot.shaft", "port 'pivot.shaft' carries a bond of dimension 1");
+}
+
+TEST_F(MultibodySubmodelsTest, BodyNameClashes) {
+  // An instance named as a body of the same model.
+  Diagnostic d = ErrorOf(R"(
+multibody:
+  bodies:
+    - {name: bar, mass: 1, inertia: [1, 1, 1]}
+instances:
+  - {name: bar, use: "lib:multibody/link"}
+)");
+  ExpectError(d, 6, "bar", "the name 'bar' is used twice");
+  // Two bodies of one submodel with one name: the error names the path.
+  d = ErrorOf(R"(
+submodels:
+  s:
+    multibody:
+      bodies:
+        - {name: b, mass: 1, inertia: [1, 1, 1]}
+        - {name: b, mass: 2, inertia: [1, 1, 1]}
+instances:
+  - {name: x, use: s}
+)");
+  ExpectError(d, 7, "x.b", "duplicate body 'x.b'");
+  // A body written by its flat path beside the instance that makes it.
+  d = ErrorOf(R"(
+multibody:
+  bodies: [{name: a.link, mass: 1, inertia: [1, 1, 1]}]
+instances:
+  - {name: a, use: "lib:multibody/link"}
+)");
+  EXPECT_NE(d.message.find("duplicate body 'a.link'"), std::string::npos) << d.ToString();
+  EXPECT_NE(d.hint.find("m.yaml:3"), std::string::npos) << d.ToString();
+}
+
+TEST_F(MultibodySubmodelsTest, TheMechanismsSettingsBelongToTheTopLevel) {
+  const Diagnostic d = ErrorOf(R"(
+submodels:
+  s:
+    multibody:
+      gravity: [0, 0, -1]
+      bodies: [{name: b, mass: 1, inertia: [1, 1, 1]}]
+instances:
+  - {name: x, use: s}
+)");
+  ExpectError(d, 5, "x", "a submodel's multibody section sets 'gravity'");
+}
 
 }  // namespace
 }  // namespace paynter

@@ -619,8 +619,11 @@ class Flattener {
           ThrowAt(inst.where, where_path(inst.name + "." + p.name),
                   fmt::format("port '{}' of instance '{}' is not joined", p.name, inst.name),
                   fmt::format("a bond to or from {}.{}", inst.name, p.name), "no bond",
-                  fmt::format("add a bond such as [{}.{}, <element>] (its submodel declares the port at {})",
-                              inst.name, p.name, p.where.ToString()));
+                  fmt::format("add a bond such as {} (its submodel declares the port at {})",
+                              p.kind == PortKind::kOpenFrame
+                                  ? fmt::format("{{from: <a body's frame port>, to: {}.{}, dim: 6}}", inst.name, p.name)
+                                  : fmt::format("[{}.{}, <element>]", inst.name, p.name),
+                              p.where.ToString()));
     return flat;
   }
 
