@@ -291,6 +291,84 @@ bonds:
   EXPECT_LT(z, 1e-12);  // it stays in its plane
 }
 
+// A link on a universal joint whose second axis lies across the link swings in
+// the plane of the first axis as on a hinge.
+TEST_F(MultibodySubmodelsTest, ALinkOnAUniversalJointSwingsAsOnAHinge) {
+  const auto run = Simulate(R"(
+parameters: {th0: 0.01, L: 0.6}
+multibody: {gravity: [0, -9.81, 0]}
+instances:
+  - {name: base, use: "lib:multibody/ground"}
+  - {name: hooke, use: "lib:multibody/universal", parameters: {ax: 0, ay: 0, az: 1, bx: 0, by: 1, bz: 0}}
+  - name: rod
+    use: lib:multibody/link
+    parameters: {m: 2, L: L, r: 0.02, x0: L/2*cos(th0 - pi/2), y0: L/2*sin(th0 - pi/2), rz0: th0 - pi/2}
+bonds:
+  - {from: base.frame, to: hooke.a, dim: 6}
+  - {from: hooke.b, to: rod.base, dim: 6}
+)", 10, 1e-3);
+  const double T = RodPendulumPeriod(2, 0.6, 0.02, 0.01);
+  const double measured = Period(run.solution, "rod.x", 0);
+  std::printf("  link on a universal joint: period %.9f s, hand-derived %.9f s\n", measured, T);
+  EXPECT_NEAR(measured / T, 1, 1e-6);
+}
+
+// A link on a vertical cylindrical joint falls along the axis, s = -g t^2/2,
+// and a torque T about the axis turns it, angle = T t^2 / (2 Iyy).
+TEST_F(MultibodySubmodelsTest, ALinkOnACylindricalJointFallsAndTurnsAlongItsAxis) {
+  const auto run = Simulate(R"(
+multibody:
+  gravity: [0, -9.81, 0]
+  loads:
+    - {name: twist, type: torque, body: rod.center, value: [0, 0.05, 0]}
+instances:
+  - {name: base, use: "lib:multibody/ground", parameters: {y: 2}}
+  - {name: sleeve, use: "lib:multibody/cylindrical", parameters: {ax: 0, ay: 1, az: 0}}
+  - {name: rod, use: "lib:multibody/link", parameters: {m: 2, L: 0.6, r: 0.02, y0: 2}}
+bonds:
+  - {from: base.frame, to: sleeve.a, dim: 6}
+  - {from: sleeve.b, to: rod.center, dim: 6}
+)", 1, 0.01);
+  const double Iyy = 2 * (3 * 0.02 * 0.02 + 0.6 * 0.6) / 12;
+  const auto t = run.solution.Column("t"), s = run.solution.Column("sleeve.s"),
+             a = run.solution.Column("sleeve.angle"), x = run.solution.Column("rod.x");
+  double err_s = 0, err_a = 0, err_x = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    err_s = std::max(err_s, std::abs(s[i] + 9.81 * t[i] * t[i] / 2));
+    err_a = std::max(err_a, std::abs(a[i] - 0.05 * t[i] * t[i] / (2 * Iyy)));
+    err_x = std::max(err_x, std::abs(x[i]));
+  }
+  std::printf("  link on a cylindrical joint: largest errors %.3g m, %.3g rad\n", err_s, err_a);
+  EXPECT_LT(err_s, 1e-9);
+  EXPECT_LT(err_a, 1e-9);
+  EXPECT_LT(err_x, 1e-12);
+  EXPECT_GT(a.back(), 0.4);  // it has turned (0.4153 rad)
+}
+
+// A link on a planar joint with a tilted gravity slides down the plane,
+// x = g sin(a) t^2 / 2, and the plane carries m g cos(a).
+TEST_F(MultibodySubmodelsTest, ALinkOnAPlanarJointSlidesDownTheSlope) {
+  const auto run = Simulate(R"(
+parameters: {g: 9.81, a: 0.3}
+multibody: {gravity: [g*sin(a), -g*cos(a), 0]}
+instances:
+  - {name: floor, use: "lib:multibody/ground"}
+  - {name: plane, use: "lib:multibody/planar", parameters: {nx: 0, ny: 1, nz: 0}}
+  - {name: block, use: "lib:multibody/link", parameters: {m: 3, L: 0.4, r: 0.05}}
+bonds:
+  - {from: floor.frame, to: plane.a, dim: 6}
+  - {from: plane.b, to: block.center, dim: 6}
+)", 1, 0.01);
+  const auto t = run.solution.Column("t"), x = run.solution.Column("block.x"), y = run.solution.Column("block.y");
+  double err = 0;
+  for (size_t i = 0; i < t.size(); ++i)
+    err = std::max({err, std::abs(x[i] - 9.81 * std::sin(0.3) * t[i] * t[i] / 2), std::abs(y[i])});
+  const double Fy = run.solution.Column("plane.Fy").back();
+  std::printf("  link on a planar joint: largest error %.3g m, normal force %.12g N\n", err, Fy);
+  EXPECT_LT(err, 1e-9);
+  EXPECT_NEAR(Fy, 3 * 9.81 * std::cos(0.3), 1e-9);
+}
+
 // A link on a vertical prismatic joint held by a library spring on its rod
 // port: s(t) = -(m g / k)(1 - cos(sqrt(k/m) t)).
 TEST_F(MultibodySubmodelsTest, ALinkOnAPrismaticJointWithASpringOscillatesAboutItsSag) {
