@@ -124,25 +124,28 @@ std::vector<std::string> AddPoints(const std::vector<std::string>& a, const std:
 }
 
 // Where a joint or load names `body`, it names `to` (a body) at `point` added
-// to its own point instead, in the entries of `mb` from the given ones on.
+// to its own point instead.
+void BindEntry(ModelSpec::Entry* e, const std::string& body, const std::string& to,
+               const std::vector<std::string>& point) {
+  for (const auto& [bkey, pkey] : kBodyFields) {
+    auto b = e->fields.find(bkey);
+    if (b == e->fields.end() || b->second.values.size() != 1 || b->second.values[0] != body) continue;
+    b->second.values[0] = to;
+    if (point.empty()) continue;
+    auto p = e->fields.find(pkey);
+    if (p == e->fields.end()) {
+      e->fields[pkey] = ModelSpec::Field{point, true, b->second.where};
+    } else if (p->second.is_list && p->second.values.size() == 3) {
+      p->second.values = AddPoints(point, p->second.values);
+    }  // else: a malformed point, which the multibody expansion reports
+  }
+}
+
+// BindEntry on every joint and load of `mb`.
 void BindBody(ModelSpec::MultibodySpec* mb, const std::string& body, const std::string& to,
-              const std::vector<std::string>& point, size_t first_joint = 0, size_t first_load = 0) {
-  for (auto [list, first] : {std::pair{&mb->joints, first_joint}, std::pair{&mb->loads, first_load}})
-    for (size_t k = first; k < list->size(); ++k) {
-      ModelSpec::Entry& e = (*list)[k];
-      for (const auto& [bkey, pkey] : kBodyFields) {
-        auto b = e.fields.find(bkey);
-        if (b == e.fields.end() || b->second.values.size() != 1 || b->second.values[0] != body) continue;
-        b->second.values[0] = to;
-        if (point.empty()) continue;
-        auto p = e.fields.find(pkey);
-        if (p == e.fields.end()) {
-          e.fields[pkey] = ModelSpec::Field{point, true, b->second.where};
-        } else if (p->second.is_list && p->second.values.size() == 3) {
-          p->second.values = AddPoints(point, p->second.values);
-        }  // else: a malformed point, which the multibody expansion reports
-      }
-    }
+              const std::vector<std::string>& point) {
+  for (auto* list : {&mb->joints, &mb->loads})
+    for (auto& e : *list) BindEntry(&e, body, to, point);
 }
 
 // The names of a multibody section's entries (bodies, joints or loads).
@@ -154,8 +157,6 @@ std::vector<std::string> EntryNames(const std::vector<ModelSpec::Entry>& list) {
   return names;
 }
 
-// A port of a flattened definition: the element (a flat name) a bond from
-// outside joins.
 // What a port is (docs/model-format.md, "Mechanisms in submodels").
 enum class PortKind {
   kElement,    // an element a bond joins
@@ -164,6 +165,8 @@ enum class PortKind {
   kOpenFrame,  // a joint component's connector: `open` stands for the body frame a bond joins it to
 };
 
+// A port of a flattened definition: the element (a flat name) a bond from
+// outside joins, or the frame or joint a mechanism's port stands for.
 struct Port {
   std::string name, element;
   PortKind kind = PortKind::kElement;
@@ -479,10 +482,7 @@ class Flattener {
                       p->kind == PortKind::kOpenFrame ? "join a joint component's frame to a body's frame by a dim: 6 bond"
                                                      : "its submodel declares the port at " + p->where.ToString());
             p->joined += 1;
-            ModelSpec::MultibodySpec one;
-            one.joints.push_back(e);
-            BindBody(&one, end, p->body, p->point);
-            e = std::move(one.joints[0]);
+            BindEntry(&e, end, p->body, p->point);
           }
         }
       }
