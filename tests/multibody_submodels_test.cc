@@ -670,6 +670,32 @@ instances:
   EXPECT_NE(d.hint.find("m.yaml:3"), std::string::npos) << d.ToString();
 }
 
+// `junction: true` gives a joint's rate its 1-junction with nothing on it,
+// which a bond joins: a library damper there is the joint's own damping.
+TEST_F(MultibodySubmodelsTest, AJointsJunctionTakesABond) {
+  const std::string pendulum = R"(
+multibody:
+  gravity: [0, -9.81, 0]
+  bodies: [{name: bar, mass: 1, inertia: [0.083, 0.083, 0.083], position: [0.5, 0, 0]}]
+  joints:
+    - {name: pivot, type: revolute, body1: ground, body2: bar, point2: [-0.5, 0, 0], %s}
+outputs: {w: f_pivot_angledot}
+)";
+  auto with = [&](const std::string& key) { return std::string(pendulum).replace(pendulum.find("%s"), 2, key); };
+  const auto own = Simulate(with("damping: 3"), 2, 0.1);
+  const auto bonded = Simulate(with("junction: true") + R"(instances:
+  - {name: d, use: "lib:rotational/damper", parameters: {b: 3}, outputs: false}
+bonds: [[pivot_angledot, d.p]]
+)", 2, 0.1);
+  const double err = Largest(own.solution, bonded.solution, {"w"});
+  std::printf("  damping: 3 vs a damper bonded to junction: true: largest difference %.3g rad/s\n", err);
+  EXPECT_LT(err, 1e-10);
+  Diagnostic d = ErrorOf(with("junction: yes"));
+  ExpectError(d, 6, "pivot", "'junction' is true or false");
+  d = ErrorOf(std::string(with("junction: true")).replace(with("junction: true").find("revolute"), 8, "spherical"));
+  ExpectError(d, 6, "pivot", "a spherical joint has 0 free directions");
+}
+
 TEST_F(MultibodySubmodelsTest, TheMechanismsSettingsBelongToTheTopLevel) {
   const Diagnostic d = ErrorOf(R"(
 submodels:

@@ -289,7 +289,8 @@ void Expander::AddJoint(const ModelSpec::Entry& e) {
   // `junction: true`: the free direction's 1-junction even with nothing on it, for a bond to join.
   const std::string jn = Scalar(e, "junction", J);
   if (!jn.empty() && jn != "true" && jn != "false")
-    ThrowAt(Get(e, "junction")->where, J, "'junction' is true or false", "junction: true", jn);
+    ThrowAt(Get(e, "junction")->where, J, "'junction' is true or false", "junction: true", jn,
+            "junction: true gives the joint's rate a 1-junction that a bond can join");
   const bool junction = jn == "true";
   const size_t nfree = kind->FreeCount();
   if (nfree != 1 && (!K.empty() || !c.empty() || !act.empty() || junction))
