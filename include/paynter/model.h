@@ -337,6 +337,12 @@ struct ModelSpec {
     int dim = 1;          // a vector port carries a vector bond of this dimension
     bool required = true; // must be joined by exactly one bond (else at most one)
     SourceLocation where;
+    // Ports of a mechanism (docs/model-format.md, "Mechanisms in submodels");
+    // at most one of `element`, `body`, `joint` is set, or `frame`:
+    std::string body;                // a frame of this body (of the multibody section, or `ground`) ...
+    std::vector<std::string> point;  // ... at this point in its frame (three texts; empty = its centre of mass)
+    bool frame = false;              // an open frame: the submodel's joints and loads name it as a body
+    std::string joint;               // the rate 1-junction of this revolute or prismatic joint
   };
   struct InstanceSpec {
     std::string name;

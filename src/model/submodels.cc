@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -93,10 +95,89 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return s.empty() ? "none" : s;
 }
 
+// The fields of a multibody entry that name a body (with the field of the
+// point on it) or the entry itself; `type` and `junction` are keywords, every
+// other field an expression.
+constexpr std::pair<const char*, const char*> kBodyFields[] = {{"body", "point"}, {"body1", "point1"}, {"body2", "point2"}};
+
+bool IsEntryName(const std::string& key) { return key == "name" || key == "body" || key == "body1" || key == "body2"; }
+bool IsEntryKeyword(const std::string& key) { return key == "type" || key == "junction"; }
+
+// Applies `name` to the names and `text` to the expressions of the first
+// `count` entries of each list of `mb` (bodies, joints, loads).
+void MapEntries(ModelSpec::MultibodySpec* mb, const std::array<size_t, 3>& count,
+                const std::function<std::string(const std::string&)>& name,
+                const std::function<std::string(const std::string&)>& text) {
+  const std::pair<std::vector<ModelSpec::Entry>*, size_t> lists[] = {
+      {&mb->bodies, count[0]}, {&mb->joints, count[1]}, {&mb->loads, count[2]}};
+  for (const auto& [list, n] : lists)
+    for (size_t k = 0; k < std::min(n, list->size()); ++k)
+      for (auto& [key, field] : (*list)[k].fields) {
+        if (IsEntryKeyword(key)) continue;
+        for (auto& v : field.values) v = IsEntryName(key) ? name(v) : text(v);
+      }
+}
+
+// The sum of two points in one body's frame (an empty list is the origin).
+std::vector<std::string> AddPoints(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  std::vector<std::string> sum;
+  for (size_t i = 0; i < 3; ++i) sum.push_back("(" + a[i] + ") + (" + b[i] + ")");
+  return sum;
+}
+
+// Where a joint or load names `body`, it names `to` (a body) at `point` added
+// to its own point instead.
+void BindEntry(ModelSpec::Entry* e, const std::string& body, const std::string& to,
+               const std::vector<std::string>& point) {
+  for (const auto& [bkey, pkey] : kBodyFields) {
+    auto b = e->fields.find(bkey);
+    if (b == e->fields.end() || b->second.values.size() != 1 || b->second.values[0] != body) continue;
+    b->second.values[0] = to;
+    if (point.empty()) continue;
+    auto p = e->fields.find(pkey);
+    if (p == e->fields.end()) {
+      e->fields[pkey] = ModelSpec::Field{point, true, b->second.where};
+    } else if (p->second.is_list && p->second.values.size() == 3) {
+      p->second.values = AddPoints(point, p->second.values);
+    }  // else: a malformed point, which the multibody expansion reports
+  }
+}
+
+// BindEntry on every joint and load of `mb`.
+void BindBody(ModelSpec::MultibodySpec* mb, const std::string& body, const std::string& to,
+              const std::vector<std::string>& point) {
+  for (auto* list : {&mb->joints, &mb->loads})
+    for (auto& e : *list) BindEntry(&e, body, to, point);
+}
+
+// The names of a multibody section's entries (bodies, joints or loads).
+std::vector<std::string> EntryNames(const std::vector<ModelSpec::Entry>& list) {
+  std::vector<std::string> names;
+  for (const auto& e : list)
+    if (auto f = e.fields.find("name"); f != e.fields.end() && f->second.values.size() == 1)
+      names.push_back(f->second.values[0]);
+  return names;
+}
+
+// What a port is (docs/model-format.md, "Mechanisms in submodels").
+enum class PortKind {
+  kElement,    // an element a bond joins
+  kRate,       // a joint's rate 1-junction (`element`), written when the port is joined
+  kFrame,      // a body's frame at a point: joints and loads meet the body there
+  kOpenFrame,  // a joint component's connector: `open` stands for the body frame a bond joins it to
+};
+
 // A port of a flattened definition: the element (a flat name) a bond from
-// outside joins.
+// outside joins, or the frame or joint a mechanism's port stands for.
 struct Port {
   std::string name, element;
+  PortKind kind = PortKind::kElement;
+  std::string body;                // kFrame: the body (a flat name, or ground)
+  std::vector<std::string> point;  // kFrame: the point in the body's frame (texts; empty = its centre of mass)
+  std::string open;                // kOpenFrame: the name the submodel's joints and loads use as a body
+  std::string joint;               // kRate: the joint
   int dim = 1;
   bool required = true;
   SourceLocation where;
@@ -203,7 +284,15 @@ FlatDef Instantiate(FlatDef def, const std::string& prefix) {
     o.item.name = name(o.item.name);
     o.item.text = text(o.item.text);
   }
-  for (auto& p : def.ports) p.element = name(p.element);
+  auto body = [&](const std::string& n) { return n == "ground" ? n : name(n); };
+  MapEntries(&s.multibody, {SIZE_MAX, SIZE_MAX, SIZE_MAX}, body, [&](const std::string& t) { return text(t); });
+  for (auto& p : def.ports) {
+    p.element = name(p.element);
+    p.body = body(p.body);
+    for (auto& x : p.point) x = text(x);
+    p.open = name(p.open);
+    p.joint = name(p.joint);
+  }
   std::set<std::string> paths;
   for (const auto& p : def.instance_paths) paths.insert(name(p));
   def.instance_paths = std::move(paths);
@@ -226,6 +315,18 @@ class Flattener {
 
     std::set<std::string> own_elements;
     for (const auto& e : def.elements) own_elements.insert(e.name);
+    // A mechanism's settings are the whole mechanism's: the top-level model's.
+    if (depth > 0 && !def.multibody.settings.empty()) {
+      const auto& [key, field] = *def.multibody.settings.begin();
+      ThrowAt(field.where, path, fmt::format("a submodel's multibody section sets '{}'", key),
+              "bodies, joints and loads only", key,
+              "gravity, orientation, assemble and the parasitic springs belong to the top-level model's multibody "
+              "section, which may hold only them");
+    }
+    // The names of its bodies, joints and loads, which an instance may not take.
+    std::set<std::string> own_mechanism;
+    for (const auto* list : {&def.multibody.bodies, &def.multibody.joints, &def.multibody.loads})
+      for (const auto& n : EntryNames(*list)) own_mechanism.insert(n);
     // Each instance: its definition flattened, its parameters bound, its parts
     // added under its name.
     std::map<std::string, std::vector<Port>> ports;  // by instance name
@@ -238,19 +339,15 @@ class Flattener {
       if (!IsIdentifier(inst.name) || inst.name.find('.') != std::string::npos)
         ThrowAt(inst.where, ipath, fmt::format("instance name '{}' is not an identifier", inst.name),
                 "letters, digits and underscores, not starting with a digit", inst.name);
-      if (ports.count(inst.name) || own_elements.count(inst.name))
+      if (ports.count(inst.name) || own_elements.count(inst.name) || own_mechanism.count(inst.name))
         ThrowAt(inst.where, ipath, fmt::format("the name '{}' is used twice", inst.name),
-                "each instance named apart from the other instances and elements", inst.name,
-                "rename the instance");
+                "each instance named apart from the other instances, the elements, bodies, joints and loads",
+                inst.name, "rename the instance");
       if (depth + 1 > kMaxInstanceDepth)
         ThrowAt(inst.where, ipath, "submodels nest too deeply",
                 fmt::format("at most {} levels of instances", kMaxInstanceDepth), fmt::format("{} levels", depth + 1),
                 "a submodel that uses itself, directly or through others, never ends");
       const Resolved r = Resolve(inst, def, inner, ipath);
-      if (r.def->multibody.present)
-        ThrowAt(inst.where, ipath, fmt::format("submodel '{}' has a multibody section", inst.use),
-                "a submodel made of elements, bonds and instances",
-                "bodies and joints in a submodel", "write the bodies and joints in the top-level model");
       for (size_t k = 0; k < stack_.size(); ++k)
         if (stack_[k].first == r.key) {
           std::string chain;
@@ -313,6 +410,9 @@ class Flattener {
     for (size_t k = 0; k < def.definitions.size(); ++k)
       flat.spec.definitions[k].text = resolve(flat.spec.definitions[k].text);
     SignalParameters(&flat.spec, own_parameters, set_here, definitions_from);
+    MapEntries(&flat.spec.multibody,
+               {def.multibody.bodies.size(), def.multibody.joints.size(), def.multibody.loads.size()},
+               [](const std::string& n) { return n; }, resolve);
     for (const auto& o : def.outputs) {
       ModelSpec::Item item = o;
       item.text = resolve(item.text);
@@ -320,47 +420,181 @@ class Flattener {
     }
     for (auto& o : instance_outputs) flat.outputs.push_back(std::move(o));
 
-    // Bonds that join an instance join its port's element.
-    auto port_of = [&](const std::string& end, const SourceLocation& where, int dim) -> std::string {
-      if (end.find('.') == std::string::npos || own_elements.count(end)) return end;
+    // An instance's port named `inst.port` (nullptr for an own element or
+    // name): throws for an unknown instance or port.
+    auto instance_port = [&](const std::string& end, const SourceLocation& where) -> Port* {
+      if (end.find('.') == std::string::npos || own_elements.count(end)) return nullptr;
       const std::string head = end.substr(0, end.find('.')), rest = end.substr(end.find('.') + 1);
       const auto it = ports.find(head);
       if (it == ports.end())
-        ThrowAt(where, where_path(end), fmt::format("a bond joins '{}', but there is no instance '{}'", end, head),
+        ThrowAt(where, where_path(end), fmt::format("'{}' joins an instance's port, but there is no instance '{}'", end, head),
                 "instance.port, with an instance of 'instances:'", end,
                 [&] {
                   const std::string h = DidYouMean(head, instance_names);
                   return h.empty() ? "instances here: " + JoinNames(instance_names) : h;
                 }());
       for (Port& p : it->second)
-        if (p.name == rest) {
-          if (p.dim != dim)
-            ThrowAt(where, where_path(end), fmt::format("port '{}' carries a bond of dimension {}", end, p.dim),
-                    fmt::format("a bond with dim: {}", p.dim), fmt::format("a bond of dimension {}", dim),
-                    p.dim > 1 ? fmt::format("write the bond with dim: {} (a vector bond)", p.dim)
-                              : "a scalar port takes a scalar bond");
-          Join(&p, where, where_path(end));
-          return p.element;
-        }
+        if (p.name == rest) return &p;
       std::vector<std::string> names;
       for (const Port& p : it->second) names.push_back(p.name);
       const std::string h = DidYouMean(rest, names);
       ThrowAt(where, where_path(end), fmt::format("instance '{}' has no port '{}'", head, rest), "one of its ports",
               rest, h.empty() ? "its ports: " + JoinNames(names) : h);
     };
+    auto check_dim = [&](const Port& p, const std::string& end, const SourceLocation& where, int dim) {
+      if (p.dim != dim)
+        ThrowAt(where, where_path(end), fmt::format("port '{}' carries a bond of dimension {}", end, p.dim),
+                fmt::format("a bond with dim: {}", p.dim), fmt::format("a bond of dimension {}", dim),
+                p.dim > 1 ? fmt::format("write the bond with dim: {} (a vector bond)", p.dim)
+                          : "a scalar port takes a scalar bond");
+    };
+    auto is_frame = [](const Port* p) { return p && (p->kind == PortKind::kFrame || p->kind == PortKind::kOpenFrame); };
+    // A joined rate port: its joint writes its rate's 1-junction.
+    auto rate_joined = [&](const Port& p) {
+      for (auto& j : flat.spec.multibody.joints)
+        if (auto f = j.fields.find("name"); f != j.fields.end() && f->second.values == std::vector<std::string>{p.joint})
+          j.fields["junction"] = ModelSpec::Field{{"true"}, false, f->second.where};
+    };
+    // The element a bond end joins: its own, or an instance's port's.
+    auto port_of = [&](const std::string& end, const SourceLocation& where, int dim) -> std::string {
+      Port* p = instance_port(end, where);
+      if (!p) return end;
+      check_dim(*p, end, where, dim);
+      if (is_frame(p))
+        ThrowAt(where, where_path(end), fmt::format("'{}' is a frame port: it joins another frame", end),
+                "a dim: 6 bond between a body's frame port and a joint's open frame port", "a bond to an element",
+                "joints meet a body at its frame; to push a body, write a load in multibody:");
+      Join(p, where, where_path(end));
+      if (p->kind == PortKind::kRate) rate_joined(*p);
+      return p->element;
+    };
+    // The own joints and loads that name an instance's body frame (`a.tip`)
+    // name its body at its point.
+    {
+      auto& mb = flat.spec.multibody;
+      for (auto* list : {&mb.joints, &mb.loads}) {
+        const size_t own = list == &mb.joints ? def.multibody.joints.size() : def.multibody.loads.size();
+        for (size_t k = 0; k < own; ++k) {
+          ModelSpec::Entry& e = (*list)[k];
+          for (const auto& [bkey, pkey] : kBodyFields) {
+            auto b = e.fields.find(bkey);
+            if (b == e.fields.end() || b->second.values.size() != 1) continue;
+            const std::string end = b->second.values[0];
+            Port* p = instance_port(end, b->second.where);
+            if (!p) continue;
+            if (p->kind != PortKind::kFrame)
+              ThrowAt(b->second.where, where_path(end), fmt::format("'{}' is not a body's frame", end),
+                      "a body, ground, or an instance's body frame port (a port with body:)",
+                      p->kind == PortKind::kOpenFrame ? "an open frame port" : "a port of an element or a joint's rate",
+                      p->kind == PortKind::kOpenFrame ? "join a joint component's frame to a body's frame by a dim: 6 bond"
+                                                     : "its submodel declares the port at " + p->where.ToString());
+            p->joined += 1;
+            BindEntry(&e, end, p->body, p->point);
+          }
+        }
+      }
+    }
+    std::vector<size_t> frame_bonds;  // own bonds that join frames: they leave the graph
     for (size_t k = 0; k < def.bonds.size(); ++k) {
       auto& b = flat.spec.bonds[k];
-      b.from = port_of(b.from, b.where, b.dim);
-      b.to = port_of(b.to, b.where, b.dim);
+      Port* from = instance_port(b.from, b.where);
+      Port* to = instance_port(b.to, b.where);
+      if (!is_frame(from) && !is_frame(to)) {
+        b.from = port_of(b.from, b.where, b.dim);
+        b.to = port_of(b.to, b.where, b.dim);
+        continue;
+      }
+      // A frame joined to a frame: a joint component's open frame takes the
+      // body's frame at the other end.
+      const std::string& fe = is_frame(from) ? b.from : b.to;
+      check_dim(*(is_frame(from) ? from : to), fe, b.where, b.dim);
+      const std::string& oe = is_frame(from) ? b.to : b.from;
+      Port* other = is_frame(from) ? to : from;
+      if (!is_frame(other))
+        ThrowAt(b.where, where_path(oe), fmt::format("'{}' joins frame port '{}', but it is no frame", oe, fe),
+                "a bond between a body's frame port and a joint's open frame port", oe,
+                "joints meet a body at its frame; to push a body, write a load in multibody:");
+      if (from->kind == to->kind)
+        ThrowAt(b.where, where_path(b.to),
+                from->kind == PortKind::kFrame
+                    ? fmt::format("a bond joins two bodies' frames, '{}' and '{}'", b.from, b.to)
+                    : fmt::format("a bond joins two open frames, '{}' and '{}'", b.from, b.to),
+                "one body's frame and one joint's open frame", "two of a kind",
+                from->kind == PortKind::kFrame ? "put a joint between them (a joint component, or a joint in multibody:)"
+                                               : "an open frame takes a body's frame: join one of them to a body");
+      Port* open = from->kind == PortKind::kOpenFrame ? from : to;
+      Port* body = open == from ? to : from;
+      Join(open, b.where, where_path(open == from ? b.from : b.to));
+      body->joined += 1;
+      BindBody(&flat.spec.multibody, open->open, body->body, body->point);
+      frame_bonds.push_back(k);
     }
-    // This definition's own ports: an element of its own, or an instance's port.
+    if (!frame_bonds.empty()) {
+      NameBonds(&flat.spec);  // the other bonds keep the numbers they are written with
+      for (auto k = frame_bonds.rbegin(); k != frame_bonds.rend(); ++k)
+        flat.spec.bonds.erase(flat.spec.bonds.begin() + static_cast<std::ptrdiff_t>(*k));
+    }
+    // This definition's own ports: an element of its own, a body's frame, an
+    // open frame, a joint's rate, or an instance's port.
+    const std::vector<std::string> own_bodies = EntryNames(def.multibody.bodies);
     for (const auto& ps : def.ports) {
-      Port port{ps.name, ps.element, ps.dim, ps.required, ps.where};
+      Port port;
+      port.name = ps.name;
+      port.element = ps.element;
+      port.dim = ps.dim;
+      port.required = ps.required;
+      port.where = ps.where;
       for (const Port& q : flat.ports)
         if (q.name == ps.name)
           ThrowAt(ps.where, where_path(ps.name), fmt::format("port '{}' is declared twice", ps.name),
                   "each port once", ps.name, fmt::format("the first is at {}", q.where.ToString()));
-      if (!own_elements.count(ps.element)) {
+      if (ps.frame) {
+        port.kind = PortKind::kOpenFrame;
+        port.open = ps.name;
+        if (std::find(own_bodies.begin(), own_bodies.end(), ps.name) != own_bodies.end() || ps.name == "ground")
+          ThrowAt(ps.where, where_path(ps.name), fmt::format("open frame '{}' has a body's name", ps.name),
+                  "a name apart from the bodies", ps.name,
+                  "the submodel's joints name an open frame as a body: rename the frame or the body");
+      } else if (!ps.body.empty()) {
+        port.kind = PortKind::kFrame;
+        port.body = ps.body;
+        for (const auto& x : ps.point) port.point.push_back(resolve(x));
+        if (Port* q = instance_port(ps.body, ps.where)) {  // a frame of an instance's body frame
+          if (q->kind != PortKind::kFrame)
+            ThrowAt(ps.where, where_path(ps.name), fmt::format("'{}' is not a body's frame", ps.body),
+                    "a body of multibody:, ground, or an instance's body frame port", ps.body,
+                    "its submodel declares the port at " + q->where.ToString());
+          q->joined += 1;
+          port.body = q->body;
+          port.point = AddPoints(q->point, port.point);
+        } else if (ps.body != "ground" && std::find(own_bodies.begin(), own_bodies.end(), ps.body) == own_bodies.end()) {
+          const std::string h = DidYouMean(ps.body, own_bodies);
+          ThrowAt(ps.where, where_path(ps.name), fmt::format("port '{}' names no body of the submodel", ps.name),
+                  "a body of its multibody section, or ground", ps.body,
+                  h.empty() ? "bodies: " + JoinNames(own_bodies) : h);
+        }
+      } else if (!ps.joint.empty()) {
+        port.kind = PortKind::kRate;
+        port.joint = ps.joint;
+        const ModelSpec::Entry* joint = nullptr;
+        for (const auto& j : def.multibody.joints)
+          if (auto f = j.fields.find("name"); f != j.fields.end() && f->second.values == std::vector<std::string>{ps.joint})
+            joint = &j;
+        if (!joint) {
+          const std::vector<std::string> names = EntryNames(def.multibody.joints);
+          const std::string h = DidYouMean(ps.joint, names);
+          ThrowAt(ps.where, where_path(ps.name), fmt::format("port '{}' names no joint of the submodel", ps.name),
+                  "a joint of its multibody section", ps.joint, h.empty() ? "joints: " + JoinNames(names) : h);
+        }
+        // The rate junction of a joint with one coordinate (src/multibody/joints.h, Coordinate).
+        const auto type = joint->fields.find("type");
+        const std::string t = type == joint->fields.end() || type->second.values.empty() ? "" : type->second.values[0];
+        if (t != "revolute" && t != "prismatic")
+          ThrowAt(ps.where, where_path(ps.name), fmt::format("joint '{}' has no single rate", ps.joint),
+                  "a revolute or prismatic joint", t.empty() ? "no type" : "a " + t + " joint",
+                  "a rate port is the 1-junction of a joint's one free direction");
+        port.element = ps.joint + (t == "revolute" ? "_angledot" : "_sdot");
+      } else if (!own_elements.count(ps.element)) {
         if (ps.element.find('.') == std::string::npos) {
           std::vector<std::string> cands(own_elements.begin(), own_elements.end());
           const std::string h = DidYouMean(ps.element, cands);
@@ -368,7 +602,20 @@ class Flattener {
                   "an element of 'elements:' (a junction, or a one-port with no bond of its own)", ps.element,
                   h.empty() ? "elements: " + JoinNames(cands) : h);
         }
-        port.element = port_of(ps.element, ps.where, ps.dim);
+        Port* q = instance_port(ps.element, ps.where);
+        if (q->kind == PortKind::kElement) {
+          port.element = port_of(ps.element, ps.where, ps.dim);
+        } else {  // a frame or a rate passed on as it is
+          if (q->kind == PortKind::kOpenFrame || q->kind == PortKind::kRate)
+            Join(q, ps.where, where_path(ps.element));
+          else
+            q->joined += 1;
+          port = *q;
+          port.name = ps.name;
+          port.where = ps.where;
+          port.required = q->required && ps.required;
+          port.joined = 0;
+        }
       }
       flat.ports.push_back(port);
     }
@@ -379,8 +626,11 @@ class Flattener {
           ThrowAt(inst.where, where_path(inst.name + "." + p.name),
                   fmt::format("port '{}' of instance '{}' is not joined", p.name, inst.name),
                   fmt::format("a bond to or from {}.{}", inst.name, p.name), "no bond",
-                  fmt::format("add a bond such as [{}.{}, <element>] (its submodel declares the port at {})",
-                              inst.name, p.name, p.where.ToString()));
+                  fmt::format("add a bond such as {} (its submodel declares the port at {})",
+                              p.kind == PortKind::kOpenFrame
+                                  ? fmt::format("{{from: <a body's frame port>, to: {}.{}, dim: 6}}", inst.name, p.name)
+                                  : fmt::format("[{}.{}, <element>]", inst.name, p.name),
+                              p.where.ToString()));
     return flat;
   }
 
@@ -546,6 +796,13 @@ class Flattener {
     move_all(from.generalized, to->generalized);
     move_all(from.independent, to->independent);
     move_all(from.assembly_held, to->assembly_held);
+    if (from.multibody.present) {
+      if (!to->multibody.present) to->multibody.where = from.multibody.where;
+      to->multibody.present = true;
+      move_all(from.multibody.bodies, to->multibody.bodies);
+      move_all(from.multibody.joints, to->multibody.joints);
+      move_all(from.multibody.loads, to->multibody.loads);
+    }
   }
 
   std::vector<std::pair<std::string, std::string>> stack_;  // definitions being flattened: key, label

@@ -375,16 +375,56 @@ class YamlReader {
     if (const auto ports = root["ports"]) {
       if (!ports.IsSequence()) Fail(ports, "", "'ports' must be a list", "- {name: p, element: J1}", Describe(ports));
       for (const auto& pn : ports) {
-        if (!pn.IsMap() || !pn["name"] || !pn["element"])
-          Fail(pn, "", "a port needs 'name' and 'element'", "{name: p, element: J1, dim: 1, required: true}",
-               Describe(pn), "the element is the one a bond from outside joins");
-        CheckKeys(pn, {"name", "element", "dim", "required", "description"}, "", "a port");
+        // A port names an element, a body's frame, a joint's rate, or is an
+        // open frame (`kind: frame`) of the submodel's joints.
+        const int kinds = pn.IsMap() ? (pn["element"] ? 1 : 0) + (pn["body"] ? 1 : 0) + (pn["joint"] ? 1 : 0) +
+                                           (pn["kind"] ? 1 : 0)
+                                     : 0;
+        if (!pn.IsMap() || !pn["name"] || kinds != 1)
+          Fail(pn, "", "a port needs 'name' and one of 'element', 'body', 'joint' or 'kind: frame'",
+               "{name: p, element: J1}, {name: tip, body: link, point: [0.5, 0, 0]}, {name: shaft, joint: J}, or "
+               "{name: a, kind: frame}",
+               Describe(pn), "the element is the one a bond from outside joins; a body's or an open frame is where joints meet it");
+        CheckKeys(pn, {"name", "element", "body", "point", "joint", "kind", "dim", "required", "description"}, "",
+                  "a port");
         ModelSpec::PortSpec port;
         port.name = Scalar(pn["name"], "", "port name");
-        port.element = Scalar(pn["element"], port.name, "port element");
         port.where = Where(pn);
-        if (pn["dim"]) port.dim = ReadDim(pn["dim"], "port");
+        if (pn["element"]) port.element = Scalar(pn["element"], port.name, "port element");
+        if (pn["joint"]) port.joint = Scalar(pn["joint"], port.name, "port joint");
+        if (pn["body"]) port.body = Scalar(pn["body"], port.name, "port body");
+        if (pn["kind"]) {
+          const std::string k = Scalar(pn["kind"], port.name, "kind");
+          if (k != "frame")
+            Fail(pn["kind"], port.name, fmt::format("unknown port kind '{}'", k), "kind: frame (an open frame)", k,
+                 "other ports name an element, a body or a joint");
+          port.frame = true;
+        }
+        if (const auto pt = pn["point"]) {
+          if (port.body.empty())
+            Fail(pt, port.name, "'point' belongs to a body's frame port", "{name: tip, body: link, point: [x, y, z]}",
+                 "point: without body:");
+          if (!pt.IsSequence() || pt.size() != 3)
+            Fail(pt, port.name, "a port's 'point' is a vector of three components", "[x, y, z]", Describe(pt));
+          for (const auto& x : pt) port.point.push_back(Scalar(x, port.name, "point"));
+        }
+        const bool mechanism = !port.body.empty() || port.frame;
+        if (mechanism) port.dim = 6;
+        // A body's frame and a joint's rate may stay unjoined; an open frame may not.
+        if (!port.body.empty() || !port.joint.empty()) port.required = false;
+        if (pn["dim"]) {
+          port.dim = ReadDim(pn["dim"], "port");
+          if (mechanism && port.dim != 6)
+            Fail(pn["dim"], port.name, "a frame port carries a bond of dimension 6", "dim: 6 (or no dim:)",
+                 fmt::format("dim: {}", port.dim), "a frame's bond carries the twist and the wrench: six components");
+          if (!port.joint.empty() && port.dim != 1)
+            Fail(pn["dim"], port.name, "a joint's rate port is scalar", "dim: 1 (or no dim:)",
+                 fmt::format("dim: {}", port.dim));
+        }
         if (pn["required"]) port.required = ReadBool(pn["required"], port.name, "required");
+        if (port.frame && !port.required)
+          Fail(pn["required"], port.name, "an open frame is always joined", "required: true (or no required:)",
+               "required: false", "the joints that name it need a body's frame");
         spec->ports.push_back(port);
       }
     }

@@ -101,7 +101,10 @@ void Expander::AddBody(const ModelSpec::Entry& e) {
   CheckKeys(e, b.name, {"name", "mass", "inertia", "position", "orientation", "velocity", "angular_velocity"});
   if (b.name == "ground") ThrowAt(e.where, b.name, "'ground' is the fixed frame's name", "another body name", "ground");
   for (const auto& o : bodies_)
-    if (o.name == b.name) ThrowAt(e.where, b.name, fmt::format("duplicate body '{}'", b.name), "each body once", b.name);
+    if (o.name == b.name)
+      ThrowAt(e.where, b.name, fmt::format("duplicate body '{}'", b.name), "each body once", b.name,
+              fmt::format("the first is at {}; a submodel's bodies are named by its instance's path (arm.link)",
+                          o.where.ToString()));
   const std::string n = b.name;
   const std::string mass = Scalar(e, "mass", n);
   if (mass.empty()) ThrowAt(e.where, n, "a body needs a mass", "mass: <number or parameter>", "none");

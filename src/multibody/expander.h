@@ -14,6 +14,7 @@
 
 #include <array>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -72,6 +73,9 @@ class Expander {
   Vec Vector(const ModelSpec::Field& f, const std::string& who, const std::string& what);
   Vec VectorOr(const ModelSpec::Entry& e, const std::string& key, const std::string& who, Vec dflt);
   std::string Scalar(const ModelSpec::Entry& e, const std::string& key, const std::string& who);
+  // The parameters' values (numbers), by symbol: for what must be a number
+  // when the model is built (axes, initial poses).
+  const GiNaC::exmap& Values();
   std::array<double, 3> Axis(const ModelSpec::Entry& e, const std::string& key, const std::string& who,
                              std::array<double, 3> dflt);
   // The element written (valid until the next one): its law is `law`, a text
@@ -117,6 +121,7 @@ class Expander {
   std::vector<Body> bodies_;
   std::vector<JointRecord> joints_;
   std::map<std::string, GiNaC::symbol> syms_;
+  std::optional<GiNaC::exmap> values_;
   SourceLocation where_;  // the entry being expanded: every element, bond and definition points at it
 };
 

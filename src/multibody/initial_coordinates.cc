@@ -20,11 +20,7 @@ namespace paynter::multibody {
 // translation along it) and rate. The written poses are those of coordinate
 // 0. Numbers, from the parameters' values.
 void Expander::Propagate() {
-  GiNaC::exmap values;
-  for (const auto& p : s_.parameters) {
-    const ex v = GiNaC::evalf(Parse(p.text, p.where, p.name).subs(values));
-    values[Sym(p.name)] = v;
-  }
+  const GiNaC::exmap& values = Values();
   auto num = [&](const ex& e, const SourceLocation& where, const std::string& who) {
     const ex v = GiNaC::evalf(e.subs(values).subs(values));
     if (!GiNaC::is_a<GiNaC::numeric>(v))

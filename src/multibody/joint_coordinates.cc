@@ -100,6 +100,12 @@ class JointCoordinateExpander {
       return name == "pi" || name == "Pi" ? ex(GiNaC::Pi) : ex(Sym(name));
     });
   }
+  // The parameters' numbers, by symbol (ExpandMultibody has checked that they are).
+  const GiNaC::exmap& ParameterValues() {
+    if (values_.empty())
+      for (const auto& p : s_.parameters) values_[Sym(p.name)] = GiNaC::evalf(Parse(p.text).subs(values_));
+    return values_;
+  }
   // An expression the expansion handed over, in this pass's own symbols.
   ex Adopt(const ex& e) {
     GiNaC::exmap m;
@@ -195,11 +201,13 @@ class JointCoordinateExpander {
       j.b2 = BodyIndex(Scalar(e, "body2"));
       j.r1 = VectorOr(e, "point1", {0, 0, 0});
       j.r2 = VectorOr(e, "point2", {0, 0, 0});
-      // The axis as joints.cc reads it: constant, normalized.
+      // The axis as joints.cc reads it: constant (parameters by their values), normalized.
       const Vec a = VectorOr(e, "axis", {0, 0, 1});
       double n = 0, v[3];
       for (int i = 0; i < 3; ++i) {
-        v[i] = GiNaC::ex_to<GiNaC::numeric>(GiNaC::evalf(a[i])).to_double();
+        ex x = GiNaC::evalf(a[i]);
+        if (!GiNaC::is_a<GiNaC::numeric>(x)) x = GiNaC::evalf(a[i].subs(ParameterValues()));
+        v[i] = GiNaC::ex_to<GiNaC::numeric>(x).to_double();
         n += v[i] * v[i];
       }
       n = std::sqrt(n);
@@ -679,6 +687,7 @@ class JointCoordinateExpander {
   std::vector<BodyInfo> bodies_;
   std::vector<JointInfo> joints_;
   std::set<std::string> parameters_, removed_definitions_;
+  GiNaC::exmap values_;
   std::map<std::string, GiNaC::symbol> syms_;
   GiNaC::exmap full_;  // pose definitions written out in the joint coordinates
   // Each body velocity junction's flow per joint rate, written out.

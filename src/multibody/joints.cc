@@ -191,7 +191,7 @@ void Expander::AddJoint(const ModelSpec::Entry& e) {
   const std::string J = Name(e, "joint");
   where_ = e.where;
   CheckKeys(e, J, {"name", "type", "body1", "body2", "point1", "point2", "axis", "axis2", "stiffness", "rest",
-                   "damping", "actuator", "parasitic_stiffness", "parasitic_damping", "initial"});
+                   "damping", "actuator", "parasitic_stiffness", "parasitic_damping", "initial", "junction"});
   std::string pk = Scalar(e, "parasitic_stiffness", J), pc = Scalar(e, "parasitic_damping", J);
   if (pk.empty()) pk = parasitic_k_;
   if (pc.empty()) pc = parasitic_c_;
@@ -286,9 +286,15 @@ void Expander::AddJoint(const ModelSpec::Entry& e) {
   // Free rows: the joint coordinate, and its spring, damper and actuator.
   const std::string K = Scalar(e, "stiffness", J), rest = Scalar(e, "rest", J), c = Scalar(e, "damping", J),
                     act = Scalar(e, "actuator", J);
+  // `junction: true`: the free direction's 1-junction even with nothing on it, for a bond to join.
+  const std::string jn = Scalar(e, "junction", J);
+  if (!jn.empty() && jn != "true" && jn != "false")
+    ThrowAt(Get(e, "junction")->where, J, "'junction' is true or false", "junction: true", jn,
+            "junction: true gives the joint's rate a 1-junction that a bond can join");
+  const bool junction = jn == "true";
   const size_t nfree = kind->FreeCount();
-  if (nfree != 1 && (!K.empty() || !c.empty() || !act.empty()))
-    ThrowAt(e.where, J, fmt::format("a {} joint has {} free directions: stiffness, damping and actuator need exactly one",
+  if (nfree != 1 && (!K.empty() || !c.empty() || !act.empty() || junction))
+    ThrowAt(e.where, J, fmt::format("a {} joint has {} free directions: stiffness, damping, actuator and junction need exactly one",
                                  type, nfree),
          JointTypeNames(OneFreeDirection, ", ") + " (one free direction)", type, "use loads for the other joint types");
   int f = 0;
@@ -297,7 +303,7 @@ void Expander::AddJoint(const ModelSpec::Entry& e) {
     const std::string coord = translational ? (nfree == 1 ? J + "_s" : fmt::format("{}_s{}", J, f))
                                             : (nfree == 1 ? J + "_angle" : fmt::format("{}_angle{}", J, f));
     const std::string rate = coord + "dot";
-    if (K.empty() && c.empty() && act.empty()) {
+    if (K.empty() && c.empty() && act.empty() && !junction) {
       // Nothing acts along this direction: no junction, only the coordinate
       // (and its rate, as a definition).
       ex r = 0;

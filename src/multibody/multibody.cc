@@ -119,7 +119,16 @@ std::string Expander::Scalar(const ModelSpec::Entry& e, const std::string& key, 
   return f->values[0];
 }
 
-// A constant unit vector (axes must be numbers).
+const GiNaC::exmap& Expander::Values() {
+  if (!values_) {
+    values_.emplace();
+    for (const auto& p : s_.parameters) (*values_)[Sym(p.name)] = GiNaC::evalf(Parse(p.text, p.where, p.name).subs(*values_));
+  }
+  return *values_;
+}
+
+// A constant unit vector (axes must be numbers, or parameters: their values
+// when the model is built).
 std::array<double, 3> Expander::Axis(const ModelSpec::Entry& e, const std::string& key, const std::string& who,
                                      std::array<double, 3> dflt) {
   const auto* f = Get(e, key);
@@ -127,9 +136,10 @@ std::array<double, 3> Expander::Axis(const ModelSpec::Entry& e, const std::strin
   const Vec v = Vector(*f, who, key);
   std::array<double, 3> a;
   for (int i = 0; i < 3; ++i) {
-    const ex n = GiNaC::evalf(v[i]);
+    ex n = GiNaC::evalf(v[i]);
+    if (!GiNaC::is_a<GiNaC::numeric>(n)) n = GiNaC::evalf(v[i].subs(Values()));
     if (!GiNaC::is_a<GiNaC::numeric>(n))
-      ThrowAt(f->where, who, fmt::format("'{}' must be a constant vector", key), "[numbers]", Text(v[i]),
+      ThrowAt(f->where, who, fmt::format("'{}' must be a constant vector", key), "[numbers or parameters]", Text(v[i]),
            "joint axes are fixed in the first body's frame");
     a[i] = GiNaC::ex_to<GiNaC::numeric>(n).to_double();
     if (!std::isfinite(a[i]))
