@@ -8,7 +8,9 @@
 // the last row (to compare two builds' results), the CPU time of this thread
 // to load the model, build its equations and load its code ("build"), and
 // that of the C compiler processes ("cc", zero when the code came from the
-// cache).
+// cache), and the thread CPU time of one right-hand side by itself at the
+// initial state ("rhs", best of 5 batches: the same code without the
+// integrator around it).
 //
 // Usage: bench_chain [--reps R] [--t-end T] [--block-solve auto|dense|sparse] MODEL.yaml ...
 // bench/chain_scaling.sh runs it over N = 8 ... 256 and plots the result.
@@ -17,6 +19,7 @@
 #include <time.h>
 
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -65,8 +68,8 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "usage: bench_chain [--reps R] [--t-end T] [--block-solve auto|dense|sparse] MODEL.yaml ...\n");
     return 2;
   }
-  fmt::print("{:<28} {:>10} {:>8} {:>8} {:>10} {:>12} {:>14}  {}\n", "model", "build (s)", "cc (s)", "steps",
-             "rhs evals", "sim cpu (s)", "us per call", "last row");
+  fmt::print("{:<28} {:>10} {:>8} {:>8} {:>10} {:>12} {:>14} {:>10}  {}\n", "model", "build (s)", "cc (s)", "steps",
+             "rhs evals", "sim cpu (s)", "us per call", "rhs (us)", "last row");
   for (const std::string& file : files) {
     try {
       const double b0 = ThreadSeconds(), c0 = ChildSeconds();
@@ -76,6 +79,22 @@ int main(int argc, char** argv) {
       cg.block_solve = block;
       CompiledModel cm(BuildEquations(model, AssignCausality(model)), cg);
       const double build = ThreadSeconds() - b0, cc = ChildSeconds() - c0;
+      // One right-hand side by itself, at the initial state: best of 5 batches
+      // of about 50 ms, after a first call (the sparse LU's first pivots).
+      std::vector<double> x = cm.initial_state(), dx(x.size());
+      cm.CalcDerivatives(0, x.data(), dx.data());
+      double rhs = 1e300;
+      for (int batch = 0, calls = 1; batch < 5;) {
+        const double t0 = ThreadSeconds();
+        for (int i = 0; i < calls; ++i) cm.CalcDerivatives(0, x.data(), dx.data());
+        const double sec = ThreadSeconds() - t0;
+        if (sec < 0.05) {
+          calls *= 2;
+          continue;
+        }
+        rhs = std::min(rhs, sec / calls);
+        ++batch;
+      }
       // Best of the repetitions at t_end and at t_end / 4, 1001 output rows
       // each: the difference leaves out what a simulation costs whatever its
       // length (the analysis of the constraints at the start, the rows).
@@ -101,9 +120,8 @@ int main(int argc, char** argv) {
       std::string last;
       if (!sol.rows.empty())
         for (double v : sol.rows.back()) last += fmt::format("{}{:.17g}", last.empty() ? "" : " ", v);
-      fmt::print("{:<28} {:>10.2f} {:>8.2f} {:>8} {:>10} {:>12.4f} {:>14.2f}  {}\n", file, build, cc, sol.stats.steps,
-                 evals, cpu,
-                 1e6 * (cpu - cpu4) / double(evals - evals4), last);
+      fmt::print("{:<28} {:>10.2f} {:>8.2f} {:>8} {:>10} {:>12.4f} {:>14.2f} {:>10.2f}  {}\n", file, build, cc,
+                 sol.stats.steps, evals, cpu, 1e6 * (cpu - cpu4) / double(evals - evals4), 1e6 * rhs, last);
     } catch (const Error& e) {
       fmt::print("{:<28} failed: {}\n", file, e.diagnostic().message);
       return 1;
