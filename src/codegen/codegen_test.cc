@@ -675,7 +675,9 @@ Program LargeProgram(int links, int n, double scale = 1.0) {
 
 // Operations per generated function, as the C source shows them: every statement
 // computing a value or storing a block output (copies of a value to w and the
-// NaN/Inf check are not operations).
+// NaN/Inf check are not operations). A statement into which temporaries read
+// once are nested holds several operations, so this counts at most as many as
+// there are; NativeProgram::max_function_ops() gives the exact bound.
 std::vector<int> OpsPerFunction(const std::string& source) {
   std::vector<int> ops;
   size_t pos = 0;
@@ -732,6 +734,54 @@ TEST(Codegen, GeneratedFunctionsStayWithinTheBound) {
   auto tape = Compile(p, Opts(Backend::kTape));
   for (double x : {0.3, -1.7, 2.5})
     ExpectBitwiseEqual(RunOnce(*native, x), RunOnce(*tape, x), "bounded native vs tape");
+}
+
+TEST(Codegen, SingleUseTemporariesAreNestedIntoTheirReader) {
+  // o = (x*y + z) * sin(w) - x/w: every intermediate value is read once, so the
+  // C source has no temporary of its own, and native agrees with the tape.
+  ProgramBuilder b;
+  symbol x = b.Slot("x"), y = b.Slot("y"), z = b.Slot("z"), w = b.Slot("w"), o = b.Slot("o");
+  b.Assign(o, (x * y + z) * GiNaC::sin(w) - x / w);
+  const std::string source = codegen::GenerateC(codegen::Lower(b.p));
+  EXPECT_EQ(source.find("const double t"), std::string::npos) << source;
+  EXPECT_NE(source.find("sin(s[3])"), std::string::npos) << source;
+  auto tape = Compile(b.p, Opts(Backend::kTape));
+  auto native = Compile(b.p, Opts(Backend::kNative));
+  ASSERT_EQ(native->backend_name(), "native");
+  for (double v : {0.3, -1.7, 2.5}) {
+    std::vector<double> st = {v, 2 * v, 0.5, 1 + v * v, 0}, sn = st;
+    tape->Run(st.data());
+    native->Run(sn.data());
+    ExpectBitwiseEqual(sn, st, "nested native vs tape");
+  }
+}
+
+TEST(Codegen, NestedTemporaryDoesNotReadASlotWrittenInBetween) {
+  // A lowered plan (written by hand: the lowering itself never reads a slot's
+  // old contents after writing it) in which t0 = s0 * s1 is read after s0 is
+  // written: t0 must keep the old s0, so it stays a temporary.
+  codegen::Plan plan;
+  plan.num_slots = 3;
+  plan.num_temps = 1;
+  plan.constants = {5.0, 1.0};
+  plan.slot_names = {"a", "b", "c"};
+  for (const char* n : {"a", "b", "c"}) plan.symbols.push_back(ex(symbol(n)));
+  using K = codegen::Ref::Kind;
+  const codegen::Ref s0{K::kSlot, 0}, s1{K::kSlot, 1}, s2{K::kSlot, 2}, t0{K::kTemp, 0}, five{K::kConst, 0},
+      one{K::kConst, 1};
+  plan.groups.emplace_back();
+  plan.groups[0].straight.code = {{codegen::Op::kMul, s0, s1, t0},
+                                  {codegen::Op::kCopy, five, {}, s0},
+                                  {codegen::Op::kAdd, t0, one, s2}};
+  plan.written = {{0, -1, ex(5)}, {2, -1, ex(0)}};
+  plan.groups[0].written_end = 2;
+  const std::string source = codegen::GenerateC(plan);
+  EXPECT_NE(source.find("const double t0 = s[0] * s[1];"), std::string::npos) << source;
+  auto native = codegen::NativeProgram::Create(plan, Opts(Backend::kNative));
+  std::vector<double> s = {3.0, 4.0, 0.0};
+  native->Run(s.data());
+  EXPECT_EQ(s[0], 5.0);
+  EXPECT_EQ(s[2], 13.0);  // 3 * 4 + 1, not 5 * 4 + 1
 }
 
 TEST(Codegen, UnitsAreCompiledAndCachedSeparately) {

@@ -245,11 +245,64 @@ std::string CWriter::Text(const Ref& r, int fn) const {
 // staying live across calls to libm, which would spill them.
 void CWriter::EmitCode(int fn, bool check) {
   const Function& f = fns_[fn];
+  const size_t n = f.end - f.begin;
+  // A temporary read once, by a later operation of this function, is written
+  // into that operation's expression instead of a local of its own: an
+  // unoptimized (-O0) build then keeps it in a register rather than storing it
+  // on the stack and loading it back. The arithmetic is the same operations on
+  // the same operands (no contraction: -ffp-contract=off), so the results do not
+  // change. Not when a slot the nested expression reads is written in between,
+  // and no deeper than kMaxNesting, to keep the expressions short.
+  constexpr int kMaxNesting = 8;
+  auto index_of = [&](const Ref& r) -> long {  // the operation of this function computing r, or -1
+    if (r.kind != Ref::Kind::kTemp || def_fn_[r.index] != fn) return -1;
+    return long(local_[r.index]);
+  };
+  std::vector<int> uses(n, 0), depth(n, 0);
+  std::vector<long> local_pos(n, -1);  // local number -> position in the function
+  for (size_t i = 0; i < n; ++i) {
+    const Instr& in = f.sec->code[f.begin + i];
+    if (in.out.kind == Ref::Kind::kTemp) local_pos[local_[in.out.index]] = long(i);
+  }
+  auto pos_of = [&](const Ref& r) -> long {
+    const long l = index_of(r);
+    return l < 0 ? -1 : local_pos[l];
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const Instr& in = f.sec->code[f.begin + i];
+    for (const Ref* r : {&in.a, IsBinary(in.op) ? &in.b : nullptr})
+      if (r && pos_of(*r) >= 0) ++uses[pos_of(*r)];
+  }
+  if (f.block >= 0)
+    for (size_t i = f.out_begin; i < f.out_end; ++i)
+      if (pos_of(Outputs(f)[i]) >= 0) uses[pos_of(Outputs(f)[i])] += 2;  // outputs read locals by name
+  // nested[i]: operation i is written into its single reader; reads[i]: the
+  // slots its (nested) expression reads.
+  std::vector<char> nested(n, 0);
+  std::vector<std::vector<int>> reads(n);
+  std::vector<std::string> expr(n);
   std::vector<int> written;
-  for (size_t i = f.begin; i < f.end; ++i) {
-    const Instr& in = f.sec->code[i];
-    const std::string a = Text(in.a, fn);
-    const std::string b = IsBinary(in.op) ? Text(in.b, fn) : std::string();
+  for (size_t i = 0; i < n; ++i) {
+    const Instr& in = f.sec->code[f.begin + i];
+    std::string a, b;
+    int d = 0;
+    for (int k = 0; k < (IsBinary(in.op) ? 2 : 1); ++k) {
+      const Ref& r = k == 0 ? in.a : in.b;
+      std::string& text = k == 0 ? a : b;
+      const long p = pos_of(r);
+      if (p >= 0 && nested[p]) {
+        text.reserve(expr[p].size() + 2);
+        text += '(';
+        text += expr[p];
+        text += ')';
+        d = std::max(d, depth[p] + 1);
+        reads[i].insert(reads[i].end(), reads[p].begin(), reads[p].end());
+        std::vector<int>().swap(reads[p]);
+      } else {
+        text = Text(r, fn);
+        if (r.kind == Ref::Kind::kSlot) reads[i].push_back(r.index);
+      }
+    }
     std::string e;
     switch (in.op) {
       case Op::kAdd: e = a + " + " + b; break;
@@ -265,11 +318,32 @@ void CWriter::EmitCode(int fn, bool check) {
     if (in.out.kind == Ref::Kind::kSlot) {
       out_ += fmt::format("  s[{}] = {};\n", in.out.index, e);
       written.push_back(in.out.index);
-    } else {
-      const int t = local_[in.out.index];
-      out_ += fmt::format("  const double t{} = {};\n", t, e);
-      if (w_index_[in.out.index] >= 0) out_ += fmt::format("  w[{}] = t{};\n", w_index_[in.out.index], t);
+      continue;
     }
+    depth[i] = d;
+    if (uses[i] == 1 && w_index_[in.out.index] < 0 && d < kMaxNesting) {
+      // Its reader: the next operation of this function that reads it.
+      size_t u = i + 1;
+      for (; u < n; ++u) {
+        const Instr& next = f.sec->code[f.begin + u];
+        if (next.a == in.out || (IsBinary(next.op) && next.b == in.out)) break;
+      }
+      bool clobbered = u >= n;
+      for (size_t k = i + 1; k < u && !clobbered; ++k) {
+        const Ref& o = f.sec->code[f.begin + k].out;
+        if (o.kind == Ref::Kind::kSlot)
+          clobbered = std::find(reads[i].begin(), reads[i].end(), o.index) != reads[i].end();
+      }
+      if (!clobbered) {
+        nested[i] = 1;
+        expr[i] = std::move(e);
+        continue;
+      }
+    }
+    std::vector<int>().swap(reads[i]);
+    const int t = local_[in.out.index];
+    out_ += fmt::format("  const double t{} = {};\n", t, e);
+    if (w_index_[in.out.index] >= 0) out_ += fmt::format("  w[{}] = t{};\n", w_index_[in.out.index], t);
   }
   if (!check) return;
   std::sort(written.begin(), written.end());

@@ -20,6 +20,7 @@ constexpr double kEps = std::numeric_limits<double>::epsilon();
 constexpr int kMaxHalvings = 12;           // line search: lambda down to 2^-12
 constexpr int kSmallBlock = 16;            // up to this size, our own LU; above, Eigen's
 constexpr double kRegularization = 1e-10;  // sparse multiplier blocks (see newton.h)
+constexpr double kRedundantPivot = 1e-8;   // multiplier blocks: a smaller relative pivot means redundancy
 
 // Max-norm that is +Inf as soon as any entry is NaN or Inf.
 double InfNorm(const double* x, int n) {
@@ -205,6 +206,8 @@ NewtonSolver::NewtonSolver(const Plan& plan, int block, const CodegenOptions& op
     if (plan.slot_names[b_->unknowns[j]].rfind("lambda_", 0) == 0) multiplier_[j] = has_multipliers_ = true;
   const int nnz = static_cast<int>(b_->jacobian_nz.size());
   jv_.assign(nnz, 0.0);
+  nz_row_.resize(nnz);
+  for (int k = 0; k < nnz; ++k) nz_row_[k] = b_->jacobian_nz[k] % n_;
   using BS = CodegenOptions::BlockSolve;
   const bool sparse =
       options.block_solve == BS::kSparse || (options.block_solve == BS::kAuto && n_ >= CodegenOptions::kSparseMinSize &&
@@ -250,7 +253,7 @@ void NewtonSolver::Scatter() {
 
 void NewtonSolver::SparseNorms() {
   work_.setZero();
-  for (size_t k = 0; k < jv_.size(); ++k) work_[b_->jacobian_nz[k] % n_] += std::fabs(jv_[k]);
+  for (size_t k = 0; k < jv_.size(); ++k) work_[nz_row_[k]] += std::fabs(jv_[k]);
   jnorm_ = work_.maxCoeff();
 }
 
@@ -265,16 +268,43 @@ bool NewtonSolver::FactorSparse() {
   return std::isfinite(InfNorm(du_.data(), n_));
 }
 
+bool NewtonSolver::SolveLinearSparsePlain(double* s, BlockFns& fns, double rnorm, double u0) {
+  if (!sparse_->Factor(jx_.data())) return false;
+  if (has_multipliers_ && !(sparse_->rcond() > kRedundantPivot)) return false;
+  du_ = r_;
+  sparse_->Solve(du_.data());
+  if (!std::isfinite(InfNorm(du_.data(), n_))) return false;
+  u_ -= du_;
+  StoreU(s);
+  fns.Residual(s, r_.data());
+  const double r1 = InfNorm(r_.data(), n_);
+  const double scale = 1 + jnorm_ * (u0 + InfNorm(u_.data(), n_)) + rnorm;
+  return std::isfinite(r1) && r1 <= 1e-8 * scale;
+}
+
 bool NewtonSolver::SolveLinearSparse(double* s, BlockFns& fns, double rnorm) {
   if (!std::isfinite(InfNorm(jv_.data(), static_cast<int>(jv_.size())))) return false;
   SparseNorms();
   std::fill(jx_.begin(), jx_.end(), 0.0);
   for (size_t k = 0; k < jv_.size(); ++k) jx_[sp_of_nz_[k]] = jv_[k];
+  const double u0 = InfNorm(u_.data(), n_);
+  if (!regularized_) {
+    if (SolveLinearSparsePlain(s, fns, rnorm, u0)) return true;
+    if (!has_multipliers_) return false;
+    // Redundant constraints (or a configuration where the joints' constraints
+    // are nearly dependent): the regularized solve, with pivots chosen for it,
+    // from the entry point, for this call and the following ones.
+    regularized_ = true;
+    sparse_->Forget();
+    u_ = u_old_;
+    StoreU(s);
+    fns.Residual(s, r_.data());
+    if (!std::isfinite(InfNorm(r_.data(), n_))) return false;
+  }
   // r(u) = J u + c: the constant part, from the residual at the entry point.
   sparse_->Multiply(jx_.data(), u_.data(), work_.data());
   Eigen::VectorXd& c = affine_;
   c = r_ - work_;
-  const double u0 = InfNorm(u_.data(), n_);
   ax_ = jx_;
   if (has_multipliers_) {
     // delta = kRegularization max |J_jj|, the same on every multiplier, so that

@@ -57,9 +57,17 @@ class RuntimeChecks {
 // throws; a sparse one allocates when it chooses new pivots (the first call, and
 // when refactoring with the old ones has degraded them).
 //
-// Blocks of constraint multipliers (unknowns lambda_*) solved sparsely are
-// regularized: (J + D) with D_jj = +-1e-10 max_k |J_kk| on the multipliers'
-// diagonal (the sign of J_jj), and the solution refined on J itself from u = 0 (iterated Tikhonov). Redundant
+// A linear block solved sparsely takes one Newton step on J itself from the
+// entry point (one refactorization, one solve), as long as its pivots stay
+// above 1e-8 of the largest for a block of constraint multipliers (the dense
+// path's test for redundant constraints). A multiplier block that fails it (or
+// the residual check) is taken to have redundant constraints and is solved from
+// then on as follows.
+//
+// Blocks of constraint multipliers (unknowns lambda_*) with redundant
+// constraints, solved sparsely, are regularized: (J + D) with
+// D_jj = +-1e-10 max_k |J_kk| on the multipliers' diagonal (the sign of J_jj),
+// and the solution refined on J itself from u = 0 (iterated Tikhonov). Redundant
 // constraints make J singular only along multipliers; the refinement converges
 // on the rest and leaves no component along the kernel, so the forces are the
 // minimum-norm ones, as the dense path's complete orthogonal decomposition
@@ -84,6 +92,8 @@ class NewtonSolver {
   // unchanged in meaning: the caller restores them) when it does not reach the
   // dense path's tolerance.
   bool SolveLinearSparse(double* s, BlockFns& fns, double rnorm);
+  // Its first attempt: one Newton step on J (jx_), u0 = |u| at the entry point.
+  bool SolveLinearSparsePlain(double* s, BlockFns& fns, double rnorm, double u0);
   // Nonlinear blocks: du_ = J^-1 r_ by the sparse LU; false when singular.
   bool FactorSparse();
   // Redundant constraints: when J_ is singular only in the directions of
@@ -110,12 +120,14 @@ class NewtonSolver {
   Eigen::VectorXd u_, u_old_, du_, r_;
   Eigen::MatrixXd J_;
   std::vector<double> jv_;  // the Jacobian's structural non-zeros (BlockPlan::jacobian_nz)
+  std::vector<int> nz_row_;  // the row of each
   // Sparse path: the LU, the position of each non-zero in its values (whose
   // pattern adds the multipliers' diagonal), and per unknown the position of
   // its diagonal entry when it is regularized (-1 otherwise).
   std::unique_ptr<SparseLU> sparse_;
   std::vector<int> sp_of_nz_, sp_diag_;
   std::vector<double> ax_, jx_;
+  bool regularized_ = false;  // linear multiplier block found redundant: always the regularized solve
   Eigen::VectorXd work_, work2_, affine_;  // affine_: r(0) of a linear block
   Eigen::PartialPivLU<Eigen::MatrixXd> lu_;  // large blocks
   std::vector<double> small_lu_;             // small blocks: factors of J_ (column-major)

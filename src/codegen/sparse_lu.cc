@@ -21,11 +21,13 @@ namespace {
 // kSingular is singular.
 constexpr double kRefactorLimit = 1e-10;
 constexpr double kSingular = 1e-14;
+constexpr int kScale = 2;  // KLU's default: rows scaled by their largest entry
 }  // namespace
 
 SparseLU::SparseLU(int n, std::vector<int> ap, std::vector<int> ai)
     : n_(n), ap_(std::move(ap)), ai_(std::move(ai)), klu_(new Klu) {
   klu_defaults(&klu_->common);
+  klu_->common.scale = kScale;
   klu_->common.halt_if_singular = 0;  // report through the pivots instead
   klu_->symbolic = klu_analyze(n_, ap_.data(), ai_.data(), &klu_->common);
   if (!klu_->symbolic) {
@@ -51,9 +53,18 @@ bool SparseLU::Factor(const double* ax) {
   klu_common* c = &klu_->common;
   if (klu_->numeric) {
     ++refactorizations_;
-    if (klu_refactor(ap_.data(), ai_.data(), values, klu_->symbolic, klu_->numeric, c) &&
-        klu_rcond(klu_->symbolic, klu_->numeric, c) && c->status == KLU_OK && c->rcond > kRefactorLimit)
+    // With the pivot order fixed, row scaling changes only the rounding: the
+    // refactorization goes without it (and without KLU's checks of the pattern,
+    // which is the one analysed); a fresh factorization (below) chooses its
+    // pivots on scaled rows.
+    c->scale = -1;
+    const bool refactored = klu_refactor(ap_.data(), ai_.data(), values, klu_->symbolic, klu_->numeric, c);
+    c->scale = kScale;
+    if (refactored && klu_rcond(klu_->symbolic, klu_->numeric, c) && c->status == KLU_OK &&
+        c->rcond > kRefactorLimit) {
+      rcond_ = c->rcond;
       return true;
+    }
     klu_free_numeric(&klu_->numeric, c);
   }
   ++factorizations_;
@@ -63,7 +74,12 @@ bool SparseLU::Factor(const double* ax) {
     klu_free_numeric(&klu_->numeric, c);
     return false;
   }
+  rcond_ = c->rcond;
   return true;
+}
+
+void SparseLU::Forget() {
+  if (klu_->numeric) klu_free_numeric(&klu_->numeric, &klu_->common);
 }
 
 void SparseLU::Solve(double* b) { klu_solve(klu_->symbolic, klu_->numeric, n_, 1, b, &klu_->common); }

@@ -21,6 +21,11 @@ class SparseLU {
   // singular to working precision: a pivot below 1e-14 of the largest (after
   // choosing new pivots), or not finite.
   bool Factor(const double* ax);
+  // The reciprocal pivot growth of the last successful factorization (smallest
+  // over largest pivot magnitude).
+  double rcond() const { return rcond_; }
+  // Drops the factors, so that the next Factor chooses its pivots afresh.
+  void Forget();
   // b := A^-1 b with the last successful factorization.
   void Solve(double* b);
   // y = A x with the values of the last Factor call, or given values.
@@ -39,6 +44,7 @@ class SparseLU {
   std::vector<int> ap_, ai_;
   Klu* klu_;
   long factorizations_ = 0, refactorizations_ = 0;
+  double rcond_ = 0;
 };
 
 }  // namespace paynter::codegen
