@@ -17,35 +17,6 @@ struct FmuArgs {
 };
 FmuArgs args;
 
-// NAME=NUMBER, as simulate's --param.
-std::map<std::string, double> ParseOverrides(const std::vector<std::string>& params) {
-  std::map<std::string, double> out;
-  for (const std::string& kv : params) {
-    const size_t eq = kv.find('=');
-    double v = 0;
-    size_t used = 0;
-    bool ok = eq != std::string::npos && eq > 0;
-    if (ok) {
-      try {
-        v = std::stod(kv.substr(eq + 1), &used);
-        ok = used == kv.size() - eq - 1 && std::isfinite(v);
-      } catch (const std::exception&) {
-        ok = false;
-      }
-    }
-    if (!ok) {
-      paynter::Diagnostic d;
-      d.where.file = args.options.model_file;
-      d.message = fmt::format("bad --param '{}'", kv);
-      d.expected = "NAME=NUMBER, a finite number";
-      d.got = kv;
-      throw paynter::Error(d);
-    }
-    out[kv.substr(0, eq)] = v;
-  }
-  return out;
-}
-
 }  // namespace
 
 CLI::App* AddFmuCommand(CLI::App& app) {
@@ -73,7 +44,7 @@ int RunFmuCommand() {
   paynter::FmuOptions& o = args.options;
   o.model_exchange = args.kind != "cs";
   o.co_simulation = args.kind != "me";
-  o.overrides = ParseOverrides(args.params);
+  for (const auto& [name, value] : paynter::ParseParameterOverrides(args.params, o.model_file)) o.overrides[name] = value;
   const paynter::FmuReport r = paynter::ExportFmu(o);
   std::cout << fmt::format(
       "wrote {} ({} bytes): FMI 2.0 {}, model identifier {}, --form {}\n"

@@ -36,29 +36,6 @@ CLI::App *linearize_cmd = nullptr, *bode_cmd = nullptr;
   throw Error(std::move(d));
 }
 
-// NAME=NUMBER pairs of an option, in the order given.
-std::vector<std::pair<std::string, double>> Pairs(const std::vector<std::string>& items, const std::string& option,
-                                                  const std::string& file) {
-  std::vector<std::pair<std::string, double>> out;
-  for (const auto& kv : items) {
-    const auto eq = kv.find('=');
-    double v = 0;
-    size_t used = 0;
-    bool ok = eq != std::string::npos && eq > 0;
-    if (ok) {
-      try {
-        v = std::stod(kv.substr(eq + 1), &used);
-      } catch (const std::exception&) {
-        ok = false;
-      }
-    }
-    if (!ok || used != kv.size() - eq - 1 || !std::isfinite(v))
-      Fail(file, fmt::format("bad {} '{}'", option, kv), "NAME=NUMBER, a finite number", kv);
-    out.emplace_back(kv.substr(0, eq), v);
-  }
-  return out;
-}
-
 // A model with its inputs, equations and operating point.
 struct Linearized {
   EquationSystem eqs;
@@ -68,7 +45,7 @@ struct Linearized {
 
 Linearized Run(const LinearArgs& a, bool at_given) {
   std::map<std::string, double> overrides;
-  for (const auto& [k, v] : Pairs(a.params, "--param", a.file)) overrides[k] = v;
+  for (const auto& [k, v] : ParseParameterOverrides(a.params, a.file)) overrides[k] = v;
   const Model loaded = overrides.empty() ? LoadModel(a.file)
                                          : LoadModelFor(a.file, ConstraintMethod::kAuto, ParasiticOptions{}, false,
                                                         overrides);
@@ -80,7 +57,7 @@ Linearized Run(const LinearArgs& a, bool at_given) {
   r.eqs = BuildEquations(model, graph);
   std::vector<double> x = r.eqs.initial_state;
   std::vector<std::string> given;
-  for (const auto& [name, value] : Pairs(a.states, "--state", a.file)) {
+  for (const auto& [name, value] : ParseParameterOverrides(a.states, a.file, "--state")) {
     given.push_back(name);
     const auto it = std::find(r.eqs.state_names.begin(), r.eqs.state_names.end(), name);
     if (it == r.eqs.state_names.end())

@@ -18,19 +18,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code;
-  std::string out;
-};
-
-Result RunCli(const std::string& args) {
-  const std::string cmd = std::string(PAYNTER_EXE) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[512];
-  while (fgets(buf, sizeof buf, p)) out += buf;
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+testing::CommandResult RunCli(const std::string& args) {
+  return testing::RunCommand(std::string(PAYNTER_EXE) + " " + args);
 }
 
 fs::path TempDir() {

@@ -21,19 +21,8 @@ namespace {
 namespace fs = std::filesystem;
 using testing::SourcePath;
 
-struct Result {
-  int code;
-  std::string out;  // stdout and stderr
-};
-
-Result Shell(const std::string& cmd) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  std::string out;
-  char buf[512];
-  while (fgets(buf, sizeof buf, p)) out += buf;
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using Result = testing::CommandResult;
+Result Shell(const std::string& cmd) { return testing::RunCommand(cmd); }
 
 Result Cli(const std::string& args) { return Shell(std::string(PAYNTER_EXE) + " " + args); }
 

@@ -440,6 +440,9 @@ GiNaC::ex ParseExpressionText(const std::string& text, const ExpressionNames& na
 // condition holds) and sets *strict (false for <= and >=).
 GiNaC::ex ParseConditionText(const std::string& text, const ExpressionNames& names, bool* strict,
                              const ConstantValue* constant = nullptr);
+// A plain number (no names, trailing blanks allowed): a parameter written so
+// is not derived from others.
+bool IsNumberText(const std::string& text);
 
 // Reads a YAML model file into a ModelSpec (no expressions parsed yet); a
 // model with submodels comes back flat (FlattenSubmodels).

@@ -54,9 +54,11 @@ struct RunOptions {
   std::vector<std::pair<std::string, double>> params;
 };
 
-// NAME=NUMBER texts (--param) as overrides; throws Error naming a bad one.
+// NAME=NUMBER texts (--param, or the command-line `option` named) as
+// overrides, in order; throws Error naming a bad one.
 std::vector<std::pair<std::string, double>> ParseParameterOverrides(const std::vector<std::string>& texts,
-                                                                    const std::string& file = "");
+                                                                    const std::string& file = "",
+                                                                    const std::string& option = "--param");
 
 // Lagrange's equations of a mechanism written under `multibody:` are formed in
 // its joint coordinates; every other form keeps the bodies' Newton–Euler

@@ -104,16 +104,6 @@ std::string BuildIdentity() {
                      static_cast<long long>(st.st_mtim.tv_sec), static_cast<long>(st.st_mtim.tv_nsec));
 }
 
-// A plain number (no names): the parameter is not derived from others.
-bool IsNumberText(const std::string& text) {
-  const char* begin = text.c_str();
-  char* end = nullptr;
-  std::strtod(begin, &end);
-  if (end == begin) return false;
-  while (*end == ' ' || *end == '\t') ++end;
-  return *end == '\0';
-}
-
 void WriteProgram(ByteWriter& w, const std::shared_ptr<const LoweredProgram>& p) {
   w(p != nullptr);
   if (!p) return;

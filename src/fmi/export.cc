@@ -59,15 +59,6 @@ std::string Identifier(const std::string& name) {
   return id;
 }
 
-bool IsNumberText(const std::string& text) {
-  const char* begin = text.c_str();
-  char* end = nullptr;
-  std::strtod(begin, &end);
-  if (end == begin) return false;
-  while (*end == ' ' || *end == '\t') ++end;
-  return *end == '\0';
-}
-
 // True when the identifier `name` appears in `text`.
 bool Mentions(const std::string& text, const std::string& name) {
   size_t i = 0;

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 #include <vector>
 
@@ -618,6 +619,15 @@ size_t UnitBracketEnd(const std::string& text, size_t open) {
 
 bool IsSignalFunction(const std::string& name) {
   return name == "step_at" || name == "ramp" || name == "pulse" || name == "square" || name == "table";
+}
+
+bool IsNumberText(const std::string& text) {
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  std::strtod(begin, &end);
+  if (end == begin) return false;
+  while (*end == ' ' || *end == '\t') ++end;
+  return *end == '\0';
 }
 
 }  // namespace paynter

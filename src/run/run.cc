@@ -269,19 +269,20 @@ int EquationsText(const std::string& path, bool latex, const std::string& form, 
 // ---- running a model ------------------------------------------------------
 
 std::vector<std::pair<std::string, double>> ParseParameterOverrides(const std::vector<std::string>& texts,
-                                                                    const std::string& file) {
+                                                                    const std::string& file, const std::string& option) {
   std::vector<std::pair<std::string, double>> out;
   for (const auto& kv : texts) {
     const auto eq = kv.find('=');
     double v = 0;
     try {
-      if (eq == std::string::npos) throw std::invalid_argument("no =");
+      if (eq == std::string::npos || eq == 0) throw std::invalid_argument("no NAME=");
       size_t used = 0;
       v = std::stod(kv.substr(eq + 1), &used);
       if (used != kv.size() - eq - 1) throw std::invalid_argument("trailing");
     } catch (const std::exception&) {
       Diagnostic d;
-      d.message = fmt::format("bad --param '{}'", kv);
+      d.where.file = file;
+      d.message = fmt::format("bad {} '{}'", option, kv);
       d.expected = "NAME=NUMBER";
       d.got = kv;
       throw Error(d);
@@ -289,7 +290,7 @@ std::vector<std::pair<std::string, double>> ParseParameterOverrides(const std::v
     if (!std::isfinite(v)) {
       Diagnostic d;
       d.where.file = file;
-      d.message = fmt::format("--param {}: the value is not a finite number", kv);
+      d.message = fmt::format("{} {}: the value is not a finite number", option, kv);
       d.expected = "NAME=NUMBER, a finite number";
       d.got = kv;
       throw Error(d);
