@@ -38,18 +38,70 @@
 
 namespace paynter {
 
+namespace {
+
+// Minimum-norm solutions with a Gram matrix G = B B^T (B = Q, or A W^1/2):
+// Cholesky of G when B's rows are clearly independent (every pivot of G's
+// Cholesky factor above kCholeskyRatio of the largest, so that the squared
+// condition number costs at most 1e-8 of the step), a pair of triangular
+// solves per call; otherwise the complete orthogonal decomposition of the
+// matrix given, with its rank decision (redundant or nearly dependent rows).
+// Either gives the same step to rounding where both apply.
+class GramSolver {
+ public:
+  static constexpr double kCholeskyRatio = 1e-4;
+  // gram: B B^T; fallback: the matrix the decomposition factors when Cholesky
+  // does not apply (B for positions, G for velocities), its threshold, and
+  // whether its solution is multiplied by B^T afterwards (false: it already
+  // is the minimum-norm step).
+  void Compute(const Eigen::MatrixXd& gram, const Eigen::MatrixXd& fallback, double threshold) {
+    llt_.compute(gram);
+    use_llt_ = llt_.info() == Eigen::Success;
+    if (use_llt_) {
+      const auto d = llt_.matrixLLT().diagonal();
+      const double lo = d.minCoeff(), hi = d.maxCoeff();
+      use_llt_ = lo > kCholeskyRatio * hi && std::isfinite(hi);
+    }
+    if (!use_llt_) {
+      cod_.setThreshold(threshold);
+      cod_.compute(fallback);
+    }
+  }
+  bool cholesky() const { return use_llt_; }
+  // G^-1 b (Cholesky) or the decomposition's solution of the fallback matrix.
+  void Solve(const Eigen::VectorXd& b, Eigen::VectorXd* out) {
+    if (use_llt_) {
+      *out = b;
+      llt_.solveInPlace(*out);
+    } else {
+      *out = cod_.solve(b);
+    }
+  }
+
+ private:
+  Eigen::LLT<Eigen::MatrixXd> llt_;
+  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod_;
+  bool use_llt_ = false;
+};
+
+}  // namespace
+
 struct ConstraintProjector::Cache {
-  // Positions: Q (rows with a position constraint x position states), factored.
-  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> q_cod;
+  // Positions: Q (rows with a position constraint x position states), factored:
+  // Q Q^T by Cholesky when Q is well conditioned, else Q itself by a complete
+  // orthogonal decomposition (see GramSolver).
+  Eigen::MatrixXd q;
+  GramSolver q_solve;
   bool q_valid = false;
   int q_uses = 0;
   // Velocities: A (all rows x momenta), and A W A^T factored (W the inertances).
   Eigen::MatrixXd a;
   Eigen::VectorXd w;
-  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> awa_cod;
+  GramSolver awa_solve;
   bool a_valid = false;
   int a_uses = 0;
   bool for_assembly = false;  // the factorizations leave the held states out
+  Eigen::VectorXd y;          // G^-1 g or G^-1 c of the dense path
   // Sparse path (see the top of the file).
   bool sparse = false;
   std::vector<std::vector<int>> rows_of_pos, rows_of_mom;  // per state in pos_/mom_: rows (into g_/c_)
@@ -345,17 +397,23 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
         x[i] = save;
       }
       g_ = g0;
-      cache.q_cod.setThreshold(1e-8);
-      cache.q_cod.compute(q);
+      cache.q_solve.Compute(q * q.transpose(), q, 1e-8);
+      cache.q = std::move(q);
       cache.q_valid = true;
       cache.q_uses = 0;
     }
     ++cache.q_uses;
     Eigen::VectorXd g(nr);
     for (int r = 0; r < nr; ++r) g[r] = g_[rows_with_position_[r]];
-    const Eigen::VectorXd dq = cache.sparse
-                                   ? Eigen::VectorXd(cache.qs.transpose() * RefinedSolve(cache.qqt, cache.q_ldlt, g))
-                                   : Eigen::VectorXd(cache.q_cod.solve(g));
+    Eigen::VectorXd dq;
+    if (cache.sparse) {
+      dq = cache.qs.transpose() * RefinedSolve(cache.qqt, cache.q_ldlt, g);
+    } else if (cache.q_solve.cholesky()) {
+      cache.q_solve.Solve(g, &cache.y);
+      dq.noalias() = cache.q.transpose() * cache.y;
+    } else {
+      cache.q_solve.Solve(g, &dq);  // Q's decomposition: already Q^+ g
+    }
     for (int j = 0; j < np; ++j) x[pos[j]] -= dq[j];
     moved = true;
     far = far || dq.lpNorm<Eigen::Infinity>() > 1e-8 * (1 + xmax);
@@ -424,19 +482,22 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
         x[i] = save;
       }
       c_ = c0;
-      Eigen::MatrixXd awa = a * w.asDiagonal() * a.transpose();
-      cache.awa_cod.setThreshold(1e-10);
-      cache.awa_cod.compute(awa);
+      const Eigen::MatrixXd awa = a * w.asDiagonal() * a.transpose();
+      cache.awa_solve.Compute(awa, awa, 1e-10);
       cache.a = std::move(a);
       cache.a_valid = true;
       cache.a_uses = 0;
     }
     ++cache.a_uses;
     const Eigen::VectorXd c = Eigen::Map<const Eigen::VectorXd>(c_.data(), nc);
-    const Eigen::VectorXd dp =
-        cache.sparse
-            ? Eigen::VectorXd(w.asDiagonal() * (cache.as.transpose() * RefinedSolve(cache.awat, cache.a_ldlt, c)))
-            : Eigen::VectorXd(w.asDiagonal() * (cache.a.transpose() * cache.awa_cod.solve(c)));
+    Eigen::VectorXd dp;
+    if (cache.sparse) {
+      dp = w.asDiagonal() * (cache.as.transpose() * RefinedSolve(cache.awat, cache.a_ldlt, c));
+    } else {
+      cache.awa_solve.Solve(c, &cache.y);
+      dp.noalias() = cache.a.transpose() * cache.y;
+      dp.array() *= w.array();
+    }
     for (int j = 0; j < nm; ++j) x[mom_[j]] -= dp[j];
     moved = true;
     Evaluate(t, x);
