@@ -130,6 +130,10 @@ class ConstraintProjector {
   double position_tolerance = 1e-12;
   double velocity_tolerance = 1e-12;
   int max_iterations = 20;
+  // Another projector of the same model (the one run after every step) whose
+  // Jacobians this one adopts, outside an assembly and below the sparse size,
+  // whenever they were formed nearer in time than its own; it is not changed.
+  const ConstraintProjector* jacobians_from = nullptr;
   const std::vector<int>& position_states() const { return pos_; }
   const std::vector<int>& momentum_states() const { return mom_; }
 

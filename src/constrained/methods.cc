@@ -143,6 +143,7 @@ Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& so
   ConstraintProjector at_output(model);
   at_output.position_tolerance = projector.position_tolerance;
   at_output.velocity_tolerance = projector.velocity_tolerance;
+  at_output.jacobians_from = &projector;  // the step's Jacobians, formed nearer the output time
   const int n = model.num_states();
   std::function<void(double, const double*, double*)> full_state;
   if (options.stabilize)

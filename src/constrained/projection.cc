@@ -94,12 +94,14 @@ struct ConstraintProjector::Cache {
   GramSolver q_solve;
   bool q_valid = false;
   int q_uses = 0;
+  double q_time = 0;  // the time Q was formed at
   // Velocities: A (all rows x momenta), and A W A^T factored (W the inertances).
   Eigen::MatrixXd a;
   Eigen::VectorXd w;
   GramSolver awa_solve;
   bool a_valid = false;
   int a_uses = 0;
+  double a_time = 0;
   bool for_assembly = false;  // the factorizations leave the held states out
   Eigen::VectorXd y;          // G^-1 g or G^-1 c of the dense path
   // Sparse path (see the top of the file).
@@ -289,6 +291,25 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
   // Factorizations made with other columns or weights are not reused.
   if (hold != cache.for_assembly) cache.q_valid = cache.a_valid = false;
   cache.for_assembly = hold;
+  if (jacobians_from && !assembly && !cache.sparse && &jacobians_from->m_ == &m_) {
+    const Cache& other = *jacobians_from->cache_;
+    if (!other.for_assembly && other.q_valid &&
+        (!cache.q_valid || std::fabs(t - other.q_time) < std::fabs(t - cache.q_time))) {
+      cache.q = other.q;
+      cache.q_solve = other.q_solve;
+      cache.q_valid = true;
+      cache.q_uses = other.q_uses;
+      cache.q_time = other.q_time;
+    }
+    if (!other.for_assembly && other.a_valid &&
+        (!cache.a_valid || std::fabs(t - other.a_time) < std::fabs(t - cache.a_time))) {
+      cache.a = other.a;
+      cache.awa_solve = other.awa_solve;
+      cache.a_valid = true;
+      cache.a_uses = other.a_uses;
+      cache.a_time = other.a_time;
+    }
+  }
   const int np = static_cast<int>(pos.size()), nm = static_cast<int>(mom_.size());
   const int nr = static_cast<int>(rows_with_position_.size()), nc = m_.num_constraints();
   bool moved = false;
@@ -399,6 +420,7 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
       g_ = g0;
       cache.q_solve.Compute(q * q.transpose(), q, 1e-8);
       cache.q = std::move(q);
+      cache.q_time = t;
       cache.q_valid = true;
       cache.q_uses = 0;
     }
@@ -485,6 +507,7 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
       const Eigen::MatrixXd awa = a * w.asDiagonal() * a.transpose();
       cache.awa_solve.Compute(awa, awa, 1e-10);
       cache.a = std::move(a);
+      cache.a_time = t;
       cache.a_valid = true;
       cache.a_uses = 0;
     }
