@@ -19,11 +19,12 @@ namespace {
 constexpr double kEps = std::numeric_limits<double>::epsilon();
 constexpr int kMaxHalvings = 12;           // line search: lambda down to 2^-12
 constexpr int kSmallBlock = 16;            // up to this size, our own LU; above, Eigen's
+constexpr int kDirectBlock = 4;            // linear blocks up to this size: SolveLinearDense
 constexpr double kRegularization = 1e-10;  // sparse multiplier blocks (see newton.h)
 constexpr double kRedundantPivot = 1e-8;   // multiplier blocks: a smaller relative pivot means redundancy
 
 // Max-norm that is +Inf as soon as any entry is NaN or Inf.
-double InfNorm(const double* x, int n) {
+[[gnu::always_inline]] inline double InfNorm(const double* x, int n) {
   double m = 0;
   for (int i = 0; i < n; ++i) {
     const double a = std::fabs(x[i]);
@@ -31,6 +32,55 @@ double InfNorm(const double* x, int n) {
     if (a > m) m = a;
   }
   return m;
+}
+
+// Small blocks (the common case): plain LU with partial pivoting, column-major,
+// several times faster than Eigen's general dynamic-size path at these sizes.
+[[gnu::always_inline]] inline bool SmallLUSolve(double* a, double* x, int n, double tiny) {
+  for (int k = 0; k < n; ++k) {
+    int p = k;
+    double best = std::fabs(a[k + k * n]);
+    for (int i = k + 1; i < n; ++i)
+      if (std::fabs(a[i + k * n]) > best) {
+        best = std::fabs(a[i + k * n]);
+        p = i;
+      }
+    if (!(best > tiny)) return false;
+    if (p != k) {
+      for (int j = 0; j < n; ++j) std::swap(a[k + j * n], a[p + j * n]);
+      std::swap(x[k], x[p]);
+    }
+    const double pivot = a[k + k * n];
+    for (int i = k + 1; i < n; ++i) a[i + k * n] /= pivot;
+    for (int j = k + 1; j < n; ++j) {
+      const double f = a[k + j * n];
+      if (f != 0)
+        for (int i = k + 1; i < n; ++i) a[i + j * n] -= a[i + k * n] * f;
+    }
+    for (int i = k + 1; i < n; ++i) x[i] -= a[i + k * n] * x[k];  // forward substitution
+  }
+  for (int k = n - 1; k >= 0; --k) {  // back substitution
+    x[k] /= a[k + k * n];
+    for (int i = 0; i < k; ++i) x[i] -= a[i + k * n] * x[k];
+  }
+  return std::isfinite(InfNorm(x, n));
+}
+
+// The largest |J_ij| and the max row sum of |J| (n x n, column-major); false
+// when an entry is NaN or Inf.
+[[gnu::always_inline]] inline bool DenseNorms(const double* J, int n, double* maxabs, double* jnorm) {
+  double m = 0;
+  for (int k = 0; k < n * n; ++k) m = std::max(m, std::fabs(J[k]));
+  if (!std::isfinite(InfNorm(J, n * n))) return false;
+  double norm = 0;
+  for (int i = 0; i < n; ++i) {
+    double row = 0;
+    for (int j = 0; j < n; ++j) row += std::fabs(J[i + j * n]);
+    norm = std::max(norm, row);
+  }
+  *maxabs = m;
+  *jnorm = norm;
+  return true;
 }
 
 std::string Num(double v) { return fmt::format("{:.6g}", v); }
@@ -388,22 +438,10 @@ void NewtonSolver::StoreU(double* s) const {
 bool NewtonSolver::Factor() {
   const double* J = J_.data();
   double maxabs = 0;
-  for (int k = 0; k < n_ * n_; ++k) maxabs = std::max(maxabs, std::fabs(J[k]));
-  if (!std::isfinite(InfNorm(J, n_ * n_))) return false;
-  jnorm_ = 0;
-  for (int i = 0; i < n_; ++i) {
-    double row = 0;
-    for (int j = 0; j < n_; ++j) row += std::fabs(J[i + j * n_]);
-    jnorm_ = std::max(jnorm_, row);
-  }
+  if (!DenseNorms(J, n_, &maxabs, &jnorm_)) return false;
   // Blocks of constraint multipliers: a pivot this small means redundant
   // constraints (FactorRedundant then takes over), not a solvable system.
-  const double tiny = (has_multipliers_ ? 1e-8 : n_ * kEps) * maxabs;
-  if (n_ == 1) {
-    if (!(std::fabs(J[0]) > tiny)) return false;
-    du_[0] = r_[0] / J[0];
-    return std::isfinite(du_[0]);
-  }
+  const double tiny = PivotFloor(maxabs);
   if (n_ > kSmallBlock) {
     lu_.compute(J_);
     const auto& lu = lu_.matrixLU();
@@ -412,43 +450,56 @@ bool NewtonSolver::Factor() {
     du_.noalias() = lu_.solve(r_);
     return std::isfinite(InfNorm(du_.data(), n_));
   }
-  // Small blocks (the common case): plain LU with partial pivoting, column-major,
-  // several times faster than Eigen's general dynamic-size path at these sizes.
-  const int n = n_;
   double* a = small_lu_.data();
-  std::copy(J, J + n * n, a);
+  std::copy(J, J + n_ * n_, a);
   double* x = du_.data();
-  for (int i = 0; i < n; ++i) x[i] = r_[i];
-  for (int k = 0; k < n; ++k) {
-    int p = k;
-    double best = std::fabs(a[k + k * n]);
-    for (int i = k + 1; i < n; ++i)
-      if (std::fabs(a[i + k * n]) > best) {
-        best = std::fabs(a[i + k * n]);
-        p = i;
-      }
-    if (!(best > tiny)) return false;
-    if (p != k) {
-      for (int j = 0; j < n; ++j) std::swap(a[k + j * n], a[p + j * n]);
-      std::swap(x[k], x[p]);
-    }
-    const double pivot = a[k + k * n];
-    for (int i = k + 1; i < n; ++i) a[i + k * n] /= pivot;
-    for (int j = k + 1; j < n; ++j) {
-      const double f = a[k + j * n];
-      if (f != 0)
-        for (int i = k + 1; i < n; ++i) a[i + j * n] -= a[i + k * n] * f;
-    }
-    for (int i = k + 1; i < n; ++i) x[i] -= a[i + k * n] * x[k];  // forward substitution
+  for (int i = 0; i < n_; ++i) x[i] = r_[i];
+  return SmallLUSolve(a, x, n_, tiny);
+}
+
+double NewtonSolver::PivotFloor(double maxabs) const { return (has_multipliers_ ? 1e-8 : n_ * kEps) * maxabs; }
+
+template <int n>
+bool NewtonSolver::SolveLinearDense(double* s, BlockFns& fns) {
+  const int* unknowns = b_->unknowns.data();
+  static_assert(n <= kDirectBlock);
+  double u0[n], u1[n], r[n], x[n], a[n * n];
+  for (int j = 0; j < n; ++j) u0[j] = s[unknowns[j]];
+  fns.Residual(s, r);
+  const double rnorm = InfNorm(r, n);
+  if (!std::isfinite(rnorm)) return false;
+  fns.Jacobian(s, jv_.data());
+  std::fill(a, a + n * n, 0.0);
+  for (size_t k = 0; k < jv_.size(); ++k) a[b_->jacobian_nz[k]] = jv_[k];  // n nonzeros at least
+  double maxabs = 0, jnorm = 0;
+  if (!DenseNorms(a, n, &maxabs, &jnorm)) return false;
+  for (int i = 0; i < n; ++i) x[i] = r[i];
+  if (!SmallLUSolve(a, x, n, PivotFloor(maxabs))) return false;
+  for (int j = 0; j < n; ++j) s[unknowns[j]] = u1[j] = u0[j] - x[j];
+  bool ok = std::isfinite(InfNorm(u1, n));
+  if (ok) {
+    fns.Residual(s, r);
+    const double r1 = InfNorm(r, n);
+    const double scale = 1 + jnorm * (InfNorm(u0, n) + InfNorm(u1, n)) + rnorm;
+    ok = std::isfinite(r1) && r1 <= 1e-8 * scale;
   }
-  for (int k = n - 1; k >= 0; --k) {  // back substitution
-    x[k] /= a[k + k * n];
-    for (int i = 0; i < k; ++i) x[i] -= a[i + k * n] * x[k];
+  if (!ok) {
+    for (int j = 0; j < n; ++j) s[unknowns[j]] = u0[j];
+    return false;
   }
-  return std::isfinite(InfNorm(x, n));
+  jnorm_ = jnorm;
+  rank_deficient_ = false;
+  return true;
 }
 
 void NewtonSolver::Solve(double* s, BlockFns& fns) {
+  if (b_->linear && n_ <= kDirectBlock && !sparse_ && redundant_calls_left_ == 0) {
+    const bool done = n_ == 1   ? SolveLinearDense<1>(s, fns)
+                      : n_ == 2 ? SolveLinearDense<2>(s, fns)
+                      : n_ == 3 ? SolveLinearDense<3>(s, fns)
+                                : SolveLinearDense<4>(s, fns);
+    if (done) return;
+  }
   LoadU(s);
   fns.Residual(s, r_.data());
   double rnorm = InfNorm(r_.data(), n_);
