@@ -470,7 +470,7 @@ bool NewtonSolver::SolveLinearDense(double* s, BlockFns& fns) {
   if (!std::isfinite(rnorm)) return false;
   fns.Jacobian(s, jv_.data());
   std::fill(a, a + n * n, 0.0);
-  for (size_t k = 0; k < jv_.size(); ++k) a[b_->jacobian_nz[k]] = jv_[k];  // n nonzeros at least
+  for (size_t k = 0; k < jv_.size(); ++k) a[b_->jacobian_nz[k]] = jv_[k];
   double maxabs = 0, jnorm = 0;
   if (!DenseNorms(a, n, &maxabs, &jnorm)) return false;
   for (int i = 0; i < n; ++i) x[i] = r[i];
