@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -167,6 +168,30 @@ TEST(Codegen, TapeAndNativeAgreeOnExpressions) {
       const double ref = GiNaC::ex_to<numeric>(GiNaC::evalf(exprs[i].subs(subs))).to_double();
       ExpectClose(st[3 + i], ref, 1e-11, what + " tape vs GiNaC");
     }
+  }
+}
+
+TEST(Codegen, SinAndCosOfOneArgumentAgreeBitForBit) {
+  // Native code may take sin and cos of one argument in one sincos call
+  // (-fno-math-errno); the tape calls sin and cos. Same bits, small and large
+  // arguments alike.
+  ProgramBuilder b;
+  symbol x = b.Slot("x"), s = b.Slot("s"), c = b.Slot("c"), q = b.Slot("q");
+  b.Assign(s, GiNaC::sin(x));
+  b.Assign(c, GiNaC::cos(x));
+  b.Assign(q, GiNaC::sqrt(GiNaC::abs(x)) * GiNaC::sin(2 * x) + GiNaC::cos(2 * x));
+  auto tape = Compile(b.p, Opts(Backend::kTape));
+  auto native = Compile(b.p, Opts(Backend::kNative));
+  ASSERT_EQ(native->backend_name(), "native");
+  uint64_t state = 0x9e3779b97f4a7c15ULL;
+  for (int i = 0; i < 3000; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    const double unit = static_cast<double>(state >> 11) / 9007199254740992.0 - 0.5;
+    const double v = unit * (i % 3 == 0 ? 8.0 : i % 3 == 1 ? 2e3 : 1e12);
+    std::vector<double> st = {v, 0, 0, 0}, sn = st;
+    tape->Run(st.data());
+    native->Run(sn.data());
+    for (int k = 1; k < 4; ++k) ASSERT_EQ(st[k], sn[k]) << "slot " << k << " at x = " << v;
   }
 }
 
@@ -511,6 +536,59 @@ TEST(Codegen, LinearBlockIsExactInOneStep) {
   }
 }
 
+TEST(Codegen, SmallLinearBlockMatchesGeneralPath) {
+  // Linear blocks of up to 4 unknowns take the solver's direct dense path; a
+  // fifth, decoupled unknown (w = c) sends the same 4x4 system down the general
+  // path, whose elimination then does the same operations on the first four
+  // (the zero couplings add and subtract exact zeros): both give the same bits,
+  // and the analytic solution. The system needs row exchanges (a zero leading
+  // pivot).
+  const double kv = 0.7, us[4] = {1.25, -3.5, 0.125, 2.0};
+  const auto system = [&](bool decoupled, std::vector<double>* slots) {
+    ProgramBuilder b;
+    symbol k = b.Slot("k"), c = b.Slot("c");
+    std::vector<symbol> rhs, u;
+    for (int i = 0; i < 4; ++i) rhs.push_back(b.Slot("b" + std::to_string(i)));
+    for (int i = 0; i < 4; ++i) u.push_back(b.Slot("u" + std::to_string(i)));
+    symbol w = b.Slot("w"), after = b.Slot("after");
+    const ex A[4][4] = {{0, 2, -1, k}, {3 * k, 1, 4, -2}, {1, -k, 5, 1}, {2, 1, k * k, 7}};
+    std::vector<ex> r;
+    for (int i = 0; i < 4; ++i) r.push_back(A[i][0] * u[0] + A[i][1] * u[1] + A[i][2] * u[2] + A[i][3] * u[3] - rhs[i]);
+    std::vector<symbol> unknowns = u;
+    if (decoupled) {
+      r.push_back(w - c);
+      unknowns.push_back(w);
+    }
+    b.Block(unknowns, r, true, "linear loop");
+    b.Assign(after, u[0] * u[3] - u[1]);
+    slots->assign(b.p.symbols.size(), 0.0);
+    (*slots)[0] = kv;
+    (*slots)[1] = 3;
+    for (int i = 0; i < 4; ++i) {
+      double bi = 0;
+      for (int j = 0; j < 4; ++j) bi += GiNaC::ex_to<GiNaC::numeric>(A[i][j].subs(k == kv).evalf()).to_double() * us[j];
+      (*slots)[2 + i] = bi;
+    }
+    for (int j = 0; j < 4; ++j) (*slots)[6 + j] = 10.0 * j - 4;  // any starting point
+    return b.p;
+  };
+  for (Backend be : {Backend::kTape, Backend::kNative}) {
+    std::vector<double> direct, general;
+    auto p4 = Compile(system(false, &direct), Opts(be));
+    auto p5 = Compile(system(true, &general), Opts(be));
+    for (int rep = 0; rep < 2; ++rep) {  // from the start above, then from the previous solution
+      p4->Run(direct.data());
+      p5->Run(general.data());
+      for (int j = 0; j < 4; ++j) {
+        EXPECT_EQ(direct[6 + j], general[6 + j]) << p4->backend_name() << " u" << j;
+        EXPECT_NEAR(direct[6 + j], us[j], 1e-14) << p4->backend_name() << " u" << j;
+      }
+      EXPECT_EQ(direct[11], general[11]);
+      EXPECT_EQ(general[10], 3.0);
+    }
+  }
+}
+
 TEST(Codegen, LinearMeansExactlyOneStep) {
   // A nonlinear residual wrongly marked linear: one step is taken and the residual
   // check catches it (instead of silently iterating).
@@ -568,6 +646,19 @@ TEST(Codegen, SingularBlockThrowsWithLabel) {
     EXPECT_NE(msg2.find("loop at R3"), std::string::npos) << msg2;
     EXPECT_NE(msg2.find("structurally singular"), std::string::npos) << msg2;
     EXPECT_NE(msg2.find("'v'"), std::string::npos) << msg2;
+  }
+  // A single linear unknown whose coefficient vanishes at run time.
+  ProgramBuilder s1;
+  symbol k1 = s1.Slot("k"), c1 = s1.Slot("c"), u1 = s1.Slot("u");
+  s1.Block({u1}, {k1 * u1 - c1}, true, "loop at C2");
+  for (Backend be : {Backend::kTape, Backend::kNative}) {
+    auto prog = Compile(s1.p, Opts(be));
+    std::vector<double> ok = {2.0, 3.0, 0.0};
+    prog->Run(ok.data());
+    EXPECT_EQ(ok[2], 1.5) << prog->backend_name();
+    const std::string msg = RunError(*prog, {0.0, 3.0, 0.0});
+    EXPECT_NE(msg.find("loop at C2"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("singular"), std::string::npos) << msg;
   }
 }
 

@@ -32,8 +32,11 @@ namespace {
 namespace fs = std::filesystem;
 
 // Flags for the results: no fused multiply-add and no value-changing optimization,
-// so that native code computes exactly what the tape does.
-constexpr const char* kExactFlags = "-ffp-contract=off -fno-fast-math";
+// so that native code computes exactly what the tape does. -fno-math-errno
+// changes no value (only whether errno is set): it lets the compiler take sin and
+// cos of one argument in one sincos call (glibc's sincos gives the same bits as
+// its sin and cos; codegen_test checks native against the tape) and sqrt inline.
+constexpr const char* kExactFlags = "-ffp-contract=off -fno-fast-math -fno-math-errno";
 constexpr const char* kLinkFlags = "-fPIC -shared";
 constexpr const char* kFormatVersion = "paynter-codegen-c-3";
 

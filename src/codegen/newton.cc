@@ -19,11 +19,12 @@ namespace {
 constexpr double kEps = std::numeric_limits<double>::epsilon();
 constexpr int kMaxHalvings = 12;           // line search: lambda down to 2^-12
 constexpr int kSmallBlock = 16;            // up to this size, our own LU; above, Eigen's
+constexpr int kDirectBlock = 4;            // linear blocks up to this size: SolveLinearDense
 constexpr double kRegularization = 1e-10;  // sparse multiplier blocks (see newton.h)
 constexpr double kRedundantPivot = 1e-8;   // multiplier blocks: a smaller relative pivot means redundancy
 
 // Max-norm that is +Inf as soon as any entry is NaN or Inf.
-double InfNorm(const double* x, int n) {
+[[gnu::always_inline]] inline double InfNorm(const double* x, int n) {
   double m = 0;
   for (int i = 0; i < n; ++i) {
     const double a = std::fabs(x[i]);
@@ -92,6 +93,48 @@ bool SolveDefinite(const double* J, int n, double tiny, const double* r, double*
     x[k] = s;
   }
   return true;
+}
+
+// Small blocks (the common case): plain LU with partial pivoting, column-major,
+// several times faster than Eigen's general dynamic-size path at these sizes.
+[[gnu::always_inline]] inline bool SmallLUSolve(double* a, double* x, int n, double tiny) {
+  for (int k = 0; k < n; ++k) {
+    int p = k;
+    double best = std::fabs(a[k + k * n]);
+    for (int i = k + 1; i < n; ++i)
+      if (std::fabs(a[i + k * n]) > best) {
+        best = std::fabs(a[i + k * n]);
+        p = i;
+      }
+    if (!(best > tiny)) return false;
+    if (p != k) {
+      for (int j = 0; j < n; ++j) std::swap(a[k + j * n], a[p + j * n]);
+      std::swap(x[k], x[p]);
+    }
+    const double pivot = a[k + k * n];
+    for (int i = k + 1; i < n; ++i) a[i + k * n] /= pivot;
+    for (int j = k + 1; j < n; ++j) {
+      const double f = a[k + j * n];
+      if (f != 0)
+        for (int i = k + 1; i < n; ++i) a[i + j * n] -= a[i + k * n] * f;
+    }
+    for (int i = k + 1; i < n; ++i) x[i] -= a[i + k * n] * x[k];  // forward substitution
+  }
+  for (int k = n - 1; k >= 0; --k) {  // back substitution
+    x[k] /= a[k + k * n];
+    for (int i = 0; i < k; ++i) x[i] -= a[i + k * n] * x[k];
+  }
+  return std::isfinite(InfNorm(x, n));
+}
+
+// x = J^-1 r for a small dense J (column-major, n x n): LDL^T when J is
+// symmetric and definite, else LU with partial pivoting; a is n*n of work.
+// False when J is singular to `tiny` or x is not finite.
+bool SmallDenseSolve(const double* J, int n, double tiny, const double* r, double* a, double* x) {
+  if (SolveDefinite(J, n, tiny, r, a, x)) return std::isfinite(InfNorm(x, n));
+  std::copy(J, J + n * n, a);
+  std::copy(r, r + n, x);
+  return SmallLUSolve(a, x, n, tiny);
 }
 
 std::string Num(double v) { return fmt::format("{:.6g}", v); }
@@ -454,12 +497,7 @@ bool NewtonSolver::Factor() {
   jnorm_ = jnorm;
   // Blocks of constraint multipliers: a pivot this small means redundant
   // constraints (FactorRedundant then takes over), not a solvable system.
-  const double tiny = (has_multipliers_ ? 1e-8 : n_ * kEps) * maxabs;
-  if (n_ == 1) {
-    if (!(std::fabs(J[0]) > tiny)) return false;
-    du_[0] = r_[0] / J[0];
-    return std::isfinite(du_[0]);
-  }
+  const double tiny = PivotFloor(maxabs);
   if (n_ > kSmallBlock) {
     lu_.compute(J_);
     const auto& lu = lu_.matrixLU();
@@ -468,45 +506,54 @@ bool NewtonSolver::Factor() {
     du_.noalias() = lu_.solve(r_);
     return std::isfinite(InfNorm(du_.data(), n_));
   }
-  // Small blocks (the common case): LDL^T when J is symmetric and definite, else
-  // plain LU with partial pivoting, column-major, several times faster than
-  // Eigen's general dynamic-size path at these sizes.
-  const int n = n_;
-  double* a = small_lu_.data();
-  if (SolveDefinite(J, n, tiny, r_.data(), a, du_.data())) return std::isfinite(InfNorm(du_.data(), n));
-  std::copy(J, J + n * n, a);
-  double* x = du_.data();
-  for (int i = 0; i < n; ++i) x[i] = r_[i];
-  for (int k = 0; k < n; ++k) {
-    int p = k;
-    double best = std::fabs(a[k + k * n]);
-    for (int i = k + 1; i < n; ++i)
-      if (std::fabs(a[i + k * n]) > best) {
-        best = std::fabs(a[i + k * n]);
-        p = i;
-      }
-    if (!(best > tiny)) return false;
-    if (p != k) {
-      for (int j = 0; j < n; ++j) std::swap(a[k + j * n], a[p + j * n]);
-      std::swap(x[k], x[p]);
-    }
-    const double pivot = a[k + k * n];
-    for (int i = k + 1; i < n; ++i) a[i + k * n] /= pivot;
-    for (int j = k + 1; j < n; ++j) {
-      const double f = a[k + j * n];
-      if (f != 0)
-        for (int i = k + 1; i < n; ++i) a[i + j * n] -= a[i + k * n] * f;
-    }
-    for (int i = k + 1; i < n; ++i) x[i] -= a[i + k * n] * x[k];  // forward substitution
+  // Small blocks (the common case): our own LDL^T or LU, several times faster
+  // than Eigen's general dynamic-size path at these sizes.
+  return SmallDenseSolve(J, n_, tiny, r_.data(), small_lu_.data(), du_.data());
+}
+
+double NewtonSolver::PivotFloor(double maxabs) const { return (has_multipliers_ ? 1e-8 : n_ * kEps) * maxabs; }
+
+template <int n>
+bool NewtonSolver::SolveLinearDense(double* s, BlockFns& fns) {
+  const int* unknowns = b_->unknowns.data();
+  static_assert(n <= kDirectBlock);
+  double u0[n], u1[n], r[n], x[n], a[n * n], work[n * n];
+  for (int j = 0; j < n; ++j) u0[j] = s[unknowns[j]];
+  fns.Residual(s, r);
+  const double rnorm = InfNorm(r, n);
+  if (!std::isfinite(rnorm)) return false;
+  fns.Jacobian(s, jv_.data());
+  std::fill(a, a + n * n, 0.0);
+  for (size_t k = 0; k < jv_.size(); ++k) a[b_->jacobian_nz[k]] = jv_[k];
+  double maxabs = 0;
+  const double jnorm = MatrixNorms(a, n, &maxabs);
+  if (!std::isfinite(jnorm)) return false;
+  if (!SmallDenseSolve(a, n, PivotFloor(maxabs), r, work, x)) return false;
+  for (int j = 0; j < n; ++j) s[unknowns[j]] = u1[j] = u0[j] - x[j];
+  bool ok = std::isfinite(InfNorm(u1, n));
+  if (ok) {
+    fns.Residual(s, r);
+    const double r1 = InfNorm(r, n);
+    const double scale = 1 + jnorm * (InfNorm(u0, n) + InfNorm(u1, n)) + rnorm;
+    ok = std::isfinite(r1) && r1 <= 1e-8 * scale;
   }
-  for (int k = n - 1; k >= 0; --k) {  // back substitution
-    x[k] /= a[k + k * n];
-    for (int i = 0; i < k; ++i) x[i] -= a[i + k * n] * x[k];
+  if (!ok) {
+    for (int j = 0; j < n; ++j) s[unknowns[j]] = u0[j];
+    return false;
   }
-  return std::isfinite(InfNorm(x, n));
+  jnorm_ = jnorm;
+  rank_deficient_ = false;
+  return true;
 }
 
 void NewtonSolver::Solve(double* s, BlockFns& fns) {
+  if (b_->linear && n_ <= kDirectBlock && !sparse_ && redundant_calls_left_ == 0) {
+    const bool done = n_ == 1   ? SolveLinearDense<1>(s, fns)
+                      : n_ == 2 ? SolveLinearDense<2>(s, fns)
+                      : n_ == 3 ? SolveLinearDense<3>(s, fns)
+                                : SolveLinearDense<4>(s, fns);
+    if (done) return;
+  }
   LoadU(s);
   fns.Residual(s, r_.data());
   double rnorm = InfNorm(r_.data(), n_);

@@ -86,6 +86,16 @@ class NewtonSolver {
 
  private:
   bool Factor();  // J_ -> du_ = J^-1 r_; false when J_ is (numerically) singular
+  double PivotFloor(double maxabs) const;  // Factor's smallest acceptable pivot
+  // Small dense linear blocks (at most 4 unknowns, the common case of small
+  // models): the general linear path's step and residual check on arrays of
+  // its own, without the bookkeeping for redundant or sparse blocks; the same
+  // operations in the same order, so the same result bit for bit. False, with
+  // the unknowns back at their entry values, whenever the general path has more
+  // to decide (a small pivot, a non-finite value, a failed residual check): it
+  // then starts again from the entry point.
+  template <int n>
+  bool SolveLinearDense(double* s, BlockFns& fns);
   void Scatter();  // jv_ (the structural non-zeros) -> the dense J_
   void SparseNorms();  // jnorm_ from jv_
   // Linear blocks: the sparse solve described above; false (with u_ and s
