@@ -18,6 +18,20 @@ install(TARGETS paynter_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS paynter_sweep_io LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/paynter)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/paynter DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.h")
+# The data the program reads at run time, in P/share/paynter (src/model/data_dir.h):
+# the component library (lib:...) and the report page's script, style and npm
+# libraries (the files html_report.cc inlines, with their licences; node_modules
+# is there after scripts/setup.sh's `npm ci`, and `paynter report` says so when not).
+set(PAYNTER_DATA_DIR ${CMAKE_INSTALL_DATADIR}/paynter)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/library DESTINATION ${PAYNTER_DATA_DIR})
+install(FILES ${PROJECT_SOURCE_DIR}/web/report.js ${PROJECT_SOURCE_DIR}/web/report.css DESTINATION ${PAYNTER_DATA_DIR}/web)
+set(PAYNTER_NPM ${PROJECT_SOURCE_DIR}/web/node_modules)
+install(DIRECTORY ${PAYNTER_NPM}/uplot/dist DESTINATION ${PAYNTER_DATA_DIR}/web/node_modules/uplot OPTIONAL
+        FILES_MATCHING PATTERN "uPlot.iife.min.js" PATTERN "uPlot.min.css")
+install(DIRECTORY ${PAYNTER_NPM}/katex/dist DESTINATION ${PAYNTER_DATA_DIR}/web/node_modules/katex OPTIONAL
+        FILES_MATCHING PATTERN "katex.min.js" PATTERN "katex.min.css" PATTERN "*.woff2" PATTERN "contrib" EXCLUDE)
+install(FILES ${PAYNTER_NPM}/uplot/LICENSE DESTINATION ${PAYNTER_DATA_DIR}/web/node_modules/uplot OPTIONAL)
+install(FILES ${PAYNTER_NPM}/katex/LICENSE DESTINATION ${PAYNTER_DATA_DIR}/web/node_modules/katex OPTIONAL)
 
 set(PAYNTER_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/paynter)
 install(EXPORT paynterTargets NAMESPACE paynter:: DESTINATION ${PAYNTER_CMAKE_DIR})

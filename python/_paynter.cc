@@ -130,14 +130,20 @@ struct RunOutput {
   std::vector<std::string> columns;
   std::unique_ptr<std::vector<double>> data;
   SolverStats stats;
+  CompiledProgram::Tiers tiers;  // of this run only; switched: during it
   double compile_seconds = 0, ready_seconds = 0;
   std::string backend, method, constraints, report;
 };
 
 RunOutput RunOne(const PreparedModel& prepared, CompiledModel& cm, const RunOptions& options) {
   BufferSink sink;
+  const CompiledProgram::Tiers before = cm.tiers();
   RunResult run = RunPrepared(prepared, cm, options, &sink);
   RunOutput out;
+  out.tiers = cm.tiers();
+  out.tiers.tape_runs -= before.tape_runs;
+  out.tiers.native_runs -= before.native_runs;
+  out.tiers.switched = out.tiers.switched && !before.switched;
   out.columns = sink.columns();
   out.data = sink.Take();
   out.stats = run.solution.stats;
@@ -173,6 +179,11 @@ py::dict ToPython(RunOutput&& out) {
   stats["method"] = out.method;
   stats["constraints"] = out.constraints;
   stats["stiff_at"] = out.stats.stiff ? py::object(py::float_(out.stats.stiff_t)) : py::none();
+  stats["events"] = out.stats.events;
+  stats["tape_runs"] = out.tiers.tape_runs;
+  stats["native_runs"] = out.tiers.native_runs;
+  stats["switched_at"] = out.tiers.switched ? py::object(py::float_(out.tiers.switch_slot0)) : py::none();
+  stats["switch_seconds"] = out.tiers.switched ? py::object(py::float_(out.tiers.switch_seconds)) : py::none();
   py::dict d;
   d["columns"] = out.columns;
   d["data"] = data;

@@ -1,26 +1,49 @@
 """Makes `import paynter` find a build's module: writes paynter.pth (one line,
 the directory holding the package paynter/) into this Python's user
 site-packages, or, where user site-packages are off, into the first of its
-site-packages directories it may write. Rewrites the file only when it
-changes. Undo: delete the paynter.pth it names."""
+site-packages directories it may write.
+
+A paynter.pth that already points at another directory holding a paynter
+package (another build, or one the user chose) is left as it is, with a
+message saying so, unless --replace is given (CMake:
+-DPAYNTER_PYTHON_REGISTER_REPLACE=ON); one that points at nothing usable is
+replaced. Rewrites the file only when it changes. Undo: delete the
+paynter.pth it names.
+
+Usage: register.py DIRECTORY [--replace]"""
 import os
 import site
 import sys
 import tempfile
 
 target = os.path.abspath(sys.argv[1])
+replace = "--replace" in sys.argv[2:]
 candidates = ([site.getusersitepackages()] if site.ENABLE_USER_SITE else []) + list(site.getsitepackages())
 line = target + "\n"
+
+
+def holds_package(directory):
+    return os.path.isfile(os.path.join(directory, "paynter", "__init__.py"))
+
+
 for directory in candidates:
     path = os.path.join(directory, "paynter.pth")
     try:
         os.makedirs(directory, exist_ok=True)
         try:
             with open(path) as f:
-                if f.read() == line:
-                    sys.exit(0)
+                current = f.read()
         except OSError:
-            pass
+            current = None
+        if current == line:
+            sys.exit(0)
+        other = (current or "").strip()
+        if current is not None and not replace and holds_package(other):
+            print("paynter: %s points at %s, which holds another paynter module; left as it is, so "
+                  "`import paynter` imports that one, not this build's (%s). To use this build: delete the "
+                  "file (the next build writes it), configure with -DPAYNTER_PYTHON_REGISTER_REPLACE=ON, "
+                  "or set PYTHONPATH=%s" % (path, other, target, target))
+            sys.exit(0)
         fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
         with os.fdopen(fd, "w") as f:
             f.write(line)

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "test_util.h"
 
@@ -87,6 +89,26 @@ TEST(Cli, EveryCommandWorksOnEveryExample) {
     EXPECT_NE(ss.str().find("<svg"), std::string::npos);
   }
   fs::remove_all(dir);
+}
+
+// GiNaC orders the terms of sums by hashes that follow the process's
+// addresses: the equations must read the same in every process.
+TEST(Cli, EquationsReadTheSameInEveryProcess) {
+  const std::string b3 = testing::SourcePath("examples/B3_quick_return.yaml");
+  std::vector<std::string> commands = {"equations " + b3 + " --form lagrange2",
+                                       "equations " + b3 + " --form lagrange2 --latex",
+                                       "equations " + testing::SourcePath("examples/B4_spatial_arm.yaml")};
+#if PAYNTER_FIXED_ADDRESS
+  // A program at a fixed address also takes the same algebraic path each
+  // time: the expanded mechanism's expressions are the same ones, not only
+  // printed in the same order.
+  commands.push_back("equations " + testing::SourcePath("examples/double_pendulum_library.yaml"));
+#endif
+  for (const std::string& args : commands) {
+    const Result first = RunCli(args);
+    ASSERT_EQ(first.code, 0) << args << "\n" << first.out;
+    for (int run = 1; run < 5; ++run) EXPECT_EQ(RunCli(args).out, first.out) << args << ", run " << run;
+  }
 }
 
 TEST(Cli, B1GammaAtTenSecondsWithinOneMicroradian) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -242,6 +243,48 @@ TEST_F(TieredTest, ConcurrentColdRunsLeaveOneSoundCache) {
   EXPECT_NE(c.out.find("(native backend)"), std::string::npos) << c.out;
   EXPECT_EQ(testing::ReadFileBytes(dir_ / "a.csv"), testing::ReadFileBytes(dir_ / "c.csv"));
   EXPECT_EQ(testing::ReadFileBytes(dir_ / "b.csv"), testing::ReadFileBytes(dir_ / "c.csv"));
+}
+
+// A build killed before it renamed its files leaves temporaries in the cache:
+// the next build there removes those older than ten minutes whose build is
+// gone, and keeps a fresh one and those of a build still under way.
+TEST_F(TieredTest, NextBuildRemovesTemporariesOfKilledBuildsOnly) {
+  const fs::path go = dir_ / "go", cache = dir_ / "xdg", objects = cache / "paynter";
+  ScopedEnv cc("CC", GatedCompiler(dir_, go).c_str()), xdg("XDG_CACHE_HOME", cache.c_str());
+  const std::string model = NonlinearModel(dir_);
+  // A build under way: its caller has ended, its compilers wait at the gate.
+  const Cli first = Paynter({"simulate", model, "--t-end", "1", "-o", (dir_ / "a.csv").string()});
+  ASSERT_EQ(first.status, 0) << first.out;
+  const std::vector<std::string> running = Files(objects, ".tmp-");
+  ASSERT_FALSE(running.empty()) << "no compile under way";
+  // A process that has ended: the one that started the killed build.
+  const pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ASSERT_GT(dead, 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(dead, &status, 0), dead);
+  const std::string tag = fmt::format(".tmp-{}-", dead);
+  const std::vector<std::string> stale = {"pn_0123456789abcdef.so" + tag + "0.so",
+                                          "pn_0123456789abcdef.c" + tag + "0.c",
+                                          "pn_0123456789abcdef.so" + tag + "0.log"};
+  const std::string fresh = "pn_fedcba9876543210.so" + tag + "1.so";
+  const auto hour_ago = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  for (const std::string& name : stale) {
+    std::ofstream(objects / name) << "half a file";
+    fs::last_write_time(objects / name, hour_ago);
+  }
+  std::ofstream(objects / fresh) << "being written";
+  for (const std::string& name : running) fs::last_write_time(objects / name, hour_ago);  // old, but in use
+  // Another cold run starts a build in the same cache.
+  const Cli second = Paynter({"simulate", model, "--t-end", "1", "-o", (dir_ / "b.csv").string()});
+  ASSERT_EQ(second.status, 0) << second.out;
+  for (const std::string& name : stale) EXPECT_FALSE(fs::exists(objects / name)) << name;
+  EXPECT_TRUE(fs::exists(objects / fresh));
+  for (const std::string& name : running) EXPECT_TRUE(fs::exists(objects / name)) << name << " of a running build";
+  std::ofstream(go) << "";
+  // Both builds finish and rename their files into place.
+  EXPECT_TRUE(Eventually([&] { return Files(objects, ".so").size() == 2 && Files(objects, ".tmp-").size() == 1; }))
+      << Files(objects, ".tmp-").size() << " temporaries left";
 }
 
 }  // namespace

@@ -459,7 +459,8 @@ ModelSpec ReadModelSpecFile(const std::string& path);
 void FlattenSubmodels(ModelSpec* spec);
 
 // The directory of paynter's component library: $PAYNTER_LIBRARY when set,
-// else the library/ directory of paynter's sources (fixed at build time).
+// else an installed paynter's <prefix>/share/paynter/library, else the
+// library/ directory of paynter's sources (fixed at build time).
 std::string LibraryDirectory();
 
 // The files a model file's submodels are read from (resolved paths, each once,

@@ -1,7 +1,17 @@
 // codegen/tiered.cc — programs compiled together, and tiered execution: the
 // tape runs while the native code compiles in the background (native.h's
 // NativeBuild), and the program switches to native code between two runs.
+#include <signal.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
+#include <mutex>
+#include <set>
 
 #include "native.h"
 #include "newton.h"
@@ -10,6 +20,8 @@
 
 namespace paynter::codegen {
 namespace {
+
+namespace fs = std::filesystem;
 
 // How often the tape asks whether the build is done (a read of its pipe).
 constexpr long kPollEvery = 16;
@@ -98,6 +110,70 @@ std::shared_ptr<NativeBuild> SharedBuild(const std::vector<const NativeSource*>&
   return b;
 }
 
+// A build's temporaries are named <file>.tmp-<pid>-<n>... (native.cc's
+// TempTag: <pid> the process that started the build) and renamed into place
+// when done; a build killed before that leaves them in the cache for good.
+// They are removed when a later build starts in the same cache, if nothing
+// may still write them: older than this, the process that started the build
+// gone, and no process (the detached build's compilers, which carry the names
+// on their command lines) naming the build's tag.
+constexpr auto kStaleTemporaryAge = std::chrono::minutes(10);
+
+// The tag ".tmp-<pid>-" in a temporary's name, and its pid; "" for other names.
+std::string TemporaryTag(const std::string& name, pid_t* pid) {
+  const size_t at = name.find(".tmp-");
+  if (at == std::string::npos) return "";
+  size_t end = at + 5;
+  while (end < name.size() && name[end] >= '0' && name[end] <= '9') ++end;
+  if (end == at + 5 || end >= name.size() || name[end] != '-' || end - at - 5 > 9) return "";
+  *pid = static_cast<pid_t>(std::atol(name.c_str() + at + 5));
+  return name.substr(at, end + 1 - at);
+}
+
+// Whether a running process's command line contains `text`.
+bool SomeProcessNames(const std::string& text) {
+  std::error_code ec;
+  for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string pid = it->path().filename().string();
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream f(it->path() / "cmdline", std::ios::binary);
+    const std::string cmdline((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (cmdline.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+void RemoveStaleTemporaries(const fs::path& dir) {
+  const auto now = fs::file_time_type::clock::now();
+  std::map<std::string, bool> tag_alive;  // (one look at the processes per build)
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    pid_t pid = 0;
+    const std::string tag = TemporaryTag(it->path().filename().string(), &pid);
+    std::error_code file_ec;
+    if (tag.empty() || !it->is_regular_file(file_ec)) continue;
+    const auto written = fs::last_write_time(it->path(), file_ec);
+    if (file_ec || now - written < kStaleTemporaryAge) continue;
+    auto alive = tag_alive.find(tag);
+    if (alive == tag_alive.end()) {
+      const bool starter_alive = pid > 0 && (::kill(pid, 0) == 0 || errno != ESRCH);
+      alive = tag_alive.emplace(tag, starter_alive || SomeProcessNames(tag)).first;
+    }
+    if (!alive->second) fs::remove(it->path(), file_ec);
+  }
+}
+
+// RemoveStaleTemporaries, once per process for each cache directory.
+void CleanCacheOnce(const std::string& dir) {
+  static std::mutex mu;
+  static std::set<std::string> cleaned;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!cleaned.insert(dir).second) return;
+  }
+  RemoveStaleTemporaries(dir);
+}
+
 }  // namespace
 
 std::vector<std::unique_ptr<CompiledProgram>> CompilePlans(std::vector<Plan> plans, const CodegenOptions& options) {
@@ -123,6 +199,7 @@ std::vector<std::unique_ptr<CompiledProgram>> CompilePlans(std::vector<Plan> pla
       missing.push_back(source[i].get());
       which.push_back(i);
       private_dir = private_dir || !source[i]->cached;
+      if (source[i]->cached) CleanCacheOnce(source[i]->dir);  // a build starts here: what killed ones left
     }
   if (!missing.empty()) {
     // Tiered where the objects will be cached; otherwise built before returning.

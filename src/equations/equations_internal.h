@@ -22,6 +22,15 @@ GiNaC::ex SubsSymbols(const GiNaC::ex& e, const GiNaC::exmap& m);
 
 void CollectSymbols(const GiNaC::ex& e, std::set<GiNaC::ex, GiNaC::ex_is_less>* out);
 
+// `e` in GiNaC's text (or LaTeX) notation with the terms of every sum and the
+// factors of every product sorted by their printed text, so that it reads the
+// same in every process (GiNaC's own order follows hashes that vary from run
+// to run; canonical_print.cc).
+std::string PrintCanonical(const GiNaC::ex& e, bool latex);
+// The terms of a sum as PrintCanonical prints them, each with its sign, in
+// its order (a non-sum: itself).
+std::vector<std::string> CanonicalTerms(const GiNaC::ex& e, bool latex);
+
 // Symbol <-> slot index.
 struct SlotLayout {
   std::vector<GiNaC::symbol> symbols;

@@ -1,5 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "equations_internal.h"
 #include "paynter/equations.h"
 #include "test_models.h"
 
@@ -87,6 +93,32 @@ bonds: [[V, J], [J, cap], [J, r]]
   ASSERT_EQ(sys.blocks.size(), 1u);
   EXPECT_FALSE(sys.blocks[0].linear);
   EXPECT_EQ(sys.blocks[0].unknowns, std::vector<std::string>{"f_b3"});
+}
+
+// The same expression, built from symbols made in two orders (GiNaC orders
+// terms and factors by hashes that follow the symbols' serial numbers, as in
+// another process they follow addresses), prints the same: sorted, and each
+// sum inside a product with its first term positive.
+TEST(PrintCanonical, DoesNotDependOnGiNaCsOrder) {
+  auto build = [](bool reversed, bool latex) {
+    std::map<std::string, GiNaC::symbol> s;
+    std::vector<std::string> names = {"alpha", "b", "c2", "theta1", "theta2", "x"};
+    if (reversed) std::reverse(names.begin(), names.end());
+    for (const auto& n : names) s.emplace(n, GiNaC::symbol(n));
+    const ex a = s["alpha"], b = s["b"], c = s["c2"], t1 = s["theta1"], t2 = s["theta2"], x = s["x"];
+    const ex e = (a - b) * x * GiNaC::pow(a * a + b * b, -1) + GiNaC::pow(b - c, 2) * GiNaC::sin(t2 - t1) -
+                 GiNaC::numeric(1, 2) * c * GiNaC::pow(x - a, 3) + (t1 - t2) * (c - x) / (b - a);
+    return PrintCanonical(e, latex);
+  };
+  for (bool latex : {false, true}) {
+    const std::string forward = build(false, latex), backward = build(true, latex);
+    EXPECT_EQ(forward, backward) << (latex ? "latex" : "text");
+  }
+  const std::string text = build(false, false);
+  // Products' sums lead with a positive term: (alpha-b), not (b-alpha) or -(alpha-b) both ways.
+  EXPECT_NE(text.find("(alpha-b)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("(b-alpha)"), std::string::npos) << text;
+  EXPECT_NE(text.find("sin(theta2-theta1)"), std::string::npos) << text;
 }
 
 }  // namespace

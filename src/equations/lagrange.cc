@@ -45,7 +45,6 @@ GiNaC::ex TrigNormal(const GiNaC::ex& e) {
 
 LagrangeSubsystem DeriveLagrangeSubsystem(const EquationSystem& sys, const Model& model) {
   using GiNaC::ex;
-  const auto& equations = sys.equations;
   const auto& aliases = sys.aliases;
   const auto& states = sys.states;
   const auto& derivatives = sys.derivatives;

@@ -76,7 +76,7 @@ std::string Base(std::string s, std::vector<std::string>* subscripts) {
 // Expressions printed with every symbol's name as LatexName writes it, and
 // the derivatives in `dotted` (name -> the name they are the derivative of)
 // as \dot{...}.
-std::string ShowLatex(const ex& e, const std::map<std::string, std::string>& dotted) {
+ex LatexNamed(const ex& e, const std::map<std::string, std::string>& dotted) {
   GiNaC::exmap names;
   for (GiNaC::const_preorder_iterator it = e.preorder_begin(); it != e.preorder_end(); ++it) {
     if (!GiNaC::is_a<GiNaC::symbol>(*it) || names.count(*it)) continue;
@@ -84,9 +84,11 @@ std::string ShowLatex(const ex& e, const std::map<std::string, std::string>& dot
     auto d = dotted.find(name);
     names[*it] = GiNaC::symbol(name, d != dotted.end() ? DottedLatexName(d->second) : LatexName(name));
   }
-  std::ostringstream os;
-  os << GiNaC::latex << e.subs(names, GiNaC::subs_options::no_pattern);
-  return os.str();
+  return e.subs(names, GiNaC::subs_options::no_pattern);
+}
+
+std::string ShowLatex(const ex& e, const std::map<std::string, std::string>& dotted) {
+  return PrintCanonical(LatexNamed(e, dotted), true);
 }
 
 enum class Style { kText, kLatex };
@@ -94,14 +96,13 @@ enum class Style { kText, kLatex };
 // The derivatives of the states and moduli of the system being printed.
 thread_local const std::map<std::string, std::string>* g_dotted = nullptr;
 
+const std::map<std::string, std::string>& Dotted() {
+  static const std::map<std::string, std::string> none;
+  return g_dotted ? *g_dotted : none;
+}
+
 std::string Show(const ex& e, Style style) {
-  if (style == Style::kLatex) {
-    static const std::map<std::string, std::string> none;
-    return ShowLatex(e, g_dotted ? *g_dotted : none);
-  }
-  std::ostringstream os;
-  os << e;
-  return os.str();
+  return style == Style::kLatex ? ShowLatex(e, Dotted()) : PrintCanonical(e, false);
 }
 
 // The right-hand side of an aligned LaTeX equation: a long sum is broken
@@ -110,10 +111,11 @@ std::string ShowRhs(const ex& e, Style style, size_t width = 110) {
   const std::string whole = Show(e, style);
   if (style != Style::kLatex || whole.size() <= width || !GiNaC::is_a<GiNaC::add>(e)) return whole;
   std::string out, line;
-  for (size_t i = 0; i < e.nops(); ++i) {
-    std::string term = Show(e.op(i), style);
+  bool first = true;
+  for (std::string term : CanonicalTerms(LatexNamed(e, Dotted()), true)) {
     while (!term.empty() && term[0] == ' ') term.erase(0, 1);
-    if (i > 0 && term[0] != '-') term = "+ " + term;
+    if (!first && term[0] != '-') term = "+ " + term;
+    first = false;
     if (!line.empty() && line.size() + term.size() > width) {
       out += line + " \\\\\n  &\\quad ";
       line.clear();

@@ -21,6 +21,7 @@
 #include <memory>
 #include <set>
 
+#include "data_dir.h"
 #include "model_internal.h"
 #include "paynter/model.h"
 
@@ -834,8 +835,7 @@ FlatDef FlattenTop(const ModelSpec& spec, Flattener* f) {
 }  // namespace
 
 std::string LibraryDirectory() {
-  const char* env = std::getenv("PAYNTER_LIBRARY");
-  return env && *env ? std::string(env) : std::string(PAYNTER_LIBRARY_DIR);
+  return DataDirectory("library", "PAYNTER_LIBRARY", PAYNTER_LIBRARY_DIR);
 }
 
 void FlattenSubmodels(ModelSpec* spec) {

@@ -20,6 +20,7 @@
 #include <set>
 #include <sstream>
 
+#include "model/data_dir.h"
 #include "paynter/equations.h"
 #include "paynter/error.h"
 #include "paynter/files.h"
@@ -207,8 +208,7 @@ std::string KatexStyle(const fs::path& dist) {
 
 fs::path WebDir(const ReportOptions& options) {
   if (!options.web_dir.empty()) return options.web_dir;
-  if (const char* env = std::getenv("PAYNTER_WEB_DIR"); env && *env) return env;
-  return PAYNTER_WEB_DIR;
+  return DataDirectory("web", "PAYNTER_WEB_DIR", PAYNTER_WEB_DIR);
 }
 
 // The variable an alias chain ends at (copies at junctions were eliminated).

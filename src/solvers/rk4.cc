@@ -84,21 +84,37 @@ class RK4Stepper {
   long evals_ = 0;
 };
 
-// The run with events: as IntegrateRK4's loop, with f evaluated at both ends
-// of each step for the cubic Hermite interpolant on which events are located
-// (2 more evaluations per step); after an event the steps restart from it.
-SolverStats RK4WithEvents(const OdeProblem& problem, std::vector<double> y, const SolverOptions& options,
-                          const Observer& observer, Progress& progress, RK4Stepper& stepper) {
+// Passes over the output times at or before t (an event reached them, and was
+// observed on one); false when the end is among them.
+bool PassReached(double t, OutputGrid& grid) {
+  while (t >= grid.next()) {
+    if (grid.next_is_end()) return false;
+    grid.Advance();
+  }
+  return true;
+}
+
+// The steps from options.t0 to t_end: inside each output interval steps of
+// exactly `step` from the interval's start, the one that would cross the
+// output time shortened to end on it. With events, f is also evaluated at
+// both ends of each step for the cubic Hermite interpolant on which events
+// are located (2 more evaluations per step), and after an event the steps
+// restart from it. Compiled once for each (kEvents: the model has events), so
+// that a run without events pays for none of it.
+template <bool kEvents>
+SolverStats RunRK4(const OdeProblem& problem, std::vector<double> y, const SolverOptions& options,
+                   const Observer& observer, Progress& progress) {
   constexpr double kEps = std::numeric_limits<double>::epsilon();
   const int n = problem.n;
   const double h = options.step;
   SolverStats stats;
+  RK4Stepper stepper(problem);
   EventLocator events(problem, Method::kRK4);
-  std::vector<double> y0(n), f0(n), f1(n), yev(n);
+  std::vector<double> y0(kEvents ? n : 0), f0(y0.size()), f1(y0.size()), yev(y0.size());
   double t = options.t0;
-  events.Reset(t, y.data());
+  if constexpr (kEvents) events.Reset(t, y.data());
   observer(t, y.data());
-  long extra = 0;
+  long extra = 0, handled = 0;
   auto eval = [&](double ts, const double* xs, double* out) {
     EvalRhs(problem, Method::kRK4, ts, xs, out);
     ++extra;
@@ -107,16 +123,17 @@ SolverStats RK4WithEvents(const OdeProblem& problem, std::vector<double> y, cons
                    "check the model for divisions by zero or functions evaluated outside their domain");
   };
   OutputGrid grid(options);
+  // The next output time, and a remaining distance to it this close to one
+  // step that is covered by one step ending exactly on it (avoids a spurious
+  // sliver step).
+  auto reach_to = [h](double target) { return h * (1 + 1e-8) + 8 * kEps * std::fabs(target); };
+  double t_target = grid.next(), reach = reach_to(t_target);
   double t_start = t;
   long m = 0;
-  while (true) {
-    const double t_target = grid.next();
-    if (t >= t_target) {  // an event landed on the output time
-      if (grid.next_is_end()) break;
-      grid.Advance();
-      continue;
-    }
-    const double reach = h * (1 + 1e-8) + 8 * kEps * std::fabs(t_target);
+  bool more = PassReached(t, grid);
+  t_target = grid.next();
+  reach = reach_to(t_target);
+  while (more) {
     double t_new;
     if (t_target - t <= reach) {
       t_new = t_target;
@@ -128,8 +145,11 @@ SolverStats RK4WithEvents(const OdeProblem& problem, std::vector<double> y, cons
       ThrowFailure(problem, Method::kRK4, t, y.data(),
                    fmt::format("the step budget max_steps = {} is exhausted", options.max_steps),
                    "increase the step or max_steps");
-    std::copy(y.begin(), y.end(), y0.begin());
-    eval(t, y0.data(), f0.data());
+    if constexpr (kEvents) {
+      std::copy(y.begin(), y.end(), y0.begin());
+      eval(t, y0.data(), f0.data());
+    }
+    // h is "purified" to the difference of representable times.
     const double hs = t_new - t;
     stepper.Step(t, hs, y.data());
     ++stats.steps;
@@ -140,25 +160,33 @@ SolverStats RK4WithEvents(const OdeProblem& problem, std::vector<double> y, cons
         RethrowRhsError(e, problem, Method::kRK4, t_new, y.data());
       }
     }
-    eval(t_new, y.data(), f1.data());
-    const double ts = t;
-    auto hermite = [&](double tq, double* out) {
-      const double s = (tq - ts) / hs, s2 = s * s, s3 = s2 * s;
-      const double h00 = 2 * s3 - 3 * s2 + 1, h10 = s3 - 2 * s2 + s, h01 = -2 * s3 + 3 * s2, h11 = s3 - s2;
-      for (int i = 0; i < n; ++i)
-        out[i] = h00 * y0[i] + h10 * hs * f0[i] + h01 * y[i] + h11 * hs * f1[i];
-    };
-    double tev = 0;
-    if (events.Check(ts, t_new, y.data(), hermite, &tev, yev.data())) {
-      if (grid.next() == tev) observer(tev, yev.data());
-      if (events.Handle(tev, yev.data(), &stats.events)) break;
-      t = tev;
-      y = yev;
-      t_start = t;
-      m = 0;
-      events.Reset(t, y.data());
-      progress.Update(t);
-      continue;
+    if constexpr (kEvents) {
+      eval(t_new, y.data(), f1.data());
+      // (Only copies and pointers reach the locator: what the no-event path
+      // keeps in registers is not taken by address.)
+      const double ts = t;
+      const double *a = y0.data(), *fa = f0.data(), *b = y.data(), *fb = f1.data();
+      auto hermite = [ts, hs, n, a, fa, b, fb](double tq, double* out) {
+        const double s = (tq - ts) / hs, s2 = s * s, s3 = s2 * s;
+        const double h00 = 2 * s3 - 3 * s2 + 1, h10 = s3 - 2 * s2 + s, h01 = -2 * s3 + 3 * s2, h11 = s3 - s2;
+        for (int i = 0; i < n; ++i) out[i] = h00 * a[i] + h10 * hs * fa[i] + h01 * b[i] + h11 * hs * fb[i];
+      };
+      double tev = 0;
+      if (events.Check(ts, t_new, b, hermite, &tev, yev.data())) {
+        if (grid.next() == tev) observer(tev, yev.data());
+        const bool stop = events.Handle(tev, yev.data(), &handled);
+        if (stop) break;
+        t = tev;
+        std::copy(yev.begin(), yev.end(), y.begin());  // (y's buffer stays where it is)
+        t_start = t;
+        m = 0;
+        events.Reset(t, y.data());
+        progress.Update(t);
+        if (!PassReached(t, grid)) break;
+        t_target = grid.next();
+        reach = reach_to(t_target);
+        continue;
+      }
     }
     t = t_new;
     progress.Update(t);
@@ -166,11 +194,14 @@ SolverStats RK4WithEvents(const OdeProblem& problem, std::vector<double> y, cons
       observer(t_target, y.data());
       if (grid.next_is_end()) break;
       grid.Advance();
+      t_target = grid.next();
+      reach = reach_to(t_target);
       t_start = t;
       m = 0;
     }
   }
   stats.rhs_evals = stepper.evals() + extra;
+  stats.events = handled;
   return stats;
 }
 
@@ -202,52 +233,8 @@ SolverStats IntegrateRK4(const OdeProblem& problem, const std::vector<double>& x
     throw Error(std::move(d));
   }
 
-  RK4Stepper stepper(problem);
-  if (problem.num_events > 0 && problem.indicators && problem.on_event)
-    return RK4WithEvents(problem, x0, options, observer, progress, stepper);
-  std::vector<double> y(x0);
-  SolverStats stats;
-  observer(t0, y.data());
-
-  double t = t0;
-  for (OutputGrid grid(options);; grid.Advance()) {
-    const double t_target = grid.next();
-    const double t_start = t;
-    // A remaining distance this close to one step is covered by one step that
-    // ends exactly on the target (avoids a spurious sliver step).
-    const double reach = h * (1 + 1e-8) + 8 * kEps * std::fabs(t_target);
-    long m = 0;
-    while (t < t_target) {
-      double t_new;
-      if (t_target - t <= reach) {
-        t_new = t_target;
-      } else {
-        ++m;
-        t_new = t_start + static_cast<double>(m) * h;
-      }
-      if (stats.steps >= options.max_steps)
-        ThrowFailure(problem, Method::kRK4, t, y.data(),
-                     fmt::format("the step budget max_steps = {} is exhausted",
-                                 options.max_steps),
-                     "increase the step or max_steps");
-      // h is "purified" to the difference of representable times.
-      stepper.Step(t, t_new - t, y.data());
-      t = t_new;
-      ++stats.steps;
-      if (problem.project) {
-        try {
-          if (problem.project(t, y.data())) ++stats.projections;
-        } catch (const Error& e) {
-          RethrowRhsError(e, problem, Method::kRK4, t, y.data());
-        }
-      }
-      progress.Update(t);
-    }
-    observer(t_target, y.data());
-    if (grid.next_is_end()) break;
-  }
-  stats.rhs_evals = stepper.evals();
-  return stats;
+  if (EventLocator(problem, Method::kRK4).active()) return RunRK4<true>(problem, x0, options, observer, progress);
+  return RunRK4<false>(problem, x0, options, observer, progress);
 }
 
 }  // namespace paynter::internal
