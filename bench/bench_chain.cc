@@ -10,7 +10,8 @@
 // that of the C compiler processes ("cc", zero when the code came from the
 // cache), and the thread CPU time of one right-hand side by itself at the
 // initial state ("rhs", best of 5 batches: the same code without the
-// integrator around it).
+// integrator around it), and that of the analysis of the constraints a run
+// starts with ("analysis", AnalyzeConstraints: rank and redundant rows).
 //
 // Usage: bench_chain [--reps R] [--t-end T] [--block-solve auto|dense|sparse] MODEL.yaml ...
 // bench/chain_scaling.sh runs it over N = 8 ... 256 and plots the result.
@@ -68,8 +69,8 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "usage: bench_chain [--reps R] [--t-end T] [--block-solve auto|dense|sparse] MODEL.yaml ...\n");
     return 2;
   }
-  fmt::print("{:<28} {:>10} {:>8} {:>8} {:>10} {:>12} {:>14} {:>10}  {}\n", "model", "build (s)", "cc (s)", "steps",
-             "rhs evals", "sim cpu (s)", "us per call", "rhs (us)", "last row");
+  fmt::print("{:<28} {:>10} {:>8} {:>8} {:>10} {:>12} {:>14} {:>10} {:>12}  {}\n", "model", "build (s)", "cc (s)", "steps",
+             "rhs evals", "sim cpu (s)", "us per call", "rhs (us)", "analysis (s)", "last row");
   for (const std::string& file : files) {
     try {
       const double b0 = ThreadSeconds(), c0 = ChildSeconds();
@@ -95,6 +96,10 @@ int main(int argc, char** argv) {
         rhs = std::min(rhs, sec / calls);
         ++batch;
       }
+      const double a0 = ThreadSeconds();
+      const ConstraintAnalysis analysis = AnalyzeConstraints(cm, 0, cm.initial_state());
+      const double analysis_sec = ThreadSeconds() - a0;
+      if (analysis.redundant()) fmt::print(stderr, "{}: {} redundant constraint(s)\n", file, analysis.constraints - analysis.rank);
       // Best of the repetitions at t_end and at t_end / 4, 1001 output rows
       // each: the difference leaves out what a simulation costs whatever its
       // length (the analysis of the constraints at the start, the rows).
@@ -120,8 +125,8 @@ int main(int argc, char** argv) {
       std::string last;
       if (!sol.rows.empty())
         for (double v : sol.rows.back()) last += fmt::format("{}{:.17g}", last.empty() ? "" : " ", v);
-      fmt::print("{:<28} {:>10.2f} {:>8.2f} {:>8} {:>10} {:>12.4f} {:>14.2f} {:>10.2f}  {}\n", file, build, cc,
-                 sol.stats.steps, evals, cpu, 1e6 * (cpu - cpu4) / double(evals - evals4), 1e6 * rhs, last);
+      fmt::print("{:<28} {:>10.2f} {:>8.2f} {:>8} {:>10} {:>12.4f} {:>14.2f} {:>10.2f} {:>12.3f}  {}\n", file, build, cc,
+                 sol.stats.steps, evals, cpu, 1e6 * (cpu - cpu4) / double(evals - evals4), 1e6 * rhs, analysis_sec, last);
     } catch (const Error& e) {
       fmt::print("{:<28} failed: {}\n", file, e.diagnostic().message);
       return 1;

@@ -6,8 +6,9 @@
 # overrides it): "rhs" is one right-hand side by itself (at the initial
 # state); "in run" is per evaluation of a run (lagrange-multipliers without the
 # projection), from the difference of two runs' times and evaluations, which
-# leaves out the analysis at the start (a dense SVD of the constraint
-# Jacobian: 10 s at N = 256) but keeps its noise.
+# leaves out the start of a run; "analysis" is the CPU time of the analysis
+# of the constraints a run starts with (AnalyzeConstraints: a sparse QR of the
+# constraint Jacobian).
 # With a second build directory (an older commit, say), each N is measured
 # with both, one after the other, and the table gives their ratio.
 # Writes the table to stdout, the data to docs/img/chain_scaling.dat and a
@@ -34,27 +35,29 @@ t_end() {
   if [ "$1" -le 16 ]; then echo 2; elif [ "$1" -le 32 ]; then echo 1; elif [ "$1" -le 64 ]; then echo 0.5
   elif [ "$1" -le 128 ]; then echo 0.2; else echo 0.1; fi
 }
-# rhs us, in-run us, build CPU and compiler CPU from one bench_chain run.
+# rhs us, in-run us, build CPU, compiler CPU and analysis CPU from one bench_chain run
+# (an older bench_chain prints no analysis column: "-").
 measure() {
-  "$1/bench/bench_chain" --reps "$reps" --t-end "$2" "$3" | awk 'NR == 2 { print $8, $7, $2, $3 }'
+  "$1/bench/bench_chain" --reps "$reps" --t-end "$2" "$3" |
+    awk 'NR == 1 { a = index($0, "analysis") > 0 } NR == 2 { print $8, $7, $2, $3, (a ? $9 : "-") }'
 }
 
-printf '%5s %9s %10s %12s %10s %8s %14s %18s %8s\n' N unknowns "rhs (us)" "in run (us)" "build (s)" "cc (s)" \
-  "before: rhs" "before: in run" ratio
+printf '%5s %9s %10s %12s %10s %8s %13s %14s %18s %8s\n' N unknowns "rhs (us)" "in run (us)" "build (s)" "cc (s)" \
+  "analysis (s)" "before: rhs" "before: in run" ratio
 : > "$tmp/data"
 for n in $sizes; do
   python3 examples/make_chain.py "$n" -o "$tmp/chain$n.yaml"
   t=$(t_end "$n")
   set -- $(measure "$build" "$t" "$tmp/chain$n.yaml")
-  rhs=$1 run=$2 bcpu=$3 ccpu=$4
+  rhs=$1 run=$2 bcpu=$3 ccpu=$4 acpu=$5
   brhs=- brun=- ratio=-
   if [ -n "$base" ]; then
     set -- $(measure "$base" "$t" "$tmp/chain$n.yaml")
     brhs=$1 brun=$2
     ratio=$(awk -v a="$rhs" -v b="$brhs" 'BEGIN { printf "%.2f", a / b }')
   fi
-  printf '%5d %9d %10.1f %12.1f %10.2f %8.2f %14s %18s %8s\n' "$n" $((5 * n)) "$rhs" "$run" "$bcpu" "$ccpu" \
-    "$brhs" "$brun" "$ratio"
+  printf '%5d %9d %10.1f %12.1f %10.2f %8.2f %13s %14s %18s %8s\n' "$n" $((5 * n)) "$rhs" "$run" "$bcpu" "$ccpu" \
+    "$acpu" "$brhs" "$brun" "$ratio"
   echo "$n $rhs $run $brhs $brun" >> "$tmp/data"
 done
 # The exponent p of cost ~ N^p between the first N >= 16 and the last.

@@ -83,7 +83,7 @@ struct ConstraintAnalysis {
   int rank = 0;             // numerical rank of the constraint Jacobian
   int mobility = 0;         // coordinates - rank
   int grubler = 0;          // coordinates - constraints (Gruebler-Kutzbach count)
-  double condition = 0;     // largest / smallest nonzero singular value
+  double condition = 0;     // largest / smallest nonzero singular value (0: not computed, a large Jacobian)
   double max_position_error = 0, max_velocity_error = 0;
   struct Row {
     std::string source, joint, direction;
@@ -97,7 +97,7 @@ struct ConstraintAnalysis {
   bool redundant() const { return rank < constraints; }
 };
 // The analysis at (t, x): Jacobians by differences of the compiled constraint
-// program, rank and redundancy by rank-revealing decompositions.
+// program, rank and redundant rows by a sparse QR of its rows in model order.
 ConstraintAnalysis AnalyzeConstraints(const CompiledModel& model, double t, const std::vector<double>& x);
 
 // ---- projection and assembly ------------------------------------------------

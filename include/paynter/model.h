@@ -136,6 +136,10 @@ struct Output {
   std::string text;
   SourceLocation where;
   std::string unit = "";  // the unit it is reported in, as written ("" = SI, unchecked)
+  // Definitions only: the time derivative of `value` in closed form, when the
+  // code that wrote it knows one shorter than the chain rule gives (a rotation
+  // matrix's R [w]x); the equation builder then uses it for d/dt.
+  std::optional<GiNaC::ex> rate = std::nullopt;
 };
 
 // A named expression; expressions that use it keep its symbol, and the
@@ -220,6 +224,9 @@ struct ModelSpec {
     std::string name, text;
     SourceLocation where;
     std::optional<GiNaC::ex> value = std::nullopt;  // definitions and outputs: the expression itself
+    // Definitions written in code: value's time derivative in closed form
+    // (Definition::rate), over the model's variables like value.
+    std::optional<GiNaC::ex> rate = std::nullopt;
     // A parameter's or output's unit as written (`m: 2 kg`); `text` then holds
     // the value in SI units (SplitUnits, paynter/units.h).
     std::string unit = "";

@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 
 #include <Eigen/Dense>
+#include <Eigen/OrderingMethods>
+#include <Eigen/SparseCore>
+#include <Eigen/SparseQR>
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -12,6 +15,11 @@
 #include "paynter/constrained.h"
 
 namespace paynter {
+namespace {
+// Above this many multiply-adds (rows x columns x the smaller of the two)
+// the condition number is not computed.
+constexpr double kDenseConditionWork = 2e7;
+}  // namespace
 
 ConstraintAnalysis AnalyzeConstraints(const CompiledModel& model, double t, const std::vector<double>& x0) {
   ConstraintAnalysis a;
@@ -30,28 +38,58 @@ ConstraintAnalysis AnalyzeConstraints(const CompiledModel& model, double t, cons
   std::vector<double> x(x0);
   std::vector<double> c0(nc), g0(nc), c1(nc);
   model.CalcConstraints(t, x.data(), nullptr, c0.data(), g0.data());
-  // The velocity Jacobian in velocities (not momenta): G = dc/dp * diag(I).
-  Eigen::MatrixXd G(nc, nm);
+  // The velocity Jacobian in velocities (not momenta): G = dc/dp * diag(I),
+  // by unit steps (c is linear in the momenta), kept sparse and transposed:
+  // column r of Gt is row r of G.
+  std::vector<Eigen::Triplet<double>> entries;
   for (int j = 0; j < nm; ++j) {
     const double save = x[mom[j]];
     x[mom[j]] = save + 1;
     model.CalcConstraints(t, x.data(), nullptr, c1.data(), nullptr);
     x[mom[j]] = save;
-    for (int r = 0; r < nc; ++r) G(r, j) = (c1[r] - c0[r]) * model.state_inertia()[mom[j]];
-  }
-  Eigen::JacobiSVD<Eigen::MatrixXd> svd(G);
-  const auto& sv = svd.singularValues();
-  const double smax = sv.size() ? sv[0] : 0;
-  double smin = smax;
-  for (int k = 0; k < sv.size(); ++k)
-    if (sv[k] > 1e-9 * smax) {
-      ++a.rank;
-      smin = sv[k];
+    for (int r = 0; r < nc; ++r) {
+      const double v = (c1[r] - c0[r]) * model.state_inertia()[mom[j]];
+      if (v != 0) entries.emplace_back(j, r, v);
     }
-  a.condition = smin > 0 ? smax / smin : 0;
+  }
+  Eigen::SparseMatrix<double> Gt(nm, nc);
+  Gt.setFromTriplets(entries.begin(), entries.end());
+  // Redundant rows, in model order: a row in the span of the rows before it
+  // (its part outside that span below 1e-8 of its norm). A sparse QR of the
+  // rows scaled to unit norm, in model order (no reordering of the rows), whose
+  // Householder step sets aside a row whose remaining norm is below the
+  // threshold: the rows it keeps are a basis, the others redundant, and the
+  // rank is the number kept. Cost grows with the fill of R, which for a tree
+  // of joints listed along the tree stays near linear in the joints.
+  std::vector<bool> redundant(nc, false);
+  for (int r = 0; r < nc; ++r) {
+    const double norm = Gt.col(r).norm();
+    if (norm == 0) redundant[r] = true;
+    else Gt.col(r) /= norm;
+  }
+  Gt.makeCompressed();
+  Eigen::SparseQR<Eigen::SparseMatrix<double>, Eigen::NaturalOrdering<int>> qr;
+  qr.setPivotThreshold(1e-8);
+  qr.compute(Gt);
+  a.rank = static_cast<int>(qr.rank());
+  const auto& order = qr.colsPermutation().indices();
+  for (int k = a.rank; k < nc; ++k) redundant[order[k]] = true;
   a.mobility = nm - a.rank;
-  // Redundant rows, in model order: a row in the span of the rows before it.
-  std::vector<Eigen::VectorXd> basis;
+  // The condition (largest / smallest nonzero singular value, the rank's
+  // threshold 1e-9 of the largest) by a dense SVD, only while that is cheap;
+  // 0 (not computed) above.
+  if (static_cast<double>(nc) * nm * std::min(nc, nm) <= kDenseConditionWork) {
+    Eigen::MatrixXd G = Eigen::MatrixXd::Zero(nc, nm);
+    for (const auto& e : entries) G(e.col(), e.row()) = e.value();
+    Eigen::JacobiSVD<Eigen::MatrixXd> svd(G);
+    const auto& sv = svd.singularValues();
+    const double smax = sv.size() ? sv[0] : 0;
+    double smin = 0;
+    for (int k = 0; k < sv.size(); ++k)
+      if (sv[k] > 1e-9 * smax) smin = sv[k];
+    a.condition = smin > 0 ? smax / smin : 0;
+  }
+  // The rows, in model order.
   for (int r = 0; r < nc; ++r) {
     const ConstraintRow& cr = model.constraint_rows()[r];
     ConstraintAnalysis::Row row;
@@ -63,17 +101,7 @@ ConstraintAnalysis AnalyzeConstraints(const CompiledModel& model, double t, cons
     row.velocity_error = std::fabs(c0[r]);
     a.max_position_error = std::max(a.max_position_error, row.position_error);
     a.max_velocity_error = std::max(a.max_velocity_error, row.velocity_error);
-    Eigen::VectorXd v = G.row(r).transpose();
-    const double norm = v.norm();
-    if (norm == 0) {
-      row.redundant = true;
-    } else {
-      v /= norm;
-      for (int pass = 0; pass < 2; ++pass)
-        for (const auto& b : basis) v -= b.dot(v) * b;
-      if (v.norm() < 1e-8) row.redundant = true;
-      else basis.push_back(v / v.norm());
-    }
+    row.redundant = redundant[r];
     a.rows.push_back(row);
   }
   return a;

@@ -72,7 +72,10 @@ class EquationBuilder {
         if (e.form == LawForm::kConstraint) sys_.form = Formulation::kLagrange1;
     DeclareStates();
     for (size_t i = 0; i < m_.elements.size(); ++i) ElementEquations(static_cast<int>(i));
-    for (const auto& d : m_.definitions) AddExplicit(m_.Symbol(d.name), d.value, "definition " + d.name);
+    for (const auto& d : m_.definitions) {
+      AddExplicit(m_.Symbol(d.name), d.value, "definition " + d.name);
+      if (d.rate) rates_[m_.Symbol(d.name)] = *d.rate;
+    }
     for (size_t i = 0; i < m_.displacements.size(); ++i) {
       const Displacement& d = m_.displacements[i];
       AddExplicit(Deriv(d.name), d.rate, "displacement " + d.name);
@@ -522,7 +525,9 @@ class EquationBuilder {
     symbol dv("d" + v.get_name(), "\\dot{" + TexOf(v.get_name()) + "}");
     dot_.emplace(v, dv);
     const CausalEquation eq = sys_.equations[k];  // copy: the vector grows below
-    if (eq.is_explicit) AddExplicit(dv, Dot(eq.value), "d/dt of " + eq.origin);
+    if (const auto rate = rates_.find(v); rate != rates_.end())
+      AddExplicit(dv, SubsSymbols(modes_.Replace(rate->second), aliases_), "d/dt of " + eq.origin + " (closed form)");
+    else if (eq.is_explicit) AddExplicit(dv, Dot(eq.value), "d/dt of " + eq.origin);
     else AddImplicit(dv, Dot(eq.residual), "d/dt of " + eq.origin);
     return dv;
   }
@@ -635,6 +640,8 @@ class EquationBuilder {
   std::vector<DerivativePort> derivative_effort_;
   std::map<ex, symbol, GiNaC::ex_is_less> dot_;
   GiNaC::exmap aliases_;
+  // Definitions' time derivatives in closed form (Definition::rate).
+  std::map<ex, ex, GiNaC::ex_is_less> rates_;
   std::map<std::string, symbol> local_symbols_;  // generalized velocities
   std::vector<std::pair<symbol, ex>> aes_;       // multiplier, constrained flow
   struct ConstraintSource {

@@ -324,7 +324,10 @@ class Builder {
       fix_opt(d.position);
     }
     for (auto& o : m_.outputs) fix(o.value);
-    for (auto& d : m_.definitions) fix(d.value);
+    for (auto& d : m_.definitions) {
+      fix(d.value);
+      fix_opt(d.rate);
+    }
     for (auto& ev : m_.events) {
       fix(ev.indicator);
       for (auto& r : ev.resets) fix(r.value);
@@ -516,6 +519,11 @@ class Builder {
       if (of_time) constants_and_time_.insert(d.name);
       m_.definitions.push_back({d.name, value, d.value && d.text.empty() ? ExpressionText(*d.value) : d.text, d.where});
     }
+    // Closed-form rates, once every definition is known (a rotation matrix
+    // entry's rate names the other entries).
+    for (size_t k = 0; k < spec_.definitions.size(); ++k)
+      if (const auto& d = spec_.definitions[k]; d.rate)
+        m_.definitions[k].rate = Adopt(*d.rate, d.where, "", fmt::format("the rate of definition '{}'", d.name));
   }
 
   void ParseDisplacementValues() {

@@ -250,13 +250,21 @@ void Expander::AddBody(const ModelSpec::Entry& e) {
     R[2] = {2 * (x * z - a * y) / n2, 2 * (y * z + a * x) / n2, (a * a - x * x - y * y + z * z) / n2};
     b.R = R;
   }
-  // R_WB as definitions <B>_R11 .. <B>_R33, used below and in outputs.
+  // R_WB as definitions <B>_R11 .. <B>_R33, used below and in outputs, with
+  // their rates dR/dt = R [w]x (w in B): the orientation states' rates above
+  // are made so (the quaternion's norm is constant along them), and these few
+  // products replace the chain rule through the orientation states (for the
+  // normalized quaternion, quotients of quartics) wherever a joint's lever
+  // arms or axes are differentiated.
+  Mat Rs;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) Rs[i][j] = Sym(fmt::format("{}_R{}{}", n, i + 1, j + 1));
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j) {
-      const std::string d = fmt::format("{}_R{}{}", n, i + 1, j + 1);
-      Define(d, b.R[i][j]);
-      b.R[i][j] = Sym(d);
+      const int j1 = (j + 1) % 3, j2 = (j + 2) % 3;  // (R [w]x)_ij = R_i,j1 w_j2 - R_i,j2 w_j1
+      Define(fmt::format("{}_R{}{}", n, i + 1, j + 1), b.R[i][j], Rs[i][j1] * b.w[j2] - Rs[i][j2] * b.w[j1]);
     }
+  b.R = Rs;
   bodies_.push_back(b);
 }
 

@@ -83,7 +83,8 @@ class Expander {
   ModelSpec::ElementSpec& Element(const std::string& name, const std::string& kind, const std::string& key = "",
                                   const std::string& law = "");
   void BondTo(const std::string& from, const std::string& to);
-  void Define(const std::string& name, const ex& value);
+  // A definition; `rate`, when given, is its time derivative in closed form.
+  void Define(const std::string& name, const ex& value, std::optional<ex> rate = std::nullopt);
   // A displacement integrating the flow of `of`, or `rate` when `of` is "".
   ModelSpec::DisplacementSpec& Displacement(const std::string& name, const std::string& of, const ex& rate,
                                             const ex& initial);

@@ -342,7 +342,7 @@ class JointCoordinateExpander {
         if (GiNaC::is_a<GiNaC::symbol>(*it) && GiNaC::ex_to<GiNaC::symbol>(*it).get_name() == from) m[*it] = renamed;
       if (!m.empty()) *value = value->subs(m);
     };
-    for (auto& d : s_.definitions) fix(d.text), fix_ex(d.value);
+    for (auto& d : s_.definitions) fix(d.text), fix_ex(d.value), fix_ex(d.rate);
     for (auto& o : s_.outputs) fix(o.text), fix_ex(o.value);
     for (auto& d : s_.displacements) fix(d.rate), fix(d.position), fix_ex(d.rate_value), fix_ex(d.position_value);
     for (auto& e : s_.elements) {

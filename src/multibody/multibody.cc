@@ -174,7 +174,10 @@ void Expander::BondTo(const std::string& from, const std::string& to) {
   s_.bonds.push_back(b);
 }
 
-void Expander::Define(const std::string& name, const ex& value) { s_.definitions.push_back({name, "", where_, value}); }
+void Expander::Define(const std::string& name, const ex& value, std::optional<ex> rate) {
+  s_.definitions.push_back({name, "", where_, value});
+  s_.definitions.back().rate = std::move(rate);
+}
 
 ModelSpec::DisplacementSpec& Expander::Displacement(const std::string& name, const std::string& of, const ex& rate,
                                                     const ex& initial) {
