@@ -13,7 +13,10 @@
 // hold to the Newton tolerance at every evaluation: no drift. When the
 // dependent block becomes ill-conditioned (a singular position of the chosen
 // partition: condition number above 1e4, checked at every 10th output time)
-// the coordinates are chosen again there.
+// the coordinates are chosen again there. A partition can also reach a fold
+// (its dependent block singular) between two checks: the Newton iteration
+// then stalls, and the run goes back to the last output time and chooses the
+// coordinates again there; only a stall right after a new choice is an error.
 #include <fmt/format.h>
 
 #include <Eigen/Dense>
@@ -29,6 +32,12 @@ namespace {
 struct Repartition {
   double t;
   std::vector<double> x;
+};
+
+// The Newton iteration for the dependent positions stalled (or diverged):
+// carries the error that is thrown when choosing again cannot help.
+struct Stalled {
+  Diagnostic diagnostic;
 };
 
 class Partitioned {
@@ -162,8 +171,17 @@ class Partitioned {
     if (dep_pos_.empty()) return;
     Eval(t);
     double err = PositionError();
-    for (int it = 0; err > 1e-13; ++it) {
-      if (it == 30) {
+    // Rounding in g grows with the coordinates (a long chain's tip is metres
+    // from the origin): the tolerance is 1e-13 of the largest of them (at least 1).
+    double size = 1;
+    for (int i : pos_candidates_) size = std::max(size, std::fabs(x_[i]));
+    const double tol = 1e-13 * size;
+    // A fresh Jacobian that fails to halve the error four times (a fold of
+    // this partition near which the independent coordinates have no
+    // solution, or rounding), or 30 iterations, is a stall.
+    int stalls = 0;
+    for (int it = 0; err > tol; ++it) {
+      if (it == 30 || stalls == 4 || !std::isfinite(err)) {
         Diagnostic d;
         d.message = fmt::format("minimal coordinates: the dependent positions cannot be solved at t = {} "
                                 "(position error {:.3g})", t, err);
@@ -171,8 +189,9 @@ class Partitioned {
         d.got = "Newton's method did not converge";
         d.hint = "the mechanism may have reached a singular or unreachable configuration; try "
                  "--constraints lagrange-multipliers";
-        throw Error(std::move(d));
+        throw Stalled{std::move(d)};
       }
+      const bool fresh = !qd_valid_;
       if (!qd_valid_) {
         qd_.setThreshold(1e-8);
         qd_.compute(PositionJacobian(t, dep_pos_));
@@ -184,6 +203,7 @@ class Partitioned {
       for (size_t j = 0; j < dep_pos_.size(); ++j) x_[dep_pos_[j]] -= dq[j];
       Eval(t);
       const double next = PositionError();
+      if (fresh && !(next < 0.5 * err)) ++stalls;
       if (!(next < 0.1 * err)) qd_valid_ = false;
       err = next;
     }
@@ -265,7 +285,11 @@ Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double
     // The output grid of the whole run: a restart happens at one of its times.
     so.dt_out = solver.dt_out > 0 ? solver.dt_out : (solver.t_end - solver.t0) / 1000;
     bool first = true;
-    long outputs = 0;
+    long outputs = 0, checked = 0;
+    double inverse = 1;  // 1 / condition at the last check (output number `checked`)
+    // The last output time, where a stalled partition is chosen again.
+    double last_t = t;
+    std::vector<double> last_x = x;
     try {
       SimulateFrom(
           model, problem, part.Restrict(x), so,
@@ -281,12 +305,33 @@ Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double
             const bool at_restart = first && round > 0;
             first = false;
             // The condition is checked at every 10th output time (it costs two
-            // Jacobians and their singular values).
-            if (!at_restart && tt < solver.t_end && ++outputs % 10 == 0 && part.Condition(tt) > part.limit())
-              throw Repartition{tt, std::vector<double>(xs, xs + model.num_states())};
+            // Jacobians and their singular values), at every one once it is
+            // above a hundredth of the limit. Near a fold the inverse condition
+            // falls about linearly: the coordinates are chosen again when it
+            // is past the limit, or will be within ten more outputs at its last
+            // rate (past a fold the dependent positions may follow the wrong
+            // branch before any test sees it).
+            ++outputs;
+            if (!at_restart && tt < solver.t_end && (outputs % 10 == 0 || inverse < 100 / part.limit())) {
+              const double now = 1 / part.Condition(tt);
+              const double per_output = (inverse - now) / static_cast<double>(outputs - checked);
+              const bool last_adjacent = outputs - checked == 1;
+              inverse = now;
+              checked = outputs;
+              if (now < 1 / part.limit() || (last_adjacent && now - 10 * per_output < 1 / part.limit()))
+                throw Repartition{tt, std::vector<double>(xs, xs + model.num_states())};
+            }
+            last_t = tt;
+            last_x.assign(xs, xs + model.num_states());
           },
           &all);
       return all;
+    } catch (const Stalled& s) {
+      // Back to the last output time (recorded: the restart does not repeat
+      // it) unless this partition was chosen there: it cannot be helped then.
+      if (last_t == t) throw Error(s.diagnostic);
+      t = last_t;
+      x = last_x;
     } catch (const Repartition& r) {
       // The row at r.t was not recorded (watch threw first): the next round
       // starts there and records it.
