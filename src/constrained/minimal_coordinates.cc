@@ -13,10 +13,9 @@
 // hold to the Newton tolerance at every evaluation: no drift. When the
 // dependent block becomes ill-conditioned (a singular position of the chosen
 // partition: condition number above 1e4, checked at every 10th output time)
-// the coordinates are chosen again there. A partition can also reach a fold
-// (its dependent block singular) between two checks: the Newton iteration
-// then stalls, and the run goes back to the last output time and chooses the
-// coordinates again there; only a stall right after a new choice is an error.
+// the coordinates are chosen again there, or before, when the trend of the
+// condition number says it will be within ten outputs (a partition's fold,
+// where its dependent block turns singular, comes fast).
 #include <fmt/format.h>
 
 #include <Eigen/Dense>
@@ -32,12 +31,7 @@ namespace {
 struct Repartition {
   double t;
   std::vector<double> x;
-};
-
-// The Newton iteration for the dependent positions stalled (or diverged):
-// carries the error that is thrown when choosing again cannot help.
-struct Stalled {
-  Diagnostic diagnostic;
+  double condition;  // of the partition left
 };
 
 class Partitioned {
@@ -189,7 +183,7 @@ class Partitioned {
         d.got = "Newton's method did not converge";
         d.hint = "the mechanism may have reached a singular or unreachable configuration; try "
                  "--constraints lagrange-multipliers";
-        throw Stalled{std::move(d)};
+        throw Error(std::move(d));
       }
       const bool fresh = !qd_valid_;
       if (!qd_valid_) {
@@ -261,6 +255,7 @@ Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double
   Solution all = StartSolution(model, options.output);
   std::vector<double> dx(model.num_states());
   ConstraintProjector watcher(model);
+  double left_condition = 0;  // of the partition the last one replaced
   for (int round = 0;; ++round) {
     if (round > 1000) {
       Diagnostic d;
@@ -269,6 +264,21 @@ Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double
       throw Error(std::move(d));
     }
     part.Choose(t, x);
+    // A new choice not twice better conditioned than the one it replaces (or
+    // beyond the limit): no set of independent coordinates is good here (a
+    // singular configuration of the mechanism, a branch point), and going on
+    // would pick a branch at random.
+    if (round > 0) {
+      const double c = part.Condition(t);
+      if (c > std::min(part.limit(), 0.5 * left_condition)) {
+        Diagnostic d;
+        d.message = fmt::format("minimal coordinates: no well-conditioned independent coordinates at t = {}", t);
+        d.expected = fmt::format("a coordinate partition with condition number below {:.3g}", part.limit());
+        d.got = fmt::format("{:.3g} for the best one (a singular configuration of the mechanism)", c);
+        d.hint = "the mechanism passes a branch point; try --constraints lagrange-multipliers";
+        throw Error(std::move(d));
+      }
+    }
     ++report->partitions;
     report->independent.clear();
     for (int i : part.independent()) report->independent.push_back(model.state_names()[i]);
@@ -287,9 +297,6 @@ Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double
     bool first = true;
     long outputs = 0, checked = 0;
     double inverse = 1;  // 1 / condition at the last check (output number `checked`)
-    // The last output time, where a stalled partition is chosen again.
-    double last_t = t;
-    std::vector<double> last_x = x;
     try {
       SimulateFrom(
           model, problem, part.Restrict(x), so,
@@ -319,24 +326,17 @@ Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double
               inverse = now;
               checked = outputs;
               if (now < 1 / part.limit() || (last_adjacent && now - 10 * per_output < 1 / part.limit()))
-                throw Repartition{tt, std::vector<double>(xs, xs + model.num_states())};
+                throw Repartition{tt, std::vector<double>(xs, xs + model.num_states()), 1 / now};
             }
-            last_t = tt;
-            last_x.assign(xs, xs + model.num_states());
           },
           &all);
       return all;
-    } catch (const Stalled& s) {
-      // Back to the last output time (recorded: the restart does not repeat
-      // it) unless this partition was chosen there: it cannot be helped then.
-      if (last_t == t) throw Error(s.diagnostic);
-      t = last_t;
-      x = last_x;
     } catch (const Repartition& r) {
       // The row at r.t was not recorded (watch threw first): the next round
       // starts there and records it.
       t = r.t;
       x = r.x;
+      left_condition = r.condition;
     }
   }
 }
