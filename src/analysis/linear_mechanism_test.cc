@@ -290,6 +290,22 @@ TEST(LinearizeMechanism, OperatingPointOffTheConstraintsIsAnError) {
   EXPECT_NE(direct.find("off the constraint manifold"), std::string::npos) << direct;
 }
 
+// B2 under its default torque (tau = 10 N m from t = 0) has no steady state:
+// no angle balances it. Newton's iteration stalls on the derivatives' floor
+// (the crank's angular acceleration, 2.7 rad/s^2) and must say so after a
+// few steps, not creep on for all of its 100 (8 s of GiNaC evaluation).
+TEST(LinearizeMechanism, SteadyStateThatDoesNotExistFailsFast) {
+  const Prepared s = Prepare(LoadWith(Example("B2_slider_crank_isostatic.yaml"), {}));
+  const std::string m = Message([&] { SteadyState(s.eqs, s.params, 0, s.eqs.initial_state); });
+  EXPECT_NE(m.find("no steady state"), std::string::npos) << m;
+  EXPECT_NE(m.find("dp_crank_Jz/dt = 2.72"), std::string::npos) << m;
+  EXPECT_NE(m.find("the last 3 took off less than 1% each"), std::string::npos) << m;
+  const auto at = m.find(" step(s)");
+  ASSERT_NE(at, std::string::npos) << m;
+  const int steps = std::stoi(m.substr(m.rfind("after ", at) + 6));
+  EXPECT_LE(steps, 10) << m;
+}
+
 // A parallelogram four-bar (a = c, b = d) with its links along one line is at
 // a change point: the constraints' Jacobian loses rank there.
 TEST(LinearizeMechanism, SingularConfigurationIsAnError) {

@@ -637,6 +637,8 @@ std::vector<double> SteadyState(const EquationSystem& system, const std::vector<
   };
   std::vector<double> f = diff.Derivatives(t, x);
   const double target = options.tol * (1 + norm(f));
+  int slow = 0;  // steps in a row that took off less than 1% of the merit
+  int steps = 0;
   for (int it = 0; it < options.max_iter; ++it) {
     if (norm(f) <= target) return x;
     // Newton in the independent coordinates (all states for a model without
@@ -687,13 +689,19 @@ std::vector<double> SteadyState(const EquationSystem& system, const std::vector<
         return m;
       };
       if (merit(ft) < merit(f)) {
+        slow = merit(ft) > 0.99 * merit(f) ? slow + 1 : 0;
+        ++steps;
         x = std::move(trial);
         f = std::move(ft);
         moved = true;
         break;
       }
     }
-    if (!moved) break;
+    // Newton converges fast near a root; three steps in a row that each
+    // take off less than 1% of the derivatives stall on a floor they cannot
+    // pass (a model with no steady state: a torque no configuration
+    // balances): stop there rather than creep on for the remaining steps.
+    if (!moved || slow == 3) break;
   }
   if (norm(f) <= target) return x;
   int worst = 0;
@@ -702,8 +710,10 @@ std::vector<double> SteadyState(const EquationSystem& system, const std::vector<
   Diagnostic d;
   d.message = "--steady: Newton's method found no steady state f(x, u) = 0";
   d.expected = fmt::format("every state derivative below {:.3g}", target);
-  d.got = n == 0 ? "no states" : fmt::format("d{}/dt = {:.6g} after the last step, at {} = {:.6g}",
-                                             system.state_names[worst], f[worst], system.state_names[worst], x[worst]);
+  d.got = n == 0 ? "no states"
+                 : fmt::format("d{}/dt = {:.6g} after {} step(s){}, at {} = {:.6g}", system.state_names[worst],
+                               f[worst], steps, slow == 3 ? " (the last 3 took off less than 1% each)" : "",
+                               system.state_names[worst], x[worst]);
   d.hint = "the model may have no steady state for these inputs (a constant force on a free mass, a motor "
            "running at speed), or Newton started too far from it: give a start with --state NAME=VALUE, "
            "or linearize along a trajectory with --at T";

@@ -13,7 +13,9 @@
 // hold to the Newton tolerance at every evaluation: no drift. When the
 // dependent block becomes ill-conditioned (a singular position of the chosen
 // partition: condition number above 1e4, checked at every 10th output time)
-// the coordinates are chosen again there.
+// the coordinates are chosen again there, or before, when the trend of the
+// condition number says it will be within ten outputs (a partition's fold,
+// where its dependent block turns singular, comes fast).
 #include <fmt/format.h>
 
 #include <Eigen/Dense>
@@ -29,6 +31,7 @@ namespace {
 struct Repartition {
   double t;
   std::vector<double> x;
+  double condition;  // of the partition left
 };
 
 class Partitioned {
@@ -162,8 +165,17 @@ class Partitioned {
     if (dep_pos_.empty()) return;
     Eval(t);
     double err = PositionError();
-    for (int it = 0; err > 1e-13; ++it) {
-      if (it == 30) {
+    // Rounding in g grows with the coordinates (a long chain's tip is metres
+    // from the origin): the tolerance is 1e-13 of the largest of them (at least 1).
+    double size = 1;
+    for (int i : pos_candidates_) size = std::max(size, std::fabs(x_[i]));
+    const double tol = 1e-13 * size;
+    // A fresh Jacobian that fails to halve the error four times (a fold of
+    // this partition near which the independent coordinates have no
+    // solution, or rounding), or 30 iterations, is a stall.
+    int stalls = 0;
+    for (int it = 0; err > tol; ++it) {
+      if (it == 30 || stalls == 4 || !std::isfinite(err)) {
         Diagnostic d;
         d.message = fmt::format("minimal coordinates: the dependent positions cannot be solved at t = {} "
                                 "(position error {:.3g})", t, err);
@@ -173,6 +185,7 @@ class Partitioned {
                  "--constraints lagrange-multipliers";
         throw Error(std::move(d));
       }
+      const bool fresh = !qd_valid_;
       if (!qd_valid_) {
         qd_.setThreshold(1e-8);
         qd_.compute(PositionJacobian(t, dep_pos_));
@@ -184,6 +197,7 @@ class Partitioned {
       for (size_t j = 0; j < dep_pos_.size(); ++j) x_[dep_pos_[j]] -= dq[j];
       Eval(t);
       const double next = PositionError();
+      if (fresh && !(next < 0.5 * err)) ++stalls;
       if (!(next < 0.1 * err)) qd_valid_ = false;
       err = next;
     }
@@ -241,6 +255,7 @@ Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double
   Solution all = StartSolution(model, options.output);
   std::vector<double> dx(model.num_states());
   ConstraintProjector watcher(model);
+  double left_condition = 0;  // of the partition the last one replaced
   for (int round = 0;; ++round) {
     if (round > 1000) {
       Diagnostic d;
@@ -249,6 +264,21 @@ Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double
       throw Error(std::move(d));
     }
     part.Choose(t, x);
+    // A new choice not twice better conditioned than the one it replaces (or
+    // beyond the limit): no set of independent coordinates is good here (a
+    // singular configuration of the mechanism, a branch point), and going on
+    // would pick a branch at random.
+    if (round > 0) {
+      const double c = part.Condition(t);
+      if (c > std::min(part.limit(), 0.5 * left_condition)) {
+        Diagnostic d;
+        d.message = fmt::format("minimal coordinates: no well-conditioned independent coordinates at t = {}", t);
+        d.expected = fmt::format("a coordinate partition with condition number below {:.3g}", part.limit());
+        d.got = fmt::format("{:.3g} for the best one (a singular configuration of the mechanism)", c);
+        d.hint = "the mechanism passes a branch point; try --constraints lagrange-multipliers";
+        throw Error(std::move(d));
+      }
+    }
     ++report->partitions;
     report->independent.clear();
     for (int i : part.independent()) report->independent.push_back(model.state_names()[i]);
@@ -265,7 +295,8 @@ Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double
     // The output grid of the whole run: a restart happens at one of its times.
     so.dt_out = solver.dt_out > 0 ? solver.dt_out : (solver.t_end - solver.t0) / 1000;
     bool first = true;
-    long outputs = 0;
+    long outputs = 0, checked = 0;
+    double inverse = 1;  // 1 / condition at the last check (output number `checked`)
     try {
       SimulateFrom(
           model, problem, part.Restrict(x), so,
@@ -281,9 +312,22 @@ Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double
             const bool at_restart = first && round > 0;
             first = false;
             // The condition is checked at every 10th output time (it costs two
-            // Jacobians and their singular values).
-            if (!at_restart && tt < solver.t_end && ++outputs % 10 == 0 && part.Condition(tt) > part.limit())
-              throw Repartition{tt, std::vector<double>(xs, xs + model.num_states())};
+            // Jacobians and their singular values), at every one once it is
+            // above a hundredth of the limit. Near a fold the inverse condition
+            // falls about linearly: the coordinates are chosen again when it
+            // is past the limit, or will be within ten more outputs at its last
+            // rate (past a fold the dependent positions may follow the wrong
+            // branch before any test sees it).
+            ++outputs;
+            if (!at_restart && tt < solver.t_end && (outputs % 10 == 0 || inverse < 100 / part.limit())) {
+              const double now = 1 / part.Condition(tt);
+              const double per_output = (inverse - now) / static_cast<double>(outputs - checked);
+              const bool last_adjacent = outputs - checked == 1;
+              inverse = now;
+              checked = outputs;
+              if (now < 1 / part.limit() || (last_adjacent && now - 10 * per_output < 1 / part.limit()))
+                throw Repartition{tt, std::vector<double>(xs, xs + model.num_states()), 1 / now};
+            }
           },
           &all);
       return all;
@@ -292,6 +336,7 @@ Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double
       // starts there and records it.
       t = r.t;
       x = r.x;
+      left_condition = r.condition;
     }
   }
 }
