@@ -97,6 +97,26 @@ TEST(LinearizeMechanism, PendulumB1In3dAboutItsHangingEquilibrium) {
   }
 }
 
+// A state that is a subnormal double (1e-310, as a velocity settling to
+// rest can leave) is a number like any other: the derivatives are evaluated
+// with it as with 0, and the linear model is the same.
+TEST(LinearizeMechanism, SubnormalStateIsEvaluatedAsANumber) {
+  const Prepared s = Prepare(LoadWith(Example("B1_pendulum_3d.yaml"), {}));
+  const LinearModel at_rest = AtSteadyState(s, {{"pivot_angle", -1.2}});
+  std::vector<double> x = at_rest.all_x;
+  std::vector<int> zero;  // the momenta that are (about) zero at rest
+  for (size_t i = 0; i < x.size(); ++i)
+    if (std::fabs(x[i]) < 1e-12 && s.eqs.state_names[i].rfind("p_", 0) == 0) zero.push_back(static_cast<int>(i));
+  ASSERT_EQ(zero.size(), 6u);
+  for (int i : zero) x[i] = 0;
+  const LinearModel exact_rest = Linearize(s.eqs, s.inputs, s.params, 0, x);
+  for (int i : zero) x[i] = 1e-310;
+  ASSERT_EQ(std::fpclassify(x[zero[0]]), FP_SUBNORMAL);
+  const LinearModel lin = Linearize(s.eqs, s.inputs, s.params, 0, x);
+  ASSERT_EQ(lin.A.data.size(), exact_rest.A.data.size());
+  for (size_t k = 0; k < lin.A.data.size(); ++k) EXPECT_EQ(lin.A.data[k], exact_rest.A.data[k]) << k;
+}
+
 // Two uniform bars in a vertical plane, each hanging from a revolute joint
 // (the first from the ground, the second from the first's end).
 const char* kDoublePendulum = R"(

@@ -1,6 +1,7 @@
 // The reader of expression texts: numbers, names, + - * / ^, parentheses and
 // calls of paynter's functions, with the precedence of mathematics (see
 // ParseExpressionText in paynter/model.h).
+#include <cln/float.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,6 +20,14 @@
 
 namespace paynter {
 namespace {
+
+// A double below the normal range (a subnormal, as a velocity settling to
+// rest can leave in a state) becomes a GiNaC number wherever paynter
+// substitutes values into expressions (linearization, initial values). CLN
+// then signals an underflow as an exception by default; paynter's numbers
+// underflow to zero instead, as the doubles of the generated code do. Set
+// when the library is loaded, before any expression is built.
+[[maybe_unused]] const bool kUnderflowToZero = (cln::cl_inhibit_floating_point_underflow = true);
 
 bool IsNameStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool IsNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
