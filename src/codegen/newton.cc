@@ -37,7 +37,7 @@ constexpr double kRedundantPivot = 1e-8;   // multiplier blocks: a smaller relat
 // The largest |entry| of the column-major n x n matrix J and its infinity norm
 // (the largest row sum of |entries|; +Inf when an entry is not finite), in one
 // pass over J (rows taken in tiles, so that the row sums stay in registers).
-double MatrixNorms(const double* J, int n, double* maxabs) {
+[[gnu::always_inline]] inline double MatrixNorms(const double* J, int n, double* maxabs) {
   constexpr int kTile = 16;
   double m = 0, norm = 0;
   bool finite = true;
@@ -64,7 +64,7 @@ double MatrixNorms(const double* J, int n, double* maxabs) {
 // then definite, and the factorization as stable as Cholesky's, at half the
 // work of an LU. False otherwise (x and the work array a, n*n, then hold
 // garbage). The blocks of constraint forces are of this kind (-A M^-1 A^T).
-bool SolveDefinite(const double* J, int n, double tiny, const double* r, double* a, double* x) {
+[[gnu::always_inline]] inline bool SolveDefinite(const double* J, int n, double tiny, const double* r, double* a, double* x) {
   for (int j = 0; j < n; ++j)
     for (int i = j + 1; i < n; ++i)
       if (J[i + j * n] != J[j + i * n]) return false;
@@ -130,7 +130,7 @@ bool SolveDefinite(const double* J, int n, double tiny, const double* r, double*
 // x = J^-1 r for a small dense J (column-major, n x n): LDL^T when J is
 // symmetric and definite, else LU with partial pivoting; a is n*n of work.
 // False when J is singular to `tiny` or x is not finite.
-bool SmallDenseSolve(const double* J, int n, double tiny, const double* r, double* a, double* x) {
+[[gnu::always_inline]] inline bool SmallDenseSolve(const double* J, int n, double tiny, const double* r, double* a, double* x) {
   if (SolveDefinite(J, n, tiny, r, a, x)) return std::isfinite(InfNorm(x, n));
   std::copy(J, J + n * n, a);
   std::copy(r, r + n, x);
