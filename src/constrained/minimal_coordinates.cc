@@ -217,10 +217,7 @@ class Partitioned {
     Eval(t);
     double err = VelocityError();
     for (int it = 0; err > 1e-13 * (1 + err); ++it) {
-      if (it == 8) {
-        ad_valid_ = false;  // refresh and try again
-        if (it > 16) break;
-      }
+      if (it == 8) ad_valid_ = false;  // refresh and try again (at most 25 steps: below)
       if (!ad_valid_) {
         ad_.setThreshold(1e-10);
         ad_.compute(MomentumJacobian(t, dep_mom_));
