@@ -17,18 +17,22 @@
 
 namespace paynter {
 
+std::string CodeDirectory() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&CodeDirectory), &info) == 0 || !info.dli_fname) return {};
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::canonical(info.dli_fname, ec);
+  return ec ? std::string() : self.parent_path().string();
+}
+
 std::string DataDirectory(const std::string& name, const char* env, const std::string& built) {
   namespace fs = std::filesystem;
   if (const char* value = env ? std::getenv(env) : nullptr; value && *value) return value;
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&DataDirectory), &info) != 0 && info.dli_fname) {
-    std::error_code ec;
-    const fs::path own = fs::canonical(info.dli_fname, ec).parent_path();
+  if (const std::string own = CodeDirectory(); !own.empty()) {
     for (const char* relative : {PAYNTER_DATA_FROM_BIN, PAYNTER_DATA_FROM_PYTHON}) {
-      if (ec) break;
-      const fs::path installed = (own / relative / name).lexically_normal();
+      std::error_code ec;
+      const fs::path installed = (fs::path(own) / relative / name).lexically_normal();
       if (fs::is_directory(installed, ec)) return installed.string();
-      ec.clear();
     }
   }
   return built;

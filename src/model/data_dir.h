@@ -14,4 +14,9 @@ namespace paynter {
 // built.
 std::string DataDirectory(const std::string& name, const char* env, const std::string& built);
 
+// The directory of the file holding paynter's code (the program, or the
+// shared library the Python module loads), without symbolic links; empty
+// when it cannot be found.
+std::string CodeDirectory();
+
 }  // namespace paynter

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "model/data_dir.h"
 #include "paynter/error.h"
 
 namespace paynter {
@@ -19,18 +20,9 @@ namespace fs = std::filesystem;
 
 constexpr const char* kModule = "libpaynter_sweep_io.so";
 
-// The directory of the file (program or shared object) this code was linked into.
-fs::path OwnDirectory() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&SweepIoModule), &info) == 0 || !info.dli_fname) return {};
-  std::error_code ec;
-  const fs::path self = fs::canonical(info.dli_fname, ec);
-  return ec ? fs::path() : self.parent_path();
-}
-
 const paynter_sweep_io* Load(std::string* tried) {
   std::vector<fs::path> candidates;
-  const fs::path own = OwnDirectory();
+  const fs::path own = CodeDirectory();
   if (const char* path = std::getenv("PAYNTER_SWEEP_IO"); path && *path) {
     candidates.push_back(path);  // this module and no other
   } else if (!own.empty()) {
