@@ -577,12 +577,8 @@ void NewtonSolver::Solve(double* s, BlockFns& fns) {
     if (redundant_calls_left_ > 0 && std::isfinite(InfNorm(J_.data(), n_ * n_))) {
       // Known redundant: straight to the minimum-norm solution from u = 0.
       --redundant_calls_left_;
-      jnorm_ = 0;
-      for (int i = 0; i < n_; ++i) {
-        double row = 0;
-        for (int j = 0; j < n_; ++j) row += std::fabs(J_(i, j));
-        jnorm_ = std::max(jnorm_, row);
-      }
+      double maxabs = 0;
+      jnorm_ = MatrixNorms(J_.data(), n_, &maxabs);  // finite: checked above
       u_.setZero();
       StoreU(s);
       fns.Residual(s, r_.data());
