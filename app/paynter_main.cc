@@ -243,7 +243,7 @@ int main(int argc, char** argv) {
   SetCommandLine(argc, argv);
   app.require_subcommand(1);
   std::string file, out, procedure = "SCAP", x_col, title, form = "state";
-  bool latex = false, explain = false;
+  bool latex = false, explain = false, emit_c = false;
   int highlight = 0;
   std::vector<std::string> columns;
 
@@ -271,6 +271,7 @@ int main(int argc, char** argv) {
     eqs->add_flag("--latex", latex, "print LaTeX");
     eqs->add_flag("--standalone", standalone, "with --latex: a whole LaTeX document");
     eqs->add_option("--form", form, "state | lagrange1 | lagrange2 | hamilton")->default_val("state");
+    eqs->add_flag("--emit-c", emit_c, "print the C code generated for the model's programs instead");
     eqs->add_flag("--explain", explain, "with --form lagrange2: the Lagrange subsystem (momenta, efforts)");
     eqs->add_option("--constraints", constraints, constraints_help)->default_val("auto");
   }
@@ -355,6 +356,7 @@ int main(int argc, char** argv) {
     if (const auto rc = RunLinearCommands()) return *rc;
     if (check->parsed()) return CheckReport(file, std::cout);
     if (caus->parsed()) return CausalityText(file, procedure, constraints, std::cout);
+    if (eqs->parsed() && emit_c) return GeneratedCodeText(file, form, constraints, std::cout);
     if (eqs->parsed()) return EquationsText(file, latex, form, explain, constraints, std::cout, standalone);
     if (sim->parsed()) {
       ReadRunOptionCounts(sim, sa.run);

@@ -100,6 +100,11 @@ int CausalityText(const std::string& path, const std::string& procedure, const s
 int EquationsText(const std::string& path, bool latex, const std::string& form, bool explain,
                   const std::string& constraints, std::ostream& out, bool standalone = false);
 
+// The C code native code compiles for the model's programs (right-hand side,
+// outputs, constraints, events), as `paynter equations --emit-c` prints it.
+int GeneratedCodeText(const std::string& path, const std::string& form, const std::string& constraints,
+                      std::ostream& out);
+
 // A model loaded for a constraint method and compiled: the symbolic stages
 // through the stage cache (unless it is off, or the method is zcp).
 class PreparedModel {

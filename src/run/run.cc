@@ -14,6 +14,8 @@
 #include "paynter/multibody.h"
 #include "paynter/report.h"
 #include "paynter/units.h"
+#include "codegen/native.h"
+#include "codegen/plan_io.h"
 
 namespace paynter {
 namespace {
@@ -263,6 +265,22 @@ int EquationsText(const std::string& path, bool latex, const std::string& form, 
     }
     out << "\n" << eqs.ExplainLagrange(a.model);
   }
+  return 0;
+}
+
+int GeneratedCodeText(const std::string& path, const std::string& form, const std::string& constraints,
+                      std::ostream& out) {
+  const MethodView view = LoadForMethod(path, constraints, form);
+  Analysis a = Analyze(view.model, form);
+  const LoweredModel lowered = LowerModel(BuildEquations(a.model, a.graph));
+  auto program = [&](const char* what, const std::shared_ptr<const LoweredProgram>& p) {
+    if (!p) return;
+    out << "/* ---- " << what << " ---- */\n" << codegen::GenerateC(PlanOf(*p));
+  };
+  program("right-hand side", lowered.rhs);
+  program("outputs", lowered.outputs);
+  program("constraints", lowered.constraints);
+  program("events", lowered.events);
   return 0;
 }
 
