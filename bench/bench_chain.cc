@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
   for (const std::string& file : files) {
     try {
       const double b0 = ThreadSeconds(), c0 = ChildSeconds();
-      Model model = LoadModelFor(file, ConstraintMethod::kLagrangeMultipliers);
+      Model model = LoadModel(file, {.method = ConstraintMethod::kLagrangeMultipliers});
       CodegenOptions cg;
       cg.backend = Backend::kNative;
       cg.block_solve = block;

@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
       Solution sol;
       for (int r = 0; r < reps; ++r) {
         const auto t0 = std::chrono::steady_clock::now();
-        Model model = LoadModelFor(dir + c.file, m);
+        Model model = LoadModel(dir + c.file, {.method = m});
         CompiledModel cm(BuildEquations(model, AssignCausality(model)));
         SolverOptions so;
         so.t_end = 10;

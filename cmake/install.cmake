@@ -8,8 +8,9 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(PAYNTER_LIBRARIES paynter_model paynter_multibody paynter_causality paynter_structure paynter_codegen
-    paynter_equations paynter_solvers paynter_report paynter_driver paynter_constrained paynter_run paynter_fmi paynter_analysis paynter)
+set(PAYNTER_LIBRARIES paynter_core paynter_model paynter_multibody paynter_causality paynter_structure paynter_codegen
+    paynter_equations paynter_solvers paynter_report paynter_simulation paynter_constrained paynter_pipeline
+    paynter_report_html paynter_fmi paynter_linear paynter)
 install(TARGETS ${PAYNTER_LIBRARIES} EXPORT paynterTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

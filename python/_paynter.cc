@@ -112,6 +112,16 @@ auto Guarded(const Source& src, F&& work) -> decltype(work()) {
   Raise(*failure);
 }
 
+// A choice's text parsed; a bad one raises paynter.ModelError (the options' file named).
+template <class F>
+auto Parsed(const RunOptions& o, F&& parse) -> decltype(parse()) {
+  try {
+    return parse();
+  } catch (const Error& e) {
+    Raise(FromError(e, Source{o.file, ""}));
+  }
+}
+
 // The rows of a run, in one row-major buffer (t first).
 class BufferSink : public RowSink {
  public:
@@ -303,12 +313,26 @@ PYBIND11_MODULE(_paynter, m) {
   py::class_<RunOptions>(m, "RunOptions")
       .def(py::init<>())
       .def_readwrite("file", &RunOptions::file)
-      .def_readwrite("form", &RunOptions::form)
-      .def_readwrite("constraints", &RunOptions::constraints)
-      .def_readwrite("method", &RunOptions::method)
+      // The choices as texts, parsed as the command line parses them (a bad
+      // one raises paynter.ModelError with the command line's message).
+      .def_property(
+          "form", [](const RunOptions& o) { return FormulationName(o.form); },
+          [](RunOptions& o, const std::string& v) { o.form = Parsed(o, [&] { return ParseFormulation(v); }); })
+      .def_property(
+          "constraints", [](const RunOptions& o) { return ConstraintMethodName(o.constraints); },
+          [](RunOptions& o, const std::string& v) {
+            o.constraints = Parsed(o, [&] { return ParseConstraintMethod(v); });
+          })
+      .def_property(
+          "method", [](const RunOptions& o) { return MethodName(o.method); },
+          [](RunOptions& o, const std::string& v) { o.method = Parsed(o, [&] { return ParseMethod(v); }); })
       .def_readwrite("method_given", &RunOptions::method_given)
-      .def_readwrite("backend", &RunOptions::backend)
-      .def_readwrite("block_solve", &RunOptions::block_solve)
+      .def_property(
+          "backend", [](const RunOptions& o) { return BackendName(o.backend); },
+          [](RunOptions& o, const std::string& v) { o.backend = Parsed(o, [&] { return ParseBackend(v); }); })
+      .def_property(
+          "block_solve", [](const RunOptions& o) { return BlockSolveName(o.block_solve); },
+          [](RunOptions& o, const std::string& v) { o.block_solve = Parsed(o, [&] { return ParseBlockSolve(v); }); })
       .def_readwrite("t0", &RunOptions::t0)
       .def_readwrite("t_end", &RunOptions::t_end)
       .def_readwrite("rtol", &RunOptions::rtol)
@@ -329,8 +353,7 @@ PYBIND11_MODULE(_paynter, m) {
   // The model file read as a model (YAML, structure); raises its first error.
   m.def("read", [](const Source& src) {
     return Guarded(src, [&] {
-      const ModelSpec spec = ReadModelSpecFile(src.path);
-      return spec.name;
+      return LoadSpec(ModelSource::File(src.path), {}, LoadPass::kSubmodels).name;
     });
   });
   m.def("check", [](const Source& src) {
@@ -340,15 +363,23 @@ PYBIND11_MODULE(_paynter, m) {
   // (exit status, text): status 1 when causal conflicts remain.
   m.def("causality", [](const Source& src, const std::string& procedure, const std::string& constraints) {
     int status = 0;
-    std::string text =
-        Report(src, [&](std::ostream& out) { return CausalityText(src.path, procedure, constraints, out); }, &status);
+    std::string text = Report(
+        src,
+        [&](std::ostream& out) {
+          return CausalityText(src.path, ParseProcedure(procedure), ParseConstraintMethod(constraints), out);
+        },
+        &status);
     return std::make_pair(status, text);
   });
   m.def("equations", [](const Source& src, bool latex, const std::string& form, bool explain,
                         const std::string& constraints) {
     int status = 0;
     return Report(
-        src, [&](std::ostream& out) { return EquationsText(src.path, latex, form, explain, constraints, out); },
+        src,
+        [&](std::ostream& out) {
+          return EquationsText(src.path, latex, ParseFormulation(form), explain, ParseConstraintMethod(constraints),
+                               out);
+        },
         &status);
   });
   m.def("simulate", [](const Source& src, const RunOptions& options) {

@@ -74,7 +74,7 @@ TEST(B4, MatchesTheJointCoordinateDerivation) {
 // with the joint-coordinate derivation within the integration's tolerance.
 TEST(B4, OutputRowsAtTheBenchmarkToleranceLieOnTheJoints) {
   const std::string path = testing::SourcePath("examples/B4_spatial_arm.yaml");
-  const Model m = LoadModelFor(path, ConstraintMethod::kLagrangeMultipliers);
+  const Model m = LoadModel(path, {.method = ConstraintMethod::kLagrangeMultipliers});
   CompiledModel cm(BuildEquations(m, AssignCausality(m)));
   SolverOptions so;
   so.t_end = 5;

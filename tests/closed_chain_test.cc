@@ -56,12 +56,12 @@ CompiledModel CompileText(const std::string& text, const std::string& label) {
 }
 
 // A model text compiled for a method: parasitic rewrites the joints, which
-// LoadModelFor does from a file.
+// LoadModel does from a file.
 CompiledModel CompileFor(const std::string& text, const std::string& label, ConstraintMethod method) {
   if (method != ConstraintMethod::kParasitic) return CompileText(text, label);
   const std::string path = ::testing::TempDir() + label;
   std::ofstream(path) << text;
-  Model m = LoadModelFor(path, method);
+  Model m = LoadModel(path, {.method = method});
   return CompiledModel(BuildEquations(m, AssignCausality(m)));
 }
 

@@ -27,7 +27,7 @@ struct MethodRun {
 };
 
 CompiledModel CompileFile(const std::string& rel, ConstraintMethod method) {
-  Model m = LoadModelFor(testing::SourcePath(rel), method);
+  Model m = LoadModel(testing::SourcePath(rel), {.method = method});
   EquationSystem eqs = BuildEquations(m, AssignCausality(m));
   return CompiledModel(eqs);
 }
@@ -43,7 +43,7 @@ MethodRun RunFile(const std::string& rel, ConstraintMethod method, double t_end,
   ConstrainedOptions co;
   co.method = method;
   co.stabilize = stabilize;
-  const Model source = LoadModelFor(testing::SourcePath(rel), method);  // zcp derives its DAE from it
+  const Model source = LoadModel(testing::SourcePath(rel), {.method = method});  // zcp derives its DAE from it
   co.source = &source;
   MethodRun r;
   r.solution = SimulateConstrained(cm, so, co, &r.report);
@@ -449,7 +449,7 @@ TEST(EnergyBalance, ClosedChainByEveryRigidMethod) {
   // constraint forces) - energy dissipated, on the hyperstatic slider crank.
   for (ConstraintMethod m : {ConstraintMethod::kLagrangeMultipliers, ConstraintMethod::kMinimalCoordinates,
                              ConstraintMethod::kZcp}) {
-    Model model = LoadModelFor(testing::SourcePath(kHyper), m, {}, true);
+    Model model = LoadModel(testing::SourcePath(kHyper), {.method = m, .energy = true});
     CompiledModel cm(BuildEquations(model, AssignCausality(model)));
     SolverOptions so;
     so.t_end = 10;
@@ -517,7 +517,7 @@ TEST(MinimalCoordinates, OpenChainAgreesWithLagrangeMultipliers) {
   // energy balance; the chain has no damping, so stored energy = work of
   // gravity and of the joints' forces.
   const std::string path = ChainFile(8);
-  Model model = LoadModelFor(path, ConstraintMethod::kMinimalCoordinates, {}, true);
+  Model model = LoadModel(path, {.method = ConstraintMethod::kMinimalCoordinates, .energy = true});
   CompiledModel cm(BuildEquations(model, AssignCausality(model)));
   SolverOptions so;
   so.t_end = 2;

@@ -78,7 +78,7 @@ std::string Generated(const std::string& script, int n) {
 // Returns the number of redundant rows, after checking both analyses agree.
 int ExpectSameDecisions(const std::string& path) {
   SCOPED_TRACE(path);
-  Model model = LoadModelFor(path, ConstraintMethod::kLagrangeMultipliers);
+  Model model = LoadModel(path, {.method = ConstraintMethod::kLagrangeMultipliers});
   CodegenOptions cg;
   cg.backend = Backend::kTape;
   CompiledModel cm(BuildEquations(model, AssignCausality(model)), cg);

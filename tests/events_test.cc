@@ -316,7 +316,7 @@ TEST(Events, AMechanismStopsWhereTheHandWrittenModelDoes) {
     o.t_end = 5;
     o.rtol = 1e-10;
     o.atol = 1e-12;
-    o.constraints = constraints;
+    o.constraints = ParseConstraintMethod(constraints);
     o.progress = false;
     o.stage_cache = false;
     PreparedModel p = PrepareModel(o);

@@ -93,7 +93,8 @@ TEST(RunApi, ReportsAreTheCommandsText) {
   EXPECT_EQ(CheckReport(SourcePath("examples/rlc.yaml"), out), 0);
   EXPECT_NE(out.str().find("ok\n"), std::string::npos);
   std::ostringstream eqs;
-  EXPECT_EQ(EquationsText(SourcePath("examples/B1_pendulum.yaml"), false, "state", false, "auto", eqs), 0);
+  EXPECT_EQ(EquationsText(SourcePath("examples/B1_pendulum.yaml"), false, Formulation::kState, false,
+                          ConstraintMethod::kAuto, eqs), 0);
   EXPECT_NE(eqs.str().find("d/dt"), std::string::npos) << eqs.str();
 }
 

@@ -62,7 +62,7 @@ void ExpectRowsBitwiseEqual(const Solution& a, const Solution& b, const std::str
 void ExpectTieredEqualsTapeAndNative(const fs::path& dir, RunOptions options, const std::string& what) {
   options.progress = false;
   options.stage_cache = false;
-  options.backend = "tape";
+  options.backend = Backend::kTape;
   const PreparedModel prepared = PrepareModel(options);
   const LoweredModel& lowered = prepared.staged().lowered;
   CodegenOptions tape, native, tiered;
@@ -113,7 +113,7 @@ TEST_F(TieredTest, ImplicitBlockSwitchesMidRunWithIdenticalResults) {
 TEST_F(TieredTest, LagrangeMultipliersSwitchMidRunWithIdenticalResults) {
   RunOptions o;
   o.file = testing::SourcePath("examples/B1_pendulum_3d.yaml");
-  o.constraints = "lagrange-multipliers";
+  o.constraints = ConstraintMethod::kLagrangeMultipliers;
   o.t_end = 1;
   ExpectTieredEqualsTapeAndNative(dir_, o, "B1 3D, lagrange-multipliers");
 }
@@ -129,7 +129,7 @@ TEST_F(TieredTest, FailedCompileStaysOnTheTape) {
   o.t_end = 1;
   o.progress = false;
   o.stage_cache = false;
-  o.backend = "tape";
+  o.backend = Backend::kTape;
   PreparedModel prepared = PrepareModel(o);
   CodegenOptions tiered;
   tiered.backend = Backend::kTiered;

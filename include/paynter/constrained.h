@@ -59,15 +59,6 @@ inline constexpr double kDefaultParasiticDamping = 200;
 // direction) and a damper `S_c` (an R). Returns the number replaced.
 int ApplyParasitic(ModelSpec* spec, const ParasiticOptions& options);
 
-// Reads a model file for a method: the multibody section and vector bonds
-// expanded, then (parasitic) the constraint sources rewritten, then built;
-// with energy_accounting, AddEnergyAccounting is applied (when it can be);
-// parameter_overrides (--param) are applied first (ApplyParameterOverrides);
-// with pose_outputs, the bodies' and joints' poses are added (AddPoseOutputs).
-Model LoadModelFor(const std::string& path, ConstraintMethod method, const ParasiticOptions& parasitic = {},
-                   bool energy_accounting = false, const std::map<std::string, double>& parameter_overrides = {},
-                   bool pose_outputs = false);
-
 // The energy balance as outputs: `energy_stored` (the storage elements'
 // energy), `energy_delivered` and `energy_dissipated` (integrals of the
 // sources' and resistors' power, as displacements of the same names). For an
@@ -202,7 +193,7 @@ ConstraintMethod ChooseConstraintMethod(const CompiledModel& model, std::string*
 
 // Simulates a compiled model by a method: lagrange-multipliers,
 // minimal-coordinates, zcp (needs options.source, the Model it came from), or
-// parasitic (a model compiled from LoadModelFor(..., kParasitic): simulated as
+// parasitic (a model loaded with LoadOptions::method = kParasitic: simulated as
 // it is, the springs' stretch reported). Assembles the start first.
 Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& solver,
                              const ConstrainedOptions& options, ConstrainedReport* report = nullptr);

@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace paynter {
 
@@ -34,6 +35,14 @@ class Error;
 // located user error.
 [[noreturn]] void ThrowAt(const SourceLocation& where, const std::string& element, const std::string& message,
                           const std::string& expected = "", const std::string& got = "", const std::string& hint = "");
+
+// `text` safe to print on a terminal: control characters (and, unless
+// keep_newlines, line breaks) written as escapes.
+std::string EscapeForTerminal(const std::string& text, bool keep_newlines);
+
+// "did you mean 'x'?" for the candidate nearest to `word` (edit distance), or
+// "" when none is near.
+std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates);
 
 class Error : public std::runtime_error {
  public:

@@ -18,7 +18,7 @@ namespace paynter {
 
 struct ReportOptions {
   RunOptions run;                   // the simulation (as `paynter simulate`)
-  std::string procedure = "SCAP";   // the causality report's procedure
+  CausalityProcedure procedure = CausalityProcedure::kSCAP;  // the causality report's procedure
   // Where the page's script and style (report.js, report.css) and the npm
   // libraries (node_modules/) are: "" = $PAYNTER_WEB_DIR, else the source
   // tree's web/ this build was configured from.

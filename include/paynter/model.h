@@ -456,6 +456,11 @@ bool IsNumberText(const std::string& text);
 ModelSpec ReadModelSpec(const std::string& yaml_text, const std::string& file_label);
 ModelSpec ReadModelSpecFile(const std::string& path);
 
+// The YAML text or file as written: instances of submodels not yet flattened
+// (the front end's `read` pass, paynter/pipeline.h; FlattenSubmodels is the next).
+ModelSpec ReadHierarchicalModelSpec(const std::string& yaml_text, const std::string& file_label);
+ModelSpec ReadHierarchicalModelSpecFile(const std::string& path);
+
 // Replaces the instances of `spec` by their elements, bonds, parameters,
 // displacements, definitions and outputs, named by instance path (src/model/
 // submodels.cc). Submodels are looked up among the definitions of the file,
@@ -475,11 +480,8 @@ std::string LibraryDirectory();
 // as ReadModelSpecFile does.
 std::vector<std::string> ModelFileImports(const std::string& path);
 
-// Loads and validates a YAML model file: ReadModelSpec, then the multibody
-// section turned into a bond graph (src/multibody/), then BuildModel. Throws
-// paynter::Error with file, line, element and hint on any problem.
-Model LoadModel(const std::string& path);
-Model LoadModelFromString(const std::string& yaml_text, const std::string& file_label = "<string>");
+// LoadModel (a file to a Model, every pass of the front end) is declared in
+// paynter/pipeline.h.
 
 // Structural checks (bond counts per kind, dangling elements, names, dims).
 // Called by LoadModel; call it after building a Model in code.

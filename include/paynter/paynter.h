@@ -1,6 +1,6 @@
 // paynter/paynter.h — the whole public API.
 //
-//   Model m = LoadModel("examples/B1_pendulum.yaml");            // model/
+//   Model m = LoadModel("examples/B1_pendulum.yaml");            // pipeline/ (the front end)
 //   CausalGraph g = AssignCausality(m);                          // causality/
 //   EquationSystem eqs = BuildEquations(m, g);                   // equations/
 //   CompiledModel cm(eqs);                                       // codegen/
@@ -21,6 +21,7 @@
 #include "paynter/linear.h"
 #include "paynter/model.h"
 #include "paynter/multibody.h"
+#include "paynter/pipeline.h"
 #include "paynter/report.h"
 #include "paynter/run.h"
 #include "paynter/simulation.h"

@@ -24,20 +24,24 @@
 #include "paynter/causality.h"
 #include "paynter/constrained.h"
 #include "paynter/model.h"
+#include "paynter/pipeline.h"
 #include "paynter/simulation.h"
 #include "paynter/stage_cache.h"
 
 namespace paynter {
 
 // Everything `paynter simulate` takes besides its output file and --stats.
+// The choices are typed: the command line and the Python module parse their
+// texts once (ParseFormulation, ParseConstraintMethod, ParseMethod,
+// ParseBackend, ParseBlockSolve), with the messages of those functions.
 struct RunOptions {
-  std::string file;                 // model file (YAML)
-  std::string form = "state";       // state | lagrange1 | lagrange2 | hamilton
-  std::string constraints = "auto"; // auto | lagrange-multipliers | minimal-coordinates | parasitic | zcp
-  std::string method = "dopri5";    // rk4 | dopri5 | bdf
-  bool method_given = false;        // else parasitic runs use bdf
-  std::string backend = "auto";     // auto (= tiered) | tiered | native | tape
-  std::string block_solve = "auto"; // auto | dense | sparse
+  std::string file;                                       // model file (YAML)
+  Formulation form = Formulation::kState;                 // state | lagrange1 | lagrange2 | hamilton
+  ConstraintMethod constraints = ConstraintMethod::kAuto; // auto | lagrange-multipliers | minimal-coordinates | parasitic | zcp
+  Method method = Method::kDopri5;                        // rk4 | dopri5 | bdf
+  bool method_given = false;                              // else parasitic runs use bdf
+  Backend backend = Backend::kAuto;                       // auto (= tiered) | tiered | native | tape
+  CodegenOptions::BlockSolve block_solve = CodegenOptions::BlockSolve::kAuto;  // auto | dense | sparse
   double t0 = 0, t_end = 0, rtol = 1e-6, atol = 1e-9;
   double dt_out = 0;                // 0: (t_end - t0)/1000
   double step = 1e-3;               // rk4's fixed step
@@ -54,29 +58,29 @@ struct RunOptions {
   std::vector<std::pair<std::string, double>> params;
 };
 
+// "auto" | "tiered" | "native" | "tape"; throws Error naming the choices.
+Backend ParseBackend(const std::string& name);
+std::string BackendName(Backend backend);
+// "auto" | "dense" | "sparse"; throws Error naming the choices.
+CodegenOptions::BlockSolve ParseBlockSolve(const std::string& name);
+std::string BlockSolveName(CodegenOptions::BlockSolve solve);
+
+// What the front end's passes need of a run's options (paynter/pipeline.h).
+LoadOptions LoadOptionsFor(const RunOptions& options);
+
 // NAME=NUMBER texts (--param, or the command-line `option` named) as
 // overrides, in order; throws Error naming a bad one.
 std::vector<std::pair<std::string, double>> ParseParameterOverrides(const std::vector<std::string>& texts,
                                                                     const std::string& file = "",
                                                                     const std::string& option = "--param");
 
-// Lagrange's equations of a mechanism written under `multibody:` are formed in
-// its joint coordinates; every other form keeps the bodies' Newton–Euler
-// expansion with the joints as constraint forces.
-bool InJointCoordinates(const std::string& form);
-
-// The model file as `form` needs it; `energy` adds the energy accounting;
-// `overrides` replace parameters before anything is derived from them.
-Model LoadModelForForm(const std::string& path, const std::string& form, bool energy = false,
-                       const std::map<std::string, double>& overrides = {}, bool poses = false);
-
 // A model with the causality that `form` asks for.
 struct Analysis {
   Model model;
   CausalGraph graph;
 };
-Analysis Analyze(Model model, const std::string& form = "state");
-Analysis Analyze(const std::string& path, const std::string& form = "state");
+Analysis Analyze(Model model, Formulation form = Formulation::kState);
+Analysis Analyze(const std::string& path, Formulation form = Formulation::kState);
 
 // The model a constraint method works on, as `causality`, `equations` and
 // `draw --constraints METHOD` show it: parasitic writes a spring and a damper
@@ -88,17 +92,22 @@ struct MethodView {
   Model source;                              // zcp: the model with its constraint sources
   std::vector<std::string> break_variables;  // zcp
 };
-MethodView LoadForMethod(const std::string& path, const std::string& constraints, const std::string& form = "state");
+MethodView LoadForMethod(const std::string& path, ConstraintMethod constraints,
+                         Formulation form = Formulation::kState);
 
 // The reports of `paynter check`, `causality` and `equations`, written to
 // `out`; each returns the command's exit status (causality: 1 when causal
 // conflicts remain) and throws Error for a model that cannot be analysed.
 int CheckReport(const std::string& path, std::ostream& out);
-int CausalityText(const std::string& path, const std::string& procedure, const std::string& constraints,
+int CausalityText(const std::string& path, CausalityProcedure procedure, ConstraintMethod constraints,
                   std::ostream& out);
 // `standalone` (with `latex`): a whole LaTeX document (article, amsmath).
-int EquationsText(const std::string& path, bool latex, const std::string& form, bool explain,
-                  const std::string& constraints, std::ostream& out, bool standalone = false);
+int EquationsText(const std::string& path, bool latex, Formulation form, bool explain, ConstraintMethod constraints,
+                  std::ostream& out, bool standalone = false);
+
+// The C code native code compiles for the model's programs (right-hand side,
+// outputs, constraints, events), as `paynter equations --emit-c` prints it.
+int GeneratedCodeText(const std::string& path, Formulation form, ConstraintMethod constraints, std::ostream& out);
 
 // The C code native code compiles for the model's programs (right-hand side,
 // outputs, constraints, events), as `paynter equations --emit-c` prints it.

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "paynter/causality.h"
+#include "paynter/pipeline.h"
 #include "test_models.h"
 
 namespace paynter {

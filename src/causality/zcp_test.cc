@@ -7,6 +7,7 @@
 #include <set>
 
 #include "paynter/causality.h"
+#include "paynter/pipeline.h"
 #include "test_models.h"
 
 namespace paynter {

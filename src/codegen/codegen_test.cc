@@ -22,6 +22,7 @@
 #include "paynter/equations.h"
 #include "paynter/error.h"
 #include "paynter/model.h"
+#include "paynter/pipeline.h"
 #include "tape.h"
 
 // Counts heap allocations so that a test can check Run allocates nothing. (GCC

@@ -24,6 +24,7 @@
 #include <mutex>
 
 #include "newton.h"
+#include "paynter/hash.h"
 #include "paynter/error.h"
 
 namespace paynter::codegen {
@@ -421,14 +422,6 @@ std::vector<std::string> CWriter::WriteUnits() {
   if (units.empty()) units.emplace_back(), out_ = kPrelude;
   units.back() = std::move(out_);
   return units;
-}
-
-uint64_t Fnv1a64(const std::string& text, uint64_t h = 14695981039346656037ull) {
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
 }
 
 bool IsExecutable(const std::string& path) {

@@ -70,27 +70,4 @@ int ApplyParasitic(ModelSpec* spec, const ParasiticOptions& options) {
   return replaced;
 }
 
-Model LoadModelFor(const std::string& path, ConstraintMethod method, const ParasiticOptions& parasitic,
-                   bool energy_accounting, const std::map<std::string, double>& parameter_overrides,
-                   bool pose_outputs) {
-  ModelSpec spec = ReadModelSpecFile(path);
-  ApplyParameterOverrides(&spec, parameter_overrides);
-  if (pose_outputs) AddPoseOutputs(&spec);
-  if (spec.multibody.present) ExpandMultibody(&spec);
-  ExpandVectorBonds(&spec);
-  if (method == ConstraintMethod::kParasitic) {
-    if (ApplyParasitic(&spec, parasitic) == 0) {
-      Diagnostic d;
-      d.where.file = path;
-      d.message = "--constraints parasitic: the model has no joint constraint to relax";
-      d.expected = "a multibody model with joints, or Se elements with 'constraint:'";
-      d.got = "no constraint source";
-      d.hint = "simulate it without --constraints";
-      throw Error(std::move(d));
-    }
-  }
-  if (energy_accounting) AddEnergyAccounting(&spec);
-  return BuildModel(spec);
-}
-
 }  // namespace paynter

@@ -7,6 +7,7 @@
 
 #include "equations_internal.h"
 #include "paynter/equations.h"
+#include "paynter/pipeline.h"
 #include "test_models.h"
 
 namespace paynter {

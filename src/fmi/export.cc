@@ -12,6 +12,7 @@
 
 #include "fmu.h"
 #include "codegen/plan_io.h"
+#include "paynter/hash.h"
 #include "paynter/causality.h"
 #include "paynter/constrained.h"
 #include "paynter/equations.h"
@@ -19,6 +20,7 @@
 #include "paynter/files.h"
 #include "paynter/model.h"
 #include "paynter/multibody.h"
+#include "paynter/pipeline.h"
 
 namespace paynter {
 namespace {
@@ -100,25 +102,6 @@ std::vector<bool> TunableParameters(const Model& model, const LoweredModel& lowe
   return tunable;
 }
 
-Model LoadForFmu(const FmuOptions& o, const std::string& form, bool mechanism, ConstraintMethod method) {
-  if (mechanism && (form == "lagrange1" || form == "lagrange2")) {
-    if (method != ConstraintMethod::kAuto)
-      Fail(o, fmt::format("--constraints {} does not combine with --form {}", o.constraints, form),
-           "--form state with --constraints parasitic, or --form lagrange1|lagrange2 alone",
-           fmt::format("--form {} --constraints {}", form, o.constraints),
-           "Lagrange's equations of a mechanism are formed in its joint coordinates");
-    ModelSpec spec = ReadModelSpecFile(o.model_file);
-    ApplyParameterOverrides(&spec, o.overrides);
-    ExpandMultibodyInJointCoordinates(&spec, /*cut_joints_as_multipliers=*/form == "lagrange1");
-    ExpandVectorBonds(&spec);
-    return BuildModel(spec);
-  }
-  ParasiticOptions po;
-  po.stiffness = o.parasitic_stiffness;
-  po.damping = o.parasitic_damping;
-  return LoadModelFor(o.model_file, method, po, false, o.overrides);
-}
-
 // Names are unique in an FMU: a name already taken gets `suffix`, then a number.
 std::string Unique(std::set<std::string>& taken, const std::string& name, const std::string& suffix) {
   std::string n = name;
@@ -126,14 +109,6 @@ std::string Unique(std::set<std::string>& taken, const std::string& name, const 
   for (int k = 2; taken.count(n); ++k) n = fmt::format("{}{}_{}", name, suffix, k);
   taken.insert(n);
   return n;
-}
-
-uint64_t Fnv1a64(const std::string& text, uint64_t h) {
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
 }
 
 std::vector<std::string> Words(const std::string& text) {
@@ -170,8 +145,7 @@ struct TempDir {
 
 FmuReport ExportFmu(const FmuOptions& o) {
   CheckOptions(o);
-  const ModelSpec spec = ReadModelSpecFile(o.model_file);
-  const bool mechanism = spec.multibody.present;
+  const bool mechanism = LoadSpec(ModelSource::File(o.model_file), {}, LoadPass::kRead).multibody.present;
   const std::string form = o.form.empty() ? (mechanism ? "lagrange2" : "state") : o.form;
   const Formulation formulation = ParseFormulation(form);
   const ConstraintMethod method = ParseConstraintMethod(o.constraints);
@@ -181,9 +155,20 @@ FmuReport ExportFmu(const FmuOptions& o) {
          "--constraints " + o.constraints,
          "lagrange-multipliers, minimal-coordinates and zcp need paynter's driver (projection after steps, "
          "coordinate partitioning, a DAE solver), which the FMU does not carry");
+  if (mechanism && InJointCoordinates(formulation) && method != ConstraintMethod::kAuto)
+    Fail(o, fmt::format("--constraints {} does not combine with --form {}", o.constraints, form),
+         "--form state with --constraints parasitic, or --form lagrange1|lagrange2 alone",
+         fmt::format("--form {} --constraints {}", form, o.constraints),
+         "Lagrange's equations of a mechanism are formed in its joint coordinates");
+  LoadOptions lo;
+  lo.form = formulation;
+  lo.method = method;
+  lo.parasitic.stiffness = o.parasitic_stiffness;
+  lo.parasitic.damping = o.parasitic_damping;
+  lo.overrides = o.overrides;
   Model model = [&] {
     try {
-      return LoadForFmu(o, form, mechanism, method);
+      return LoadModel(o.model_file, lo);
     } catch (const Error& e) {
       if (!mechanism || form != "lagrange2" || e.diagnostic().message.find("closes the kinematic loop") == std::string::npos)
         throw;
@@ -270,7 +255,7 @@ FmuReport ExportFmu(const FmuOptions& o) {
   // The GUID: a hash of everything the FMU holds but the compiled code.
   m.guid = "";
   std::string hashed = fmi::ModelDescription(m) + fmi::ModelSource(m) + m.rhs.text + m.outputs.text + fmi::kRuntimeC;
-  const uint64_t h1 = Fnv1a64(hashed, 14695981039346656037ull), h2 = Fnv1a64(hashed, 0x9e3779b97f4a7c15ull);
+  const uint64_t h1 = Fnv1a64(hashed, kFnv1aOffset), h2 = Fnv1a64(hashed, 0x9e3779b97f4a7c15ull);
   m.guid = fmt::format("{{{:08x}-{:04x}-{:04x}-{:04x}-{:012x}}}", uint32_t(h1 >> 32), uint32_t((h1 >> 16) & 0xFFFF),
                        uint32_t(h1 & 0xFFFF), uint32_t(h2 >> 48), h2 & 0xFFFFFFFFFFFFull);
 

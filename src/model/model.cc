@@ -165,34 +165,6 @@ void CheckPhysicalParameters(const Model& model, const std::map<std::string, dou
   }
 }
 
-int EditDistance(const std::string& a, const std::string& b) {
-  std::vector<int> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = static_cast<int>(j);
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = static_cast<int>(i);
-    for (size_t j = 1; j <= b.size(); ++j) {
-      int sub = prev[j - 1] + (std::tolower(a[i - 1]) == std::tolower(b[j - 1]) ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
-std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates) {
-  std::string best;
-  int best_d = 1 << 30;
-  for (const auto& c : candidates) {
-    int d = EditDistance(word, c);
-    if (d < best_d) {
-      best_d = d;
-      best = c;
-    }
-  }
-  if (best.empty() || best_d > std::max<int>(2, static_cast<int>(word.size()) / 3)) return "";
-  return "did you mean '" + best + "'?";
-}
-
 void ValidateModel(const Model& m) {
   const auto fail = ThrowAt;
   if (m.elements.empty())

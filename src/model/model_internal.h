@@ -2,18 +2,17 @@
 #pragma once
 
 #include <string>
+
+#include "paynter/error.h"
 #include <vector>
 
 namespace paynter {
 
 std::vector<std::string> KindNames();
-int EditDistance(const std::string& a, const std::string& b);
 // "did you mean 'X'?" for the nearest candidate, or "" when none is close.
-std::string DidYouMean(const std::string& word, const std::vector<std::string>& candidates);
 // `text` with control characters (C0, DEL, C1 as UTF-8) and bytes that are not
 // UTF-8 written as \xNN, so that it can be shown on a terminal; newlines kept
 // when `keep_newlines`. Diagnostic::ToString applies it to every part.
-std::string EscapeForTerminal(const std::string& text, bool keep_newlines);
 
 // The end of the name that starts at text[start] (a letter or '_'): letters,
 // digits and underscores, and a submodel instance's path, parts joined by
@@ -28,9 +27,5 @@ bool IsSignalFunction(const std::string& name);
 // text[open] that follows a number or a ')' (a unit, `9.81 [m/s^2]`), the
 // index of its ']' (or text.size()); npos for any other '[' (a list).
 size_t UnitBracketEnd(const std::string& text, size_t open);
-
-// ReadModelSpecFile without FlattenSubmodels: the file as written.
-struct ModelSpec;
-ModelSpec ReadHierarchicalModelSpecFile(const std::string& path);
 
 }  // namespace paynter

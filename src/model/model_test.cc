@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "paynter/model.h"
+#include "paynter/pipeline.h"
 
 namespace paynter {
 namespace {

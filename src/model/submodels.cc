@@ -21,7 +21,7 @@
 #include <memory>
 #include <set>
 
-#include "data_dir.h"
+#include "paynter/data_dir.h"
 #include "model_internal.h"
 #include "paynter/model.h"
 

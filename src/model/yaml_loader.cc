@@ -516,6 +516,10 @@ ModelSpec ReadModelSpec(const std::string& yaml_text, const std::string& file_la
   return spec;
 }
 
+ModelSpec ReadHierarchicalModelSpec(const std::string& yaml_text, const std::string& file_label) {
+  return SpecFromText(yaml_text, file_label);
+}
+
 ModelSpec ReadModelSpecFile(const std::string& path) {
   ModelSpec spec = ReadHierarchicalModelSpecFile(path);
   FlattenSubmodels(&spec);

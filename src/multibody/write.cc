@@ -21,10 +21,68 @@ std::string WithUnit(const std::string& text, const std::string& unit) {
   return u ? text + " " + DimensionText(u->dim) : text;
 }
 
+// A law's text: a vector or matrix modulus written as a list (`[m, m, m]`)
+// goes back as the list it was read from.
+void EmitLaw(YAML::Emitter& out, const std::string& text) {
+  if (!text.empty() && text[0] == '[') {
+    try {
+      const YAML::Node list = YAML::Load(text);
+      if (list.IsSequence()) {
+        out << YAML::Flow << list;
+        return;
+      }
+    } catch (const YAML::Exception&) {
+      // not a list after all: written as the text it is
+    }
+  }
+  out << text;
+}
+
+void EmitField(YAML::Emitter& out, const ModelSpec::Field& f) {
+  if (!f.is_list) {
+    out << (f.values.empty() ? std::string() : f.values[0]);
+    return;
+  }
+  out << YAML::Flow << YAML::BeginSeq;
+  for (const auto& v : f.values) out << v;
+  out << YAML::EndSeq;
+}
+
+// The `multibody:` section as read (a spec before the multibody pass).
+void EmitMultibody(YAML::Emitter& out, const ModelSpec::MultibodySpec& mb) {
+  out << YAML::Key << "multibody" << YAML::Value << YAML::BeginMap;
+  for (const auto& [key, field] : mb.settings) {
+    out << YAML::Key << key << YAML::Value;
+    EmitField(out, field);
+  }
+  for (const auto& [key, list] : {std::pair{"bodies", &mb.bodies}, std::pair{"joints", &mb.joints},
+                                  std::pair{"loads", &mb.loads}}) {
+    if (list->empty()) continue;
+    out << YAML::Key << key << YAML::Value << YAML::BeginSeq;
+    for (const auto& entry : *list) {
+      out << YAML::Flow << YAML::BeginMap;
+      // the name first, as a reader expects it
+      if (auto it = entry.fields.find("name"); it != entry.fields.end()) {
+        out << YAML::Key << "name" << YAML::Value;
+        EmitField(out, it->second);
+      }
+      for (const auto& [k, f] : entry.fields) {
+        if (k == "name") continue;
+        out << YAML::Key << k << YAML::Value;
+        EmitField(out, f);
+      }
+      out << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
+  out << YAML::EndMap;
+}
+
 }  // namespace
 
 std::string ModelSpecToYaml(const ModelSpec& spec) {
   YAML::Emitter out;
+  bool vector_bonds = false;
   out << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << (spec.name.empty() ? "model" : spec.name);
   if (!spec.parameters.empty()) {
@@ -36,9 +94,10 @@ std::string ModelSpecToYaml(const ModelSpec& spec) {
   for (const auto& e : spec.elements) {
     out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << e.name << YAML::Key << "kind"
         << YAML::Value << YAML::DoubleQuoted << e.kind;
-    for (size_t i = 0; i < e.laws.size(); ++i)
-      out << YAML::Key << e.laws[i].first << YAML::Value
-          << (i == 0 ? Written(e.laws[i].second, e.law_value) : e.laws[i].second);
+    for (size_t i = 0; i < e.laws.size(); ++i) {
+      out << YAML::Key << e.laws[i].first << YAML::Value;
+      EmitLaw(out, i == 0 ? Written(e.laws[i].second, e.law_value) : e.laws[i].second);
+    }
     if (!e.position.empty() || e.position_value)
       out << YAML::Key << "position" << YAML::Value << Written(e.position, e.position_value);
     if (!e.initial.empty() || e.initial_value)
@@ -58,7 +117,10 @@ std::string ModelSpecToYaml(const ModelSpec& spec) {
   for (const auto& b : spec.bonds) {
     out << YAML::Flow << YAML::BeginMap;
     if (!b.name.empty()) out << YAML::Key << "name" << YAML::Value << b.name;
-    out << YAML::Key << "from" << YAML::Value << b.from << YAML::Key << "to" << YAML::Value << b.to << YAML::EndMap;
+    out << YAML::Key << "from" << YAML::Value << b.from << YAML::Key << "to" << YAML::Value << b.to;
+    if (b.dim > 1) out << YAML::Key << "dim" << YAML::Value << b.dim;
+    out << YAML::EndMap;
+    vector_bonds = vector_bonds || b.dim > 1;
   }
   out << YAML::EndSeq;
   if (!spec.displacements.empty()) {
@@ -112,8 +174,12 @@ std::string ModelSpecToYaml(const ModelSpec& spec) {
     out << YAML::EndSeq;
   }
   if (spec.assemble) out << YAML::Key << "assemble" << YAML::Value << "true";
+  if (spec.multibody.present) EmitMultibody(out, spec.multibody);
   out << YAML::EndMap;
-  return std::string("# expanded by paynter: scalar bonds only\n") + out.c_str() + "\n";
+  const char* header = vector_bonds || spec.multibody.present
+                           ? "# written by paynter expand --after: vector bonds or the multibody section still to expand\n"
+                           : "# expanded by paynter: scalar bonds only\n";
+  return header + std::string(out.c_str()) + "\n";
 }
 
 }  // namespace paynter

@@ -22,23 +22,6 @@ namespace {
 
 constexpr const char* kMethodNames[] = {"rk4", "dopri5", "bdf"};
 
-// Levenshtein distance, for "did you mean" suggestions.
-int EditDistance(const std::string& a, const std::string& b) {
-  std::vector<int> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = static_cast<int>(j);
-  for (size_t i = 1; i <= a.size(); ++i) {
-    int diag = row[0];
-    row[0] = static_cast<int>(i);
-    for (size_t j = 1; j <= b.size(); ++j) {
-      int up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
-                         diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -78,14 +61,7 @@ Method ParseMethod(const std::string& name) {
            lower == "implicit")
     hint = "'bdf' is CVODE's variable-order BDF method, for stiff systems";
   else {
-    int best = 3;  // suggest only close matches
-    for (const char* m : kMethodNames) {
-      int d = EditDistance(lower, m);
-      if (d < best) {
-        best = d;
-        hint = fmt::format("did you mean '{}'?", m);
-      }
-    }
+    hint = DidYouMean(lower, {std::begin(kMethodNames), std::end(kMethodNames)});
     if (hint.empty())
       hint = "rk4: fixed step; dopri5: adaptive, non-stiff (as ode45); "
              "bdf: adaptive, stiff (CVODE)";

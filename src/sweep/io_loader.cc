@@ -1,5 +1,5 @@
 // Finds and loads libpaynter_sweep_io.so (io_loader.h).
-#include "sweep/io_loader.h"
+#include "io_loader.h"
 
 #include <dlfcn.h>
 #include <fmt/format.h>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "model/data_dir.h"
+#include "paynter/data_dir.h"
 #include "paynter/error.h"
 
 namespace paynter {

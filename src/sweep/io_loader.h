@@ -2,7 +2,7 @@
 // or MPI.
 #pragma once
 
-#include "sweep/io_module.h"
+#include "io_module.h"
 
 namespace paynter {
 

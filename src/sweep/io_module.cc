@@ -1,7 +1,7 @@
 // libpaynter_sweep_io.so: the sweep's HDF5 writing and MPI messages
 // (io_module.h says why they are a module of their own). Nothing here throws
 // across the interface: every entry point returns a status.
-#include "sweep/io_module.h"
+#include "io_module.h"
 
 #include <cstring>
 #include <new>

@@ -5,8 +5,8 @@
 #include <iostream>
 
 #include "paynter/sweep.h"
-#include "sweep/io_loader.h"
-#include "sweep/mpi_transport.h"
+#include "io_loader.h"
+#include "mpi_transport.h"
 
 namespace paynter {
 namespace {

@@ -13,7 +13,7 @@
 #include "paynter/files.h"
 #include "paynter/sweep.h"
 
-#include "sweep/io_loader.h"
+#include "io_loader.h"
 
 namespace paynter {
 namespace {
@@ -202,8 +202,9 @@ class Hdf5SweepOutput : public SweepSink {
     Strings(0, "options",
             {fmt::format("form={} constraints={} method={} t0={} t_end={} rtol={} atol={} dt_out={} step={} "
                          "max_steps={} backend={}",
-                         b.form, b.constraints, b.method, b.t0, b.t_end, b.rtol, b.atol, b.dt_out, b.step,
-                         b.max_steps_given ? std::to_string(b.max_steps) : "default", b.backend)},
+                         FormulationName(b.form), ConstraintMethodName(b.constraints), MethodName(b.method), b.t0,
+                         b.t_end, b.rtol, b.atol, b.dt_out, b.step,
+                         b.max_steps_given ? std::to_string(b.max_steps) : "default", BackendName(b.backend))},
             true);
     Strings(0, "parameters", def_.names, false);
     paynter_h5* f = file_;

@@ -14,7 +14,7 @@
 #include "paynter/codegen.h"
 #include "paynter/stage_cache.h"
 #include "paynter/sweep.h"
-#include "sweep/mpi_transport.h"
+#include "mpi_transport.h"
 
 namespace paynter {
 namespace {

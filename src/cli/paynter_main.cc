@@ -1,0 +1,425 @@
+// paynter — the command-line program: a thin layer over include/paynter/
+// (the commands' work is in paynter/run.h, shared with the other front ends).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "commands.h"
+#include "paynter/paynter.h"
+#include "paynter/run.h"
+#include "commands.h"
+
+namespace {
+
+using namespace paynter;
+
+// Writes the model after the front end's passes (all of them: the scalar
+// model, multibody section and vector bonds expanded), or after `after`.
+int Expand(const std::string& path, const std::string& out, const std::string& after) {
+  const LoadPass last = after.empty() ? LoadPasses().back().pass : ParseLoadPass(after, path);
+  if (last == LoadPass::kRead)
+    ThrowAt({path}, "", "--after read: the read pass's output is the model file as written",
+            "a later pass: submodels, overrides, poses, multibody, vector-bonds, parasitic or energy", "read",
+            "read the file itself, or expand --after submodels for its instances flattened");
+  const ModelSpec spec = LoadSpec(ModelSource::File(path), {}, last);
+  if (last == LoadPasses().back().pass) BuildModel(spec);  // the scalar model must itself be valid
+  WriteFileAtomically(out, ModelSpecToYaml(spec), "expanded model");
+  return 0;
+}
+
+// simulate's and compare's options: a run's, the output, --stats and the
+// --param texts (parsed into run.params once the command line is read).
+struct SimulateArgs {
+  RunOptions run;
+  std::string out;
+  bool stats = false, no_stabilize = false;
+  std::vector<std::string> params;
+  // The run's options with the --param texts parsed.
+  RunOptions Options() const {
+    RunOptions o = run;
+    o.params = ParseParameterOverrides(params, run.file);
+    o.stabilize = !no_stabilize;
+    return o;
+  }
+};
+
+int Simulate(const SimulateArgs& args) {
+  const RunOptions options = args.Options();
+  CheckOutputRows(options);
+  const ConstraintMethod method = options.constraints;
+  PreparedModel prepared = PrepareModel(options);
+  CompiledModel& cm = prepared.compiled();
+  // The rows are streamed into a temporary beside the output as they are
+  // computed and moved into place when the run has succeeded.
+  CsvWriter csv(args.out);
+  RunResult run = RunPrepared(prepared, cm, options, &csv);
+  const Solution& sol = run.solution;
+  const ConstrainedReport& report = run.report;
+  const SolverOptions so = SolverOptionsFor(options, method);
+  csv.Commit();
+  if (method == ConstraintMethod::kAuto && cm.num_constraints() > 0)
+    std::cerr << fmt::format("paynter: constraints: {} (choose with --constraints)\n",
+                             ConstraintMethodName(report.method));
+  if (args.stats) {
+    std::cerr << fmt::format(
+        "method {} ({} backend): {} steps, {} rejected, {} rhs evaluations, {} Jacobians{}\n"
+        "compile {:.3f} s, integrate {:.6f} s, {} output rows -> {}\npeak memory {:.1f} MB\n",
+        report.method == ConstraintMethod::kZcp ? std::string("ida") : MethodName(so.method), sol.backend, sol.stats.steps, sol.stats.rejected, sol.stats.rhs_evals,
+        sol.stats.jac_evals, sol.stats.projections ? fmt::format(", {} projections", sol.stats.projections) : "",
+        sol.compile_seconds, sol.stats.integrate_seconds, sol.num_rows(), args.out, PeakMemoryMegabytes());
+    if (const CompiledProgram::Tiers t = cm.tiers(); t.tape_runs + t.native_runs > 0)
+      std::cerr << fmt::format("tiered: right-hand side run {} times on the tape, {} in native code; {}\n", t.tape_runs,
+                               t.native_runs, t.switched ? fmt::format("switched at t = {:.6g}, {:.3f} s after the compile began", t.switch_slot0, t.switch_seconds)
+                                                         : "native code not ready before the end (its compile goes on, for the cache)");
+    std::cerr << fmt::format("model to ready {:.4f} s ({})\n", prepared.ready_seconds(),
+                             prepared.stages_cached() ? "symbolic stages from the stage cache"
+                                                      : "symbolic stages built");
+    if (!prepared.stage_note().empty()) std::cerr << "note: " << prepared.stage_note() << "\n";
+    if (cm.has_events()) std::cerr << fmt::format("events: {} (two rows each in the output)\n", sol.stats.events);
+    if (sol.stats.stiff)
+      std::cerr << fmt::format("dopri5 found the problem stiff from t = {:.6g}: --method bdf may be faster\n",
+                               sol.stats.stiff_t);
+    if (cm.num_constraints() > 0 || method != ConstraintMethod::kAuto) std::cerr << report.ToText();
+    const std::string note = cm.codegen_note();
+    if (!note.empty()) std::cerr << "note: " << note << "\n";
+  }
+  return 0;
+}
+
+// Every applicable method on one model: time, steps, the largest difference
+// to minimal coordinates on each output, constraint drift.
+int Compare(const SimulateArgs& args, const std::string& prefix, const std::string& plot_column) {
+  RunOptions options = args.Options();
+  options.energy = true;
+  options.progress = false;
+  CheckOutputRows(options);
+  struct Run {
+    std::string method;
+    Solution sol;
+    ConstrainedReport report;
+    std::string failure;
+  };
+  std::vector<Run> runs;
+  for (ConstraintMethod m : {ConstraintMethod::kMinimalCoordinates, ConstraintMethod::kLagrangeMultipliers,
+                             ConstraintMethod::kParasitic, ConstraintMethod::kZcp}) {
+    Run r;
+    r.method = ConstraintMethodName(m);
+    try {
+      RunOptions o = options;
+      o.constraints = m;
+      PreparedModel prepared = PrepareModel(o);
+      RunResult run = RunPrepared(prepared, prepared.compiled(), o);
+      r.sol = std::move(run.solution);
+      r.report = std::move(run.report);
+      r.report.method = m;
+    } catch (const Error& e) {
+      r.failure = e.what();
+      const auto nl = r.failure.find('\n');
+      if (nl != std::string::npos) r.failure = r.failure.substr(0, nl);
+    }
+    runs.push_back(std::move(r));
+  }
+  // The reference: minimal coordinates, else the first method that ran.
+  size_t ref_index = 0;
+  while (ref_index < runs.size() && !runs[ref_index].failure.empty()) ++ref_index;
+  if (ref_index == runs.size()) {
+    Diagnostic d;
+    d.message = "compare: no method could simulate the model; minimal-coordinates: " + runs[0].failure;
+    d.hint = "simulate the model with --constraints lagrange-multipliers --stats to see why";
+    throw Error(std::move(d));
+  }
+  const Run& ref = runs[ref_index];
+  if (ref_index > 0) std::cout << fmt::format("differences are to {} (minimal-coordinates did not run)\n\n", ref.method);
+  const auto& all_cols = ref.sol.columns;
+  // The model's outputs (the energy accounting's columns go into one figure).
+  std::vector<std::string> cols;
+  for (const auto& c : all_cols)
+    if (c.rfind("energy_", 0) != 0) cols.push_back(c);
+  const bool energy = cols.size() < all_cols.size();
+  // The energy balance: max |stored - stored(0) - delivered + dissipated|
+  // relative to the largest of the three.
+  auto balance = [](const Solution& s) {
+    const auto st = s.Column("energy_stored"), in = s.Column("energy_delivered"), out = s.Column("energy_dissipated");
+    double err = 0, scale = 0;
+    for (size_t i = 0; i < st.size(); ++i) {
+      err = std::max(err, std::fabs(st[i] - st[0] - in[i] + out[i]));
+      scale = std::max({scale, std::fabs(st[i]), std::fabs(in[i]), std::fabs(out[i])});
+    }
+    return scale > 0 ? err / scale : err;
+  };
+  std::string md = "| method | time (s) | steps | rhs evaluations | position drift | velocity drift |";
+  std::string csv = "method,time_s,steps,rhs_evals,position_drift,velocity_drift";
+  if (energy) md += " energy balance |", csv += ",energy_balance";
+  for (size_t c = 1; c < cols.size(); ++c) {
+    md += fmt::format(" max diff {} |", cols[c]);
+    csv += ",diff_" + cols[c];
+  }
+  md += "\n|---|---:|---:|---:|---:|---:|";
+  if (energy) md += "---:|";
+  for (size_t c = 1; c < cols.size(); ++c) md += "---:|";
+  md += "\n";
+  csv += "\n";
+  for (const auto& r : runs) {
+    if (!r.failure.empty()) {
+      md += fmt::format("| {} | not run: {} |\n", r.method, r.failure);
+      csv += fmt::format("{},,,,,\n", r.method);
+      continue;
+    }
+    const bool parasitic = r.method == "parasitic";
+    md += fmt::format("| {} | {:.4f} | {} | {} | {} | {} |", r.method, r.sol.stats.integrate_seconds,
+                      r.sol.stats.steps, r.sol.stats.rhs_evals,
+                      parasitic ? fmt::format("{:.2e} (stretch)", r.report.max_position_drift)
+                                : fmt::format("{:.2e}", r.report.max_position_drift),
+                      parasitic ? std::string("-") : fmt::format("{:.2e}", r.report.max_velocity_drift));
+    csv += fmt::format("{},{:.6g},{},{},{:.3e},{:.3e}", r.method, r.sol.stats.integrate_seconds, r.sol.stats.steps,
+                       r.sol.stats.rhs_evals, r.report.max_position_drift,
+                       parasitic ? 0.0 : r.report.max_velocity_drift);
+    if (energy) {
+      const double b = balance(r.sol);
+      md += fmt::format(" {:.2e} |", b);
+      csv += fmt::format(",{:.3e}", b);
+    }
+    for (size_t c = 1; c < cols.size(); ++c) {
+      double diff = 0;
+      size_t rc = 0;
+      while (rc < r.sol.columns.size() && r.sol.columns[rc] != cols[c]) ++rc;
+      const size_t nrows = std::min(r.sol.rows.size(), ref.sol.rows.size());
+      for (size_t k = 0; k < nrows && rc < r.sol.columns.size(); ++k)
+        diff = std::max(diff, std::fabs(r.sol.rows[k][rc] - ref.sol.rows[k][c]));
+      md += fmt::format(" {:.2e} |", diff);
+      csv += fmt::format(",{:.3e}", diff);
+    }
+    md += "\n";
+    csv += "\n";
+  }
+  std::cout << md;
+  if (!prefix.empty()) {
+    WriteFileAtomically(prefix + ".md", md, "comparison table");
+    WriteFileAtomically(prefix + ".csv", csv, "comparison table");
+  }
+  if (!plot_column.empty()) {
+    // The difference of each method to minimal coordinates on one output, in
+    // time (as the paper's figures 21 and 31): PREFIX_<column>.csv and .png.
+    size_t c = 0;
+    while (c < cols.size() && cols[c] != plot_column) ++c;
+    if (c == 0 || c == cols.size()) {
+      Diagnostic d;
+      d.message = fmt::format("compare --plot: no output '{}'", plot_column);
+      d.expected = "one of the model's outputs";
+      d.got = plot_column;
+      throw Error(std::move(d));
+    }
+    std::string text = "t";
+    std::vector<std::string> series;
+    for (size_t k = 1; k < runs.size(); ++k)
+      if (runs[k].failure.empty()) {
+        text += "," + runs[k].method;
+        series.push_back(runs[k].method);
+      }
+    text += "\n";
+    for (size_t i = 0; i < ref.sol.rows.size(); ++i) {
+      text += fmt::format("{:.10g}", ref.sol.rows[i][0]);
+      for (size_t k = 1; k < runs.size(); ++k) {
+        if (!runs[k].failure.empty()) continue;
+        const double v = i < runs[k].sol.rows.size() ? runs[k].sol.rows[i][c] - ref.sol.rows[i][c] : 0.0;
+        text += fmt::format(",{:.6e}", v);
+      }
+      text += "\n";
+    }
+    const std::string base = (prefix.empty() ? std::string("compare") : prefix) + "_" + plot_column;
+    WriteFileAtomically(base + ".csv", text, "difference table");
+    PlotCsv(base + ".csv", base + ".png", series, "", "difference to minimal coordinates: " + plot_column);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"paynter: bond graphs in, simulations out"};
+  SetCommandLine(argc, argv);
+  app.require_subcommand(1);
+  std::string file, out, procedure = "SCAP", x_col, title, form = "state", after, compare_method = "dopri5";
+  bool latex = false, explain = false, emit_c = false;
+  int highlight = 0;
+  std::vector<std::string> columns;
+
+  std::string constraints = "auto";
+  const char* constraints_help =
+      "mechanisms: show the model as a method works on it: auto | lagrange-multipliers | minimal-coordinates | "
+      "parasitic | zcp";
+  bool standalone = false, expand_drawing = false;
+  SimulateArgs sa, ca;
+  std::string compare_out, compare_plot;
+
+  auto* check = app.add_subcommand("check", "validate a model and summarize it");
+  if (CommandWanted("check")) check->add_option("FILE", file, "model file (YAML)")->required();
+
+  auto* caus = app.add_subcommand("causality", "assign causality and report strokes, conflicts and loops");
+  if (CommandWanted("causality")) {
+    caus->add_option("FILE", file, "model file (YAML)")->required();
+    caus->add_option("--procedure", procedure, "SCAP | HaCAP | LaCAP | LCAP | RCAP")->default_val("SCAP");
+    caus->add_option("--constraints", constraints, constraints_help)->default_val("auto");
+  }
+
+  auto* eqs = app.add_subcommand("equations", "print the state equations");
+  if (CommandWanted("equations")) {
+    eqs->add_option("FILE", file, "model file (YAML)")->required();
+    eqs->add_flag("--latex", latex, "print LaTeX");
+    eqs->add_flag("--standalone", standalone, "with --latex: a whole LaTeX document");
+    eqs->add_option("--form", form, "state | lagrange1 | lagrange2 | hamilton")->default_val("state");
+    eqs->add_flag("--emit-c", emit_c, "print the C code generated for the model's programs instead");
+    eqs->add_flag("--explain", explain, "with --form lagrange2: the Lagrange subsystem (momenta, efforts)");
+    eqs->add_option("--constraints", constraints, constraints_help)->default_val("auto");
+  }
+
+  auto* sim = app.add_subcommand("simulate", "simulate a model and write a CSV");
+  if (CommandWanted("simulate")) {
+    sim->add_option("FILE", sa.run.file, "model file (YAML)")->required();
+    AddRunOptions(sim, sa.run);
+    sim->add_option("--param", sa.params, "override a parameter: NAME=VALUE (repeatable)");
+    sim->add_flag("--stats", sa.stats, "print solver statistics and timings");
+    sim->add_flag("--no-stabilize", sa.no_stabilize, "lagrange-multipliers: no projection after steps (to see the drift)");
+    sim->add_flag("--energy", sa.run.energy,
+                  "add the columns energy_stored, energy_delivered, energy_dissipated (linear storage laws)");
+    sim->add_option("--parasitic-stiffness", sa.run.parasitic_stiffness, "parasitic: stiffness of every joint direction");
+    sim->add_option("--parasitic-damping", sa.run.parasitic_damping, "parasitic: damping of every joint direction");
+    sim->add_option("-o,--output", sa.out, "CSV file to write")->required();
+  }
+
+  auto* cmp = app.add_subcommand("compare", "simulate a mechanism by every method and tabulate the differences");
+  if (CommandWanted("compare")) {
+    cmp->add_option("FILE", ca.run.file, "model file (YAML)")->required();
+    cmp->add_option("--t-end", ca.run.t_end, "end time")->required();
+    cmp->add_option("--rtol", ca.run.rtol, "relative tolerance")->default_val(1e-6);
+    cmp->add_option("--atol", ca.run.atol, "absolute tolerance")->default_val(1e-9);
+    cmp->add_option("--dt-out", ca.run.dt_out, "output interval (default t_end/1000)")->default_val(0.0);
+    cmp->add_option("--method", compare_method, "integrator for the rigid methods: rk4 | dopri5 | bdf")
+        ->default_val("dopri5");
+    cmp->add_option("--max-steps", ca.run.max_steps, "step budget of each run (as for simulate)");
+    cmp->add_option("--param", ca.params, "override a parameter: NAME=VALUE (repeatable)");
+    cmp->add_flag("--assemble", ca.run.assemble, "make an inconsistent start consistent");
+    cmp->add_option("--parasitic-stiffness", ca.run.parasitic_stiffness, "parasitic: stiffness of every joint direction");
+    cmp->add_option("--parasitic-damping", ca.run.parasitic_damping, "parasitic: damping of every joint direction");
+    cmp->add_option("-o,--output", compare_out, "write PREFIX.md and PREFIX.csv");
+    cmp->add_flag("!--no-cache", ca.run.stage_cache, "build the symbolic stages afresh, without the stage cache");
+    cmp->add_option("--plot", compare_plot, "plot each method's difference to minimal coordinates on this output "
+                                            "(PREFIX_<output>.csv and .png)");
+  }
+
+  auto* expand = app.add_subcommand("expand", "write the scalar model: vector bonds and the multibody section expanded");
+  if (CommandWanted("expand")) {
+    expand->add_option("FILE", file, "model file (YAML)")->required();
+    expand->add_option("-o,--output", out, "scalar model file (YAML)")->required();
+    expand->add_option("--after", after,
+                       "write the model after this pass of the front end instead of after all of them: submodels | "
+                       "overrides | poses | multibody | vector-bonds | parasitic | energy");
+  }
+
+  auto* plot = app.add_subcommand("plot", "plot CSV columns with gnuplot");
+  if (CommandWanted("plot")) {
+    plot->add_option("CSV", file, "CSV file from 'paynter simulate'")->required();
+    plot->add_option("COLUMNS", columns, "columns to plot (default: all)");
+    plot->add_option("-o,--output", out, "image file (.png, .svg, .pdf)")->required();
+    plot->add_option("-x,--x-column", x_col, "column for the x axis (default: the first)");
+    plot->add_option("--title", title, "plot title");
+  }
+
+  auto* draw = app.add_subcommand("draw", "draw the bond graph with causal strokes (Graphviz)");
+  if (CommandWanted("draw")) {
+    draw->add_option("FILE", file, "model file (YAML)")->required();
+    draw->add_option("-o,--output", out, "drawing (.svg, .png, .pdf, .dot)")->required();
+    draw->add_option("--procedure", procedure, "causality procedure for the strokes")->default_val("SCAP");
+    draw->add_option("--highlight-path", highlight,
+                     "highlight zero-order causal path N (numbered as in 'paynter causality')")
+        ->check(CLI::PositiveNumber);
+    draw->add_option("--constraints", constraints, constraints_help)->default_val("auto");
+    draw->add_flag("--expand", expand_drawing,
+                   "draw every scalar element and bond (a model with vector bonds or a multibody section is drawn as "
+                   "its components and multibonds otherwise)");
+  }
+
+  CLI::App* report = nullptr;
+  const auto run_report = AddReportCommand(app, &report);
+
+  CLI::App* fmu = AddFmuCommand(app);
+  RegisterLinearCommands(&app);
+  CLI::App* sweep = AddSweepCommand(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 prints the message (or the help) and has codes of its own for
+    // usage errors (106, 109, ...): paynter exits 0 for --help, 1 for the rest.
+    return app.exit(e) == 0 ? 0 : 1;
+  }
+  try {
+    if (const auto rc = RunLinearCommands()) return *rc;
+    if (check->parsed()) return CheckReport(file, std::cout);
+    if (caus->parsed())
+      return CausalityText(file, ParseProcedure(procedure), ParseConstraintMethod(constraints), std::cout);
+    if (eqs->parsed() && emit_c)
+      return GeneratedCodeText(file, ParseFormulation(form), ParseConstraintMethod(constraints), std::cout);
+    if (eqs->parsed())
+      return EquationsText(file, latex, ParseFormulation(form), explain, ParseConstraintMethod(constraints), std::cout,
+                           standalone);
+    if (sim->parsed()) {
+      ReadRunOptionCounts(sim, sa.run);
+      return Simulate(sa);
+    }
+    if (cmp->parsed()) {
+      ca.run.method_given = cmp->get_option("--method")->count() > 0;
+      ca.run.max_steps_given = cmp->get_option("--max-steps")->count() > 0;
+      ca.run.method = ParseMethod(compare_method);
+      return Compare(ca, compare_out, compare_plot);
+    }
+    if (sweep->parsed()) return RunSweepCommand();
+    if (expand->parsed()) return Expand(file, out, after);
+    if (fmu->parsed()) return RunFmuCommand();
+    if (report->parsed()) return run_report();
+    if (plot->parsed()) {
+      PlotCsv(file, out, columns, x_col, title);
+      return 0;
+    }
+    if (draw->parsed()) {
+      const CausalityProcedure proc = ParseProcedure(procedure);
+      const MethodView view = LoadForMethod(file, ParseConstraintMethod(constraints));
+      const Model& m = view.model;
+      CausalityOptions opt;
+      opt.procedure = proc;
+      if (opt.procedure == CausalityProcedure::kLaCAP && !m.generalized.empty()) opt.generalized = m.generalized;
+      CausalGraph g = AssignCausality(m, opt);
+      std::vector<ZeroOrderPath> paths;
+      const ZeroOrderPath* hl = nullptr;
+      if (highlight > 0) {
+        paths = FindZeroOrderPaths(m, g);
+        hl = &SelectZeroOrderPath(paths, highlight);
+      }
+      const DrawComponents components =
+          FindDrawComponents(m, LoadSpec(ModelSource::File(file), {}, LoadPass::kSubmodels));
+      RenderDot(expand_drawing || hl || components.empty() ? BondGraphDot(m, &g, hl) : ComponentGraphDot(m, &g, components),
+                out);
+      return 0;
+    }
+  } catch (const paynter::Error& e) {
+    // An error found while simulating has no file of its own: it is the model's.
+    const std::string model_file = sim->parsed()                  ? sa.run.file
+                                   : cmp->parsed()                ? ca.run.file
+                                   : !LinearCommandFile().empty() ? LinearCommandFile()
+                                   : report->parsed()             ? report->get_option("FILE")->as<std::string>()
+                                   : plot->parsed()               ? ""
+                                                                  : file;
+    std::cerr << ReportError(e, model_file).text << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << paynter::Error(std::string("paynter: internal error: ") + e.what()).what() << "\n";  // escaped
+    return 2;
+  }
+  return 0;
+}

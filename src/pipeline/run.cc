@@ -1,0 +1,549 @@
+// A model file to reports and results, as the commands do it (paynter/run.h).
+#include "paynter/run.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cmath>
+#include <ostream>
+#include <sstream>
+
+#include "paynter/equations.h"
+#include "paynter/multibody.h"
+#include "paynter/report.h"
+#include "paynter/units.h"
+#include "codegen/native.h"
+#include "codegen/plan_io.h"
+
+namespace paynter {
+namespace {
+
+// LaCAP's artificial sources conflict with the constraint sources of a
+// hand-written bond graph (Se with `constraint:`): say so, instead of listing
+// the conflicts at the junctions.
+void RequireLagrangeApplies(const Model& model, const CausalGraph& graph, Formulation form) {
+  if (graph.conflicts.empty() || !InJointCoordinates(form)) return;
+  for (const auto& e : model.elements)
+    if (e.form == LawForm::kConstraint) {
+      Diagnostic d;
+      d.where.file = model.file;
+      d.message = fmt::format("--form {} is not available for a bond graph with constraint sources (Se with "
+                              "'constraint:'): their constraint forces conflict with the generalized velocities",
+                              FormulationName(form));
+      d.expected = "--form state or hamilton with constraint sources";
+      d.got = fmt::format("--form {} ({} causal conflicts of the artificial sources)", FormulationName(form),
+                          graph.conflicts.size());
+      d.hint = "write the mechanism under 'multibody:' (paynter then forms Lagrange's equations in its joint "
+               "coordinates), or simulate with --constraints minimal-coordinates";
+      throw Error(std::move(d));
+    }
+}
+
+// The lines that say what the method did to the model, before its causality
+// or equations ("" for the model as it is).
+std::string MethodHeader(const MethodView& v) {
+  if (v.method == ConstraintMethod::kParasitic) {
+    std::vector<std::string> springs;
+    for (const auto& e : v.model.elements) {
+      if (e.kind != ElementKind::kC || e.name.size() < 3 || e.name.substr(e.name.size() - 2) != "_k") continue;
+      const int j = v.model.FindElement(e.name.substr(0, e.name.size() - 2) + "_j");
+      if (j >= 0 && v.model.elements[j].kind == ElementKind::kOne) springs.push_back(e.name);
+    }
+    return fmt::format(
+        "constraints: parasitic: {} constraint sources replaced by a spring <S>_k (C) and a damper "
+        "<S>_c (R) on a 1-junction <S>_j: {}\n\n",
+        springs.size(), fmt::join(springs, ", "));
+  }
+  if (v.method == ConstraintMethod::kZcp)
+    return fmt::format(
+        "constraints: zcp: {} joint efforts are break variables (effort sources zcp_<S>), the "
+        "algebraic variables of the DAE below: {}\n\n",
+        v.break_variables.size(), fmt::join(v.break_variables, ", "));
+  return "";
+}
+
+// zcp: the DAE's constraint equations, which the break variables satisfy.
+std::string ZcpDaeText(const MethodView& v) {
+  std::string flow, position;
+  int positions = 0;
+  for (const auto& e : v.source.elements) {
+    if (e.form != LawForm::kConstraint) continue;
+    const std::string what = e.direction.empty() ? e.joint : e.joint + ": " + e.direction;
+    flow += fmt::format("  0 = f_{}{}    ({})\n", e.name, e.law.is_zero() ? "" : " - (" + e.law_text + ")", what);
+    if (e.position) {
+      position += fmt::format("  0 = {}    ({})\n", e.position_text, what);
+      ++positions;
+    }
+  }
+  return fmt::format(
+      "\nDAE (--constraints zcp, integrated by IDA): the state equations of this graph, with the break variables "
+      "algebraic, and\nflow constraints ({}; index 2):\n{}position constraints ({}; Gear-Gupta-Leimkuhler "
+      "stabilization, a multiplier on the position states):\n{}"
+      "the independent rows among them are chosen at the start (pivoted QR); redundant rows carry no effort\n",
+      v.break_variables.size(), flow, positions, position);
+}
+
+// minimal-coordinates: the partition of the states chosen at the assembled start.
+std::string PartitionText(const EquationSystem& eqs) {
+  CodegenOptions cg;
+  cg.backend = Backend::kTape;
+  CompiledModel cm(eqs, cg);
+  std::vector<double> x = cm.initial_state();
+  ConstraintProjector(cm).Project(0, x.data());
+  const CoordinatePartition p = ChooseCoordinatePartition(cm, 0, x);
+  return fmt::format(
+      "\ncoordinate partition (--constraints minimal-coordinates, chosen at the assembled start; chosen again "
+      "where it becomes ill-conditioned):\n"
+      "independent ({}, integrated): {}\n"
+      "dependent positions ({}, solved from the position constraints): {}\n"
+      "dependent momenta ({}, solved from the flow constraints): {}\n",
+      p.independent.size(), fmt::join(p.independent, ", "), p.dependent_positions.size(),
+      fmt::join(p.dependent_positions, ", "), p.dependent_momenta.size(), fmt::join(p.dependent_momenta, ", "));
+}
+
+// Text as LaTeX comments.
+std::string Commented(const std::string& text) {
+  std::string out;
+  std::stringstream ss(text);
+  for (std::string line; std::getline(ss, line);) out += (line.empty() ? "%" : "% " + line) + "\n";
+  return out;
+}
+
+}  // namespace
+
+// Assigns a model the causality that `form` asks for.
+Analysis Analyze(Model model, Formulation form) {
+  Analysis a{std::move(model), {}};
+  a.graph = AssignCausality(a.model, OptionsFor(form, a.model));
+  RequireLagrangeApplies(a.model, a.graph, form);
+  return a;
+}
+
+// Loads a model and assigns the causality that `form` asks for.
+Analysis Analyze(const std::string& path, Formulation form) {
+  LoadOptions lo;
+  lo.form = form;
+  return Analyze(LoadModel(path, lo), form);
+}
+
+// ---- what causality, equations and draw show under --constraints METHOD -------
+// The model a constraint method works on: parasitic writes a spring and a
+// damper into every constrained joint direction; zcp makes the joint efforts
+// break variables (effort sources zcp_<S>, the DAE's algebraic variables);
+// lagrange-multipliers and minimal-coordinates work on the model as it is.
+
+MethodView LoadForMethod(const std::string& path, ConstraintMethod constraints, Formulation form) {
+  MethodView v;
+  v.method = constraints;
+  LoadOptions lo;
+  lo.method = constraints;
+  // parasitic rewrites the Newton-Euler expansion (PrepareModel refuses it with joint coordinates)
+  if (constraints != ConstraintMethod::kParasitic) lo.form = form;
+  v.model = LoadModel(path, lo);
+  if (v.method == ConstraintMethod::kZcp || v.method == ConstraintMethod::kMinimalCoordinates) {
+    bool any = false;
+    for (const auto& e : v.model.elements) any = any || e.form == LawForm::kConstraint;
+    if (!any) {
+      Diagnostic d;
+      d.where.file = path;
+      d.message = fmt::format("--constraints {}: the model has no joint constraint", ConstraintMethodName(constraints));
+      d.expected = "a multibody model with joints, or Se elements with 'constraint:'";
+      d.got = "no constraint source";
+      d.hint = "leave out --constraints";
+      throw Error(std::move(d));
+    }
+  }
+  if (v.method == ConstraintMethod::kZcp) {
+    v.source = v.model;
+    v.model = BreakVariableModel(v.source, &v.break_variables);
+  }
+  return v;
+}
+
+int CheckReport(const std::string& path, std::ostream& out) {
+  Analysis a = Analyze(path);
+  out << DescribeModel(a.model) << "\n" << DomainReport(a.model);
+  if (!a.graph.conflicts.empty()) {
+    out << CausalityReport(a.model, a.graph, nullptr);
+    RequireNoConflicts(a.model, a.graph);
+  }
+  EquationSystem eqs = BuildEquations(a.model, a.graph);
+  out << fmt::format("causality (SCAP): {} storage elements in integral causality, {} in derivative causality\n",
+                           a.graph.integral_storage.size(), a.graph.derivative_storage.size());
+  out << fmt::format("states ({}): {}\n", eqs.state_names.size(), fmt::join(eqs.state_names, ", "));
+  int loops = 0;
+  for (const auto& b : eqs.blocks) loops += b.derivative_causality ? 0 : 1;
+  out << fmt::format("algebraic loops: {}; implicit blocks: {}\n", loops, eqs.blocks.size());
+  if (!eqs.constraint_rows.empty()) {
+    // A mechanism: counts, rank, mobility and redundant joint directions at
+    // the start (the tape is enough for this: nothing is integrated).
+    CodegenOptions cg;
+    cg.backend = Backend::kTape;
+    CompiledModel cm(eqs, cg);
+    out << AnalyzeConstraints(cm, 0, cm.initial_state()).ToText();
+  }
+  out << "ok\n";
+  return 0;
+}
+
+int CausalityText(const std::string& path, CausalityProcedure procedure, ConstraintMethod constraints,
+                  std::ostream& out) {
+  const MethodView view = LoadForMethod(path, constraints);
+  const Model& m = view.model;
+  out << MethodHeader(view);
+  CausalityOptions opt;
+  opt.procedure = procedure;
+  if (opt.procedure == CausalityProcedure::kLaCAP && !m.generalized.empty()) opt.generalized = m.generalized;
+  CausalGraph g = AssignCausality(m, opt);
+  if (!g.conflicts.empty() || !g.relaxed.empty()) {
+    out << CausalityReport(m, g, nullptr);
+    return g.conflicts.empty() ? 0 : 1;
+  }
+  EquationSystem eqs;
+  try {
+    eqs = BuildEquations(m, g);
+  } catch (const Error& e) {
+    // The strokes are still worth seeing when the equations cannot be formed.
+    out << CausalityReport(m, g, nullptr) << "\n" << ZeroOrderPathReport(m, FindZeroOrderPaths(m, g));
+    throw;
+  }
+  out << CausalityReport(m, g, &eqs);
+  out << "\n" << ZeroOrderPathReport(m, FindZeroOrderPaths(m, g));
+  // The break variables open the paths through the rigid joints; the DAE's
+  // index comes from the constraints they satisfy.
+  if (view.method == ConstraintMethod::kZcp) out << ZcpDaeText(view);
+  return 0;
+}
+
+int EquationsText(const std::string& path, bool latex, Formulation form, bool explain, ConstraintMethod constraints,
+                  std::ostream& out, bool standalone) {
+  if (latex && standalone) {
+    // A document that compiles as it is: the equations, their comments, amsmath.
+    std::ostringstream body;
+    const int status = EquationsText(path, true, form, explain, constraints, body, false);
+    out << "\\documentclass[10pt]{article}\n\\usepackage{amsmath}\n\\allowdisplaybreaks\n"
+        << "\\begin{document}\n" << body.str() << "\\end{document}\n";
+    return status;
+  }
+  const MethodView view = LoadForMethod(path, constraints, form);
+  Analysis a = Analyze(view.model, form);
+  EquationSystem eqs = BuildEquations(a.model, a.graph);
+  const std::string header = MethodHeader(view);
+  out << (latex ? Commented(header) : header);
+  out << (latex ? eqs.ToLatex(a.model) : eqs.ToText(a.model));
+  std::string after;
+  if (view.method == ConstraintMethod::kZcp) after = ZcpDaeText(view);
+  if (view.method == ConstraintMethod::kMinimalCoordinates) after = PartitionText(eqs);
+  out << (latex ? Commented(after) : after);
+  if (explain) {
+    if (eqs.form != Formulation::kLagrange2) {
+      Diagnostic d;
+      d.message = "--explain shows the Lagrange subsystem of the second-kind formulation";
+      d.expected = "--form lagrange2";
+      d.got = "--form " + FormulationName(form);
+      throw Error(d);
+    }
+    out << "\n" << eqs.ExplainLagrange(a.model);
+  }
+  return 0;
+}
+
+int GeneratedCodeText(const std::string& path, Formulation form, ConstraintMethod constraints, std::ostream& out) {
+  const MethodView view = LoadForMethod(path, constraints, form);
+  Analysis a = Analyze(view.model, form);
+  const LoweredModel lowered = LowerModel(BuildEquations(a.model, a.graph));
+  auto program = [&](const char* what, const std::shared_ptr<const LoweredProgram>& p) {
+    if (!p) return;
+    out << "/* ---- " << what << " ---- */\n" << codegen::GenerateC(PlanOf(*p));
+  };
+  program("right-hand side", lowered.rhs);
+  program("outputs", lowered.outputs);
+  program("constraints", lowered.constraints);
+  program("events", lowered.events);
+  return 0;
+}
+
+Backend ParseBackend(const std::string& name) {
+  if (name == "auto") return Backend::kAuto;
+  if (name == "tiered") return Backend::kTiered;
+  if (name == "native") return Backend::kNative;
+  if (name == "tape") return Backend::kTape;
+  ThrowAt({}, "", fmt::format("unknown backend '{}'", name), "auto | tiered | native | tape", name,
+          DidYouMean(name, {"auto", "tiered", "native", "tape"}));
+}
+
+std::string BackendName(Backend backend) {
+  switch (backend) {
+    case Backend::kAuto: return "auto";
+    case Backend::kTiered: return "tiered";
+    case Backend::kNative: return "native";
+    case Backend::kTape: return "tape";
+  }
+  return "?";
+}
+
+CodegenOptions::BlockSolve ParseBlockSolve(const std::string& name) {
+  using BlockSolve = CodegenOptions::BlockSolve;
+  if (name == "auto") return BlockSolve::kAuto;
+  if (name == "dense") return BlockSolve::kDense;
+  if (name == "sparse") return BlockSolve::kSparse;
+  ThrowAt({}, "", fmt::format("unknown block solve '{}'", name), "auto | dense | sparse", name,
+          DidYouMean(name, {"auto", "dense", "sparse"}));
+}
+
+std::string BlockSolveName(CodegenOptions::BlockSolve solve) {
+  switch (solve) {
+    case CodegenOptions::BlockSolve::kAuto: return "auto";
+    case CodegenOptions::BlockSolve::kDense: return "dense";
+    case CodegenOptions::BlockSolve::kSparse: return "sparse";
+  }
+  return "?";
+}
+
+LoadOptions LoadOptionsFor(const RunOptions& options) {
+  LoadOptions lo;
+  lo.form = options.form;
+  lo.method = options.constraints;
+  lo.parasitic.stiffness = options.parasitic_stiffness;
+  lo.parasitic.damping = options.parasitic_damping;
+  lo.energy = options.energy;
+  lo.poses = options.poses;
+  for (const auto& [name, value] : options.params) lo.overrides[name] = value;
+  return lo;
+}
+
+// ---- running a model ------------------------------------------------------
+
+std::vector<std::pair<std::string, double>> ParseParameterOverrides(const std::vector<std::string>& texts,
+                                                                    const std::string& file, const std::string& option) {
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& kv : texts) {
+    const auto eq = kv.find('=');
+    double v = 0;
+    try {
+      if (eq == std::string::npos || eq == 0) throw std::invalid_argument("no NAME=");
+      size_t used = 0;
+      v = std::stod(kv.substr(eq + 1), &used);
+      if (used != kv.size() - eq - 1) throw std::invalid_argument("trailing");
+    } catch (const std::exception&) {
+      Diagnostic d;
+      d.where.file = file;
+      d.message = fmt::format("bad {} '{}'", option, kv);
+      d.expected = "NAME=NUMBER";
+      d.got = kv;
+      throw Error(d);
+    }
+    if (!std::isfinite(v)) {
+      Diagnostic d;
+      d.where.file = file;
+      d.message = fmt::format("{} {}: the value is not a finite number", option, kv);
+      d.expected = "NAME=NUMBER, a finite number";
+      d.got = kv;
+      throw Error(d);
+    }
+    out.emplace_back(kv.substr(0, eq), v);
+  }
+  return out;
+}
+
+namespace {
+
+// A parameter override that is not a finite number (from the API, where no
+// text was parsed).
+void RequireFiniteOverrides(const RunOptions& options) {
+  for (const auto& [name, value] : options.params) {
+    if (std::isfinite(value)) continue;
+    Diagnostic d;
+    d.where.file = options.file;
+    d.message = fmt::format("parameter {}: the value is not a finite number", name);
+    d.expected = "a finite number";
+    d.got = fmt::format("{}", value);
+    throw Error(std::move(d));
+  }
+}
+
+// Everything besides the file's bytes and the build that shapes the lowered
+// equations (the stage cache's key): not the backend, tolerances or parameters.
+std::vector<std::string> StageSettings(const RunOptions& options, ConstraintMethod method) {
+  const bool parasitic = method == ConstraintMethod::kParasitic;
+  std::vector<std::string> settings = {
+      "form=" + FormulationName(options.form), fmt::format("parasitic={}", parasitic),
+      parasitic ? fmt::format("k={:a} c={:a}", options.parasitic_stiffness, options.parasitic_damping) : "",
+      fmt::format("energy={}", options.energy)};
+  if (options.poses) settings.push_back("poses");
+  return settings;
+}
+
+}  // namespace
+
+PreparedModel PrepareModel(const RunOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  RequireFiniteOverrides(options);
+  const ConstraintMethod method = options.constraints;
+  PreparedModel c;
+  c.method_ = method;
+  if (InJointCoordinates(options.form) && method != ConstraintMethod::kAuto &&
+      method != ConstraintMethod::kLagrangeMultipliers) {
+    Diagnostic d;
+    d.where.file = options.file;
+    d.message = fmt::format("--constraints {} does not combine with --form {}", ConstraintMethodName(method),
+                            FormulationName(options.form));
+    d.expected = "--form state with --constraints, or --form lagrange1|lagrange2 alone";
+    d.got = fmt::format("--form {} --constraints {}", FormulationName(options.form), ConstraintMethodName(method));
+    d.hint = "Lagrange's equations of a mechanism are formed in its joint coordinates, which leave no joint "
+             "constraint to relax or to solve";
+    throw Error(std::move(d));
+  }
+  c.codegen_.backend = options.backend == Backend::kAuto ? Backend::kTiered : options.backend;
+  c.codegen_.block_solve = options.block_solve;
+  std::map<std::string, double> overrides;
+  std::string override_text;
+  for (const auto& [name, value] : options.params) {
+    overrides[name] = value;
+    override_text += fmt::format("{}={:a};", name, value);
+  }
+  const bool cacheable = options.stage_cache && method != ConstraintMethod::kZcp;
+  StageCache cache(StageCacheOptions{cacheable, "", ""});
+  const std::string key = cacheable ? cache.Key(options.file, StageSettings(options, method)) : "";
+  auto key_with_overrides = [&] {
+    auto settings = StageSettings(options, method);
+    settings.push_back("param " + override_text);
+    return key.empty() ? key : cache.Key(options.file, settings);
+  };
+  // Overrides reach everything derived from the parameters when the model is
+  // built: a model whose build computes numbers from them (derived parameters,
+  // initial values; a mechanism's poses, which the multibody library
+  // computes) has an entry per set of overrides (StagedModel::overrides_in_key).
+  // Whether the file is a mechanism: from the entry when there is one (a warm
+  // run does not read the model file at all), else from the file.
+  std::optional<StagedModel> staged = cache.Load(key);
+  const bool mechanism =
+      staged ? staged->mechanism : LoadSpec(ModelSource::File(options.file), {}, LoadPass::kRead).multibody.present;
+  if ((!staged || staged->overrides_in_key || mechanism) && !overrides.empty())
+    staged = cache.Load(key_with_overrides());
+  if (staged && !PhysicalParametersHold(*staged, overrides)) staged.reset();  // the Model's check explains
+  if (!staged) {
+    // BuildModel checks that masses, inertias and capacitances stay positive
+    // under the overrides.
+    c.model_ = LoadModel(options.file, LoadOptionsFor(options));
+    CausalGraph graph = AssignCausality(*c.model_, OptionsFor(options.form, *c.model_));
+    RequireLagrangeApplies(*c.model_, graph, options.form);
+    staged = StageModel(*c.model_, LowerModel(BuildEquations(*c.model_, graph)));
+    staged->mechanism = mechanism;
+    // Stored only if the file read for the key is still the file that was built.
+    // An entry built with overrides holds their values as its parameters':
+    // it serves those overrides only, never a run without them.
+    if (cache.Key(options.file, StageSettings(options, method)) == key)
+      cache.Store(overrides.empty() ? key : key_with_overrides(), *staged);
+  } else {
+    c.stages_cached_ = true;
+  }
+  c.staged_ = std::move(*staged);
+  c.mechanism_ = mechanism;
+  c.cm_ = std::make_unique<CompiledModel>(c.staged_.lowered, c.codegen_);
+  c.stage_note_ = cache.note();
+  c.ready_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return c;
+}
+
+bool PreparedModel::parameter_settable(const std::string& name) const {
+  if (mechanism_) return false;
+  for (const auto& d : staged_.derived_from)
+    if (d == name) return false;
+  return true;
+}
+
+std::unique_ptr<CompiledModel> PreparedModel::NewInstance() const {
+  return std::make_unique<CompiledModel>(staged_.lowered, codegen_);
+}
+
+SolverOptions SolverOptionsFor(const RunOptions& options, ConstraintMethod method) {
+  SolverOptions so;
+  // The parasitic springs make the model stiff: BDF unless a method is asked for.
+  so.method = method == ConstraintMethod::kParasitic && !options.method_given ? Method::kBDF : options.method;
+  so.t0 = options.t0;
+  so.t_end = options.t_end;
+  so.rtol = options.rtol;
+  so.atol = options.atol;
+  so.dt_out = options.dt_out;
+  so.step = options.step;
+  if (options.max_steps_given) {
+    // The budget asked for holds also for a stiff run under dopri5.
+    so.max_steps = options.max_steps;
+    so.stiff_steps = options.max_steps;
+  }
+  so.progress = options.progress;
+  return so;
+}
+
+// An interval that asks for more than kMaxOutputRows is refused before
+// anything is compiled (the rows are streamed, but they would fill the disk).
+void CheckOutputRows(const RunOptions& options) {
+  constexpr double kMaxOutputRows = 1e7;
+  const double rows = (options.t_end - options.t0) / options.dt_out;
+  if (!(options.dt_out > 0) || !std::isfinite(rows) || rows <= kMaxOutputRows) return;  // the solvers check the rest
+  Diagnostic d;
+  d.where.file = options.file;
+  d.message = fmt::format("--dt-out {:g} asks for {:.3g} output rows over [{:g}, {:g}]", options.dt_out, rows,
+                          options.t0, options.t_end);
+  d.expected = fmt::format("at most {:.0f} output rows", kMaxOutputRows);
+  d.got = fmt::format("(t_end - t0)/dt_out = {:.3g}", rows);
+  d.hint = fmt::format("use --dt-out {:g} or more", (options.t_end - options.t0) / kMaxOutputRows);
+  throw Error(std::move(d));
+}
+
+RunResult RunPrepared(const PreparedModel& prepared, CompiledModel& cm, const RunOptions& options, RowSink* output) {
+  CheckOutputRows(options);
+  RequireFiniteOverrides(options);
+  const auto& names = prepared.parameter_names();
+  const auto& values = prepared.parameter_values();
+  for (size_t i = 0; i < names.size(); ++i) cm.SetParameterAt(static_cast<int>(i), values[i]);
+  for (const auto& [name, value] : options.params) {
+    const int i = cm.ParameterIndex(name);
+    if (i >= 0 && !prepared.parameter_settable(name) && value != values[i]) {
+      Diagnostic d;
+      d.where.file = options.file;
+      d.message = fmt::format("parameter {}: the model was prepared with {} = {:g}; numbers of its build are "
+                              "computed from it",
+                              name, name, values[i]);
+      d.expected = fmt::format("{} = {:g}, or a model prepared with the new value", name, values[i]);
+      d.got = fmt::format("{} = {:g}", name, value);
+      d.hint = "prepare the model again with this value (PrepareModel with RunOptions::params)";
+      throw Error(std::move(d));
+    }
+    cm.SetParameter(name, value);
+  }
+  const ConstraintMethod method = prepared.method();
+  const SolverOptions so = SolverOptionsFor(options, method);
+  ConstrainedOptions co;
+  co.method = method;
+  co.source = prepared.model();
+  co.codegen = prepared.codegen();
+  co.assemble = options.assemble || prepared.assemble();
+  co.stabilize = options.stabilize;
+  co.output = output;
+  RunResult r;
+  r.solution = SimulateConstrained(cm, so, co, &r.report);
+  if (method == ConstraintMethod::kParasitic) r.report.method = method;
+  return r;
+}
+
+ReportedError ReportError(const Error& error, const std::string& model_file) {
+  ReportedError r{error.diagnostic(), error.what()};
+  if (r.diagnostic.where.file.empty() && !model_file.empty() && r.text.rfind("<model>", 0) == 0) {
+    r.diagnostic.where.file = model_file;
+    r.text = r.diagnostic.ToString();
+  }
+  return r;
+}
+
+// getrusage's ru_maxrss is in KiB on Linux.
+double PeakMemoryMegabytes() {
+  struct rusage usage {};
+  if (::getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  return static_cast<double>(usage.ru_maxrss) * 1024 / 1e6;
+}
+
+}  // namespace paynter

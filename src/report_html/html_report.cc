@@ -1,0 +1,509 @@
+// paynter report: one self-contained HTML page of a model and its run
+// (paynter/html_report.h, docs/report.md).
+//
+// The page is data plus code: everything that comes from the model (names,
+// laws, equations, reports, the drawing's SVG text, the results) is one JSON
+// document in a <script type="application/json"> element, escaped by
+// JsonString; the page's script (web/report.js) reads it and inserts text with
+// textContent, and parses the SVG into a sanitized DOM. The libraries come from
+// web/node_modules (npm ci) and are inlined, with KaTeX's fonts as data: URIs.
+#include "paynter/html_report.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "paynter/data_dir.h"
+#include "paynter/equations.h"
+#include "paynter/error.h"
+#include "paynter/files.h"
+#include "paynter/multibody.h"
+#include "paynter/report.h"
+#include "paynter/zcp.h"
+
+#ifndef PAYNTER_WEB_DIR
+#define PAYNTER_WEB_DIR ""
+#endif
+
+namespace paynter {
+
+std::string JsonString(const std::string& text) {
+  std::string out = "\"";
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '<': out += "\\u003c"; break;
+      case '>': out += "\\u003e"; break;
+      case '&': out += "\\u0026"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          out += fmt::format("\\u{:04x}", c);
+        } else if (c == 0xe2 && i + 2 < text.size() && static_cast<unsigned char>(text[i + 1]) == 0x80 &&
+                   (static_cast<unsigned char>(text[i + 2]) == 0xa8 || static_cast<unsigned char>(text[i + 2]) == 0xa9)) {
+          out += static_cast<unsigned char>(text[i + 2]) == 0xa8 ? "\\u2028" : "\\u2029";
+          i += 2;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A JSON number; null for what JSON cannot hold (NaN, infinities).
+std::string JsonNumber(double v) { return std::isfinite(v) ? fmt::format("{}", v) : "null"; }
+
+// A small JSON writer: objects and arrays written in order, commas kept.
+class Json {
+ public:
+  Json& Open(char c) {
+    Comma();
+    out_ += c;
+    first_ = true;
+    return *this;
+  }
+  Json& Close(char c) {
+    out_ += c;
+    first_ = false;
+    return *this;
+  }
+  Json& Key(const std::string& k) {
+    Comma();
+    out_ += JsonString(k) + ":";
+    first_ = true;
+    return *this;
+  }
+  Json& Str(const std::string& s) {
+    Comma();
+    out_ += JsonString(s);
+    return *this;
+  }
+  Json& Num(double v) {
+    Comma();
+    out_ += JsonNumber(v);
+    return *this;
+  }
+  Json& Bool(bool b) {
+    Comma();
+    out_ += b ? "true" : "false";
+    return *this;
+  }
+  Json& Field(const std::string& k, const std::string& s) { return Key(k).Str(s); }
+  Json& Field(const std::string& k, double v) { return Key(k).Num(v); }
+  const std::string& text() const { return out_; }
+
+ private:
+  void Comma() {
+    if (!first_) out_ += ',';
+    first_ = false;
+  }
+  std::string out_;
+  bool first_ = true;
+};
+
+std::string ReadWebFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    Diagnostic d;
+    d.where.file = path.string();
+    d.message = "report: a file of the page is missing";
+    d.expected = "the page's script, style and the npm libraries (uPlot, KaTeX) in web/";
+    d.got = "no readable file";
+    d.hint = "run scripts/setup.sh (it runs `npm ci` in web/), or set PAYNTER_WEB_DIR to a web/ directory "
+             "with node_modules/";
+    throw Error(std::move(d));
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A script's text as the content of an inline <script> element: "</script"
+// (any case) would end the element and "<!--" change how it is read, so their
+// '<' is escaped as JavaScript reads it inside strings and regular
+// expressions, the only places such text occurs in code ("<\/", "<\!").
+std::string InlineScript(std::string js) {
+  std::string lower = js;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string out;
+  size_t at = 0;
+  for (size_t i = 0; i < js.size(); ++i) {
+    if (lower.compare(i, 8, "</script") == 0 || lower.compare(i, 4, "<!--") == 0) {
+      out += js.substr(at, i - at) + "<\\";
+      at = i + 1;
+    }
+  }
+  return out + js.substr(at);
+}
+
+// A style sheet's text as the content of an inline <style> element.
+std::string InlineStyle(std::string css) {
+  for (size_t at = 0; (at = css.find("</", at)) != std::string::npos; at += 3) css.replace(at, 2, "<\\/");
+  return css;
+}
+
+std::string Base64(const std::string& bytes) {
+  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const unsigned v = (static_cast<unsigned char>(bytes[i]) << 16) | (static_cast<unsigned char>(bytes[i + 1]) << 8) |
+                       static_cast<unsigned char>(bytes[i + 2]);
+    out += {t[v >> 18], t[(v >> 12) & 63], t[(v >> 6) & 63], t[v & 63]};
+  }
+  if (i + 1 == bytes.size()) {
+    const unsigned v = static_cast<unsigned char>(bytes[i]) << 16;
+    out += {t[v >> 18], t[(v >> 12) & 63], '=', '='};
+  } else if (i + 2 == bytes.size()) {
+    const unsigned v = (static_cast<unsigned char>(bytes[i]) << 16) | (static_cast<unsigned char>(bytes[i + 1]) << 8);
+    out += {t[v >> 18], t[(v >> 12) & 63], t[(v >> 6) & 63], '='};
+  }
+  return out;
+}
+
+// KaTeX's style sheet with its WOFF2 fonts as data: URIs (every browser that
+// runs the page reads WOFF2) and the WOFF and TrueType copies left out.
+std::string KatexStyle(const fs::path& dist) {
+  std::string css = ReadWebFile(dist / "katex.min.css");
+  std::string out;
+  size_t at = 0;
+  const std::string open = "url(fonts/";
+  while (true) {
+    const size_t u = css.find(open, at);
+    if (u == std::string::npos) break;
+    const size_t close = css.find(')', u);
+    if (close == std::string::npos) break;
+    const std::string file = css.substr(u + open.size(), close - u - open.size());
+    out += css.substr(at, u - at);
+    // The src list: url(X.woff2) format("woff2"),url(X.woff) format("woff"),url(X.ttf) format("truetype")
+    if (file.size() > 6 && file.compare(file.size() - 6, 6, ".woff2") == 0) {
+      out += "url(data:font/woff2;base64," + Base64(ReadWebFile(dist / "fonts" / file)) + ")";
+      at = close + 1;
+    } else {
+      // Drop ",url(X.woff) format(...)": back over the comma written, on past the format.
+      if (!out.empty() && out.back() == ',') out.pop_back();
+      const size_t fmt_end = css.find(')', close + 1);
+      at = fmt_end == std::string::npos ? close + 1 : fmt_end + 1;
+    }
+  }
+  out += css.substr(at);
+  return out;
+}
+
+fs::path WebDir(const ReportOptions& options) {
+  if (!options.web_dir.empty()) return options.web_dir;
+  return DataDirectory("web", "PAYNTER_WEB_DIR", PAYNTER_WEB_DIR);
+}
+
+// The variable an alias chain ends at (copies at junctions were eliminated).
+GiNaC::ex Representative(const EquationSystem& eqs, GiNaC::ex v) {
+  for (int guard = 0; guard < 10000; ++guard) {
+    auto it = eqs.aliases.find(v);
+    if (it == eqs.aliases.end() || it->second.is_equal(v)) break;
+    v = it->second;
+  }
+  return v;
+}
+
+std::string Origin(const Element& e) { return KindName(e.kind) + " " + e.name; }
+
+// Where a bond variable (e_<bond> or f_<bond>) comes from: the element that
+// imposes it by causality, the variable it is a copy of, and the equation
+// (with the element it belongs to) or the state that computes it.
+void WriteProvenance(Json& j, const Model& m, const CausalGraph& g, const EquationSystem& eqs,
+                     const std::vector<ZeroOrderPath>& paths, int bond, bool effort) {
+  const Bond& b = m.bonds[bond];
+  const std::string var = (effort ? "e_" : "f_") + b.name;
+  j.Open('{').Field("var", var).Field("latex", LatexName(var));
+  if (g.effort_to[bond] >= 0) {
+    const int receiver = g.effort_to[bond];
+    const int other = receiver == b.from ? b.to : b.from;
+    // The effort is imposed by the end without the stroke, the flow by the stroke end.
+    j.Field("imposed_by", effort ? m.elements[other].name : m.elements[receiver].name);
+  }
+  j.Field("reason", bond < static_cast<int>(g.reason.size()) ? g.reason[bond] : "");
+  GiNaC::ex sym;
+  const auto s = m.symbols.find(var);
+  if (s != m.symbols.end()) {
+    sym = s->second;
+    const GiNaC::ex rep = Representative(eqs, sym);
+    if (!rep.is_equal(sym)) {
+      std::ostringstream os;
+      os << rep;
+      j.Field("copy_of", os.str()).Field("copy_of_latex", eqs.Latex(rep));
+    }
+    for (size_t i = 0; i < eqs.states.size(); ++i)
+      if (rep.is_equal(eqs.states[i])) j.Field("state", eqs.state_names[i]).Field("state_origin", eqs.state_origin[i]);
+    for (const auto& eq : eqs.equations)
+      if (GiNaC::ex(eq.var).is_equal(rep)) {
+        j.Field("computed_by", eq.origin);
+        j.Field("equation", eq.is_explicit ? eqs.Latex(eq.var) + " = " + eqs.Latex(eq.value)
+                                           : "0 = " + eqs.Latex(eq.residual));
+        break;
+      }
+  }
+  j.Key("paths").Open('[');
+  for (size_t p = 0; p < paths.size(); ++p)
+    for (int pb : paths[p].bonds)
+      if (pb == bond) {
+        j.Num(static_cast<double>(p + 1));
+        break;
+      }
+  j.Close(']').Close('}');
+}
+
+void WriteElements(Json& j, const Model& m, const CausalGraph& g, const EquationSystem* eqs,
+                   const std::vector<ZeroOrderPath>& paths) {
+  std::map<std::string, double> params;
+  for (const auto& p : m.parameters) params[p.name] = p.value;
+  j.Key("elements").Open('[');
+  for (size_t i = 0; i < m.elements.size(); ++i) {
+    const Element& e = m.elements[i];
+    j.Open('{').Field("id", fmt::format("el{}", i)).Field("name", e.name).Field("kind", KindName(e.kind));
+    std::ostringstream law;
+    if (!e.law.is_zero()) law << e.law;
+    j.Field("law", e.law_text.empty() ? law.str() : e.law_text).Field("law_key", e.law_key);
+    if (eqs && !e.law.is_zero()) j.Field("law_latex", eqs->Latex(e.law));
+    if (!e.origin.empty()) j.Field("origin", e.origin);
+    if (!e.joint.empty() && !e.direction.empty()) j.Field("joint", e.joint).Field("direction", e.direction);
+    j.Field("line", static_cast<double>(e.where.line));
+    // The parameters its law uses, with their values.
+    std::set<std::string> used;
+    for (GiNaC::const_preorder_iterator it = e.law.preorder_begin(); it != e.law.preorder_end(); ++it)
+      if (GiNaC::is_a<GiNaC::symbol>(*it)) used.insert(GiNaC::ex_to<GiNaC::symbol>(*it).get_name());
+    j.Key("parameters").Open('[');
+    for (const auto& name : used)
+      if (params.count(name)) j.Open('{').Field("name", name).Field("value", params[name]).Close('}');
+    j.Close(']');
+    j.Key("variables").Open('[');
+    for (const auto& name : used)
+      if (!params.count(name)) j.Str(name);
+    j.Close(']');
+    if (eqs) {
+      j.Key("equations").Open('[');
+      const std::string origin = Origin(e);
+      for (const auto& eq : eqs->equations) {
+        if (eq.origin != origin && eq.origin.rfind(origin + " ", 0) != 0) continue;
+        j.Str(eq.is_explicit ? eqs->Latex(eq.var) + " = " + eqs->Latex(eq.value)
+                             : "0 = " + eqs->Latex(eq.residual) + " \\quad (" + LatexName(eq.var.get_name()) + ")");
+      }
+      for (size_t s = 0; s < eqs->states.size(); ++s)
+        if (eqs->state_origin[s].find(e.name) != std::string::npos) j.Str("\\text{state } " + eqs->Latex(eqs->states[s]));
+      j.Close(']');
+    }
+    j.Key("bonds").Open('[');
+    for (int b : e.bonds) {
+      const Bond& bond = m.bonds[b];
+      j.Open('{').Field("id", fmt::format("bond{}", b)).Field("name", bond.name);
+      j.Field("other", m.elements[bond.from == static_cast<int>(i) ? bond.to : bond.from].name);
+      j.Field("power", bond.from == static_cast<int>(i) ? "out" : "in");
+      if (!bond.origin.empty()) j.Field("origin", bond.origin);
+      if (g.effort_to[b] >= 0) j.Field("stroke_here", g.effort_to[b] == static_cast<int>(i) ? 1.0 : 0.0);
+      j.Close('}');  // its variables' provenance is the bond's (below)
+    }
+    j.Close(']');
+    bool derivative = false, conflict = false;
+    for (int d : g.derivative_storage) derivative = derivative || d == static_cast<int>(i);
+    for (const auto& c : g.conflicts) conflict = conflict || c.element == static_cast<int>(i);
+    j.Key("derivative").Bool(derivative).Key("conflict").Bool(conflict);
+    j.Close('}');
+  }
+  j.Close(']');
+  j.Key("bonds").Open('[');
+  for (size_t b = 0; b < m.bonds.size(); ++b) {
+    const Bond& bond = m.bonds[b];
+    j.Open('{').Field("id", fmt::format("bond{}", b)).Field("name", bond.name);
+    j.Field("from", m.elements[bond.from].name).Field("to", m.elements[bond.to].name);
+    j.Field("from_id", fmt::format("el{}", bond.from)).Field("to_id", fmt::format("el{}", bond.to));
+    if (!bond.origin.empty()) j.Field("origin", bond.origin);
+    if (eqs) {
+      j.Key("effort");
+      WriteProvenance(j, m, g, *eqs, paths, static_cast<int>(b), true);
+      j.Key("flow");
+      WriteProvenance(j, m, g, *eqs, paths, static_cast<int>(b), false);
+    }
+    bool derivative = false;
+    for (int d : g.derivative_storage) derivative = derivative || d == bond.from || d == bond.to;
+    j.Key("derivative").Bool(derivative);
+    j.Close('}');
+  }
+  j.Close(']');
+  j.Key("paths").Open('[');
+  for (size_t p = 0; p < paths.size(); ++p) {
+    const ZeroOrderPath& z = paths[p];
+    j.Open('{').Field("number", static_cast<double>(p + 1)).Field("class", z.cls).Field("dae_index", z.dae_index);
+    j.Field("description", z.description);
+    j.Key("elements").Open('[');
+    for (int e : z.elements) j.Str(fmt::format("el{}", e));
+    j.Close(']').Key("bonds").Open('[');
+    for (int b : z.bonds) j.Str(fmt::format("bond{}", b));
+    j.Close(']').Close('}');
+  }
+  j.Close(']');
+}
+
+// The mechanism's bodies and joints (their pose columns are pose_* outputs).
+void WriteMechanism(Json& j, const ModelSpec& spec) {
+  if (!spec.multibody.present) return;
+  auto name_of = [](const ModelSpec::Entry& e) {
+    auto it = e.fields.find("name");
+    return it == e.fields.end() || it->second.values.empty() ? std::string() : it->second.values[0];
+  };
+  auto field = [](const ModelSpec::Entry& e, const std::string& k) {
+    auto it = e.fields.find(k);
+    return it == e.fields.end() || it->second.values.empty() ? std::string() : it->second.values[0];
+  };
+  j.Key("mechanism").Open('{').Key("bodies").Open('[');
+  for (const auto& b : spec.multibody.bodies) j.Open('{').Field("name", name_of(b)).Close('}');
+  j.Close(']').Key("joints").Open('[');
+  for (const auto& jt : spec.multibody.joints)
+    j.Open('{')
+        .Field("name", name_of(jt))
+        .Field("type", field(jt, "type"))
+        .Field("body1", field(jt, "body1"))
+        .Field("body2", field(jt, "body2"))
+        .Close('}');
+  j.Close(']').Close('}');
+}
+
+}  // namespace
+
+void WriteHtmlReport(const ReportOptions& options, const std::string& path) {
+  const fs::path web = WebDir(options);
+  // The page's parts first: a missing library is reported before the run.
+  const std::string uplot_js = ReadWebFile(web / "node_modules/uplot/dist/uPlot.iife.min.js");
+  const std::string uplot_css = ReadWebFile(web / "node_modules/uplot/dist/uPlot.min.css");
+  const std::string katex_js = ReadWebFile(web / "node_modules/katex/dist/katex.min.js");
+  const std::string katex_css = KatexStyle(web / "node_modules/katex/dist");
+  const std::string page_js = ReadWebFile(web / "report.js");
+  const std::string page_css = ReadWebFile(web / "report.css");
+
+  RunOptions run = options.run;
+  // The model as written, flat (the components' drawing groups by it; a mechanism's bodies and joints).
+  const ModelSpec written = LoadSpec(ModelSource::File(run.file), {}, LoadPass::kSubmodels);
+  const bool mechanism = written.multibody.present;
+  run.poses = mechanism;
+  run.progress = false;
+  CheckOutputRows(run);
+  PreparedModel prepared = PrepareModel(run);
+  RunResult result = RunPrepared(prepared, prepared.compiled(), run);
+  const Solution& sol = result.solution;
+
+  // The model as the equations see it: the method's view, the form's causality.
+  const MethodView view = LoadForMethod(run.file, run.constraints, run.form);
+  Analysis a = Analyze(view.model, run.form);
+  std::optional<EquationSystem> eqs;
+  std::string equations_note;
+  if (a.graph.conflicts.empty()) eqs = BuildEquations(a.model, a.graph);
+  std::vector<ZeroOrderPath> paths;
+  try {
+    paths = FindZeroOrderPaths(a.model, a.graph);
+  } catch (const Error&) {
+    // A graph with conflicts has no zero-order causal paths to show.
+  }
+  const std::string svg = DotToSvg(BondGraphDot(a.model, &a.graph));
+  // The drawing at the level the model was written (components, multibonds).
+  const DrawComponents components = FindDrawComponents(a.model, written);
+  const std::string components_svg = components.empty() ? "" : DotToSvg(ComponentGraphDot(a.model, &a.graph, components));
+  std::ostringstream equations_tex, causality_text;
+  EquationsText(run.file, true, run.form, false, run.constraints, equations_tex);
+  try {
+    CausalityText(run.file, options.procedure, run.constraints, causality_text);
+  } catch (const Error& e) {
+    causality_text << e.what() << "\n";
+  }
+
+  Json j;
+  j.Open('{');
+  j.Field("model", a.model.name).Field("file", fs::path(run.file).filename().string());
+  j.Field("form", FormulationName(run.form)).Field("constraints", ConstraintMethodName(result.report.method));
+  j.Field("svg", svg);
+  if (!components.empty()) {
+    j.Field("components_svg", components_svg);
+    j.Key("components").Open('[');
+    for (size_t c = 0; c < components.components.size(); ++c) {
+      const auto& comp = components.components[c];
+      j.Open('{').Field("id", fmt::format("comp{}", c)).Field("name", comp.name).Field("kind", comp.kind);
+      j.Field("label", comp.label).Key("elements").Open('[');
+      for (int e : comp.elements) j.Str(fmt::format("el{}", e));
+      j.Close(']').Close('}');
+    }
+    j.Close(']').Key("multibonds").Open('[');
+    for (size_t k = 0; k < components.multibonds.size(); ++k) {
+      const auto& mb = components.multibonds[k];
+      j.Open('{').Field("id", fmt::format("mb{}", k)).Field("label", mb.label).Key("bonds").Open('[');
+      for (int b : mb.bonds) j.Str(fmt::format("bond{}", b));
+      j.Close(']').Close('}');
+    }
+    j.Close(']');
+  }
+  WriteElements(j, a.model, a.graph, eqs ? &*eqs : nullptr, paths);
+  j.Field("equations", equations_tex.str()).Field("causality", causality_text.str());
+  // The run: statistics and results, column by column.
+  const SolverOptions so = SolverOptionsFor(run, prepared.method());
+  j.Key("stats").Open('{');
+  j.Field("integrator", result.report.method == ConstraintMethod::kZcp ? std::string("ida") : MethodName(so.method));
+  j.Field("backend", sol.backend).Field("steps", static_cast<double>(sol.stats.steps));
+  j.Field("rejected", static_cast<double>(sol.stats.rejected));
+  j.Field("rhs_evals", static_cast<double>(sol.stats.rhs_evals));
+  j.Field("jacobians", static_cast<double>(sol.stats.jac_evals));
+  j.Field("projections", static_cast<double>(sol.stats.projections));
+  j.Field("integrate_seconds", sol.stats.integrate_seconds).Field("compile_seconds", sol.compile_seconds);
+  j.Field("ready_seconds", prepared.ready_seconds());
+  j.Field("stages", prepared.stages_cached() ? "from the stage cache" : "built");
+  j.Field("t0", run.t0).Field("t_end", run.t_end).Field("rtol", run.rtol).Field("atol", run.atol);
+  j.Field("rows", static_cast<double>(sol.num_rows()));
+  j.Field("states", static_cast<double>(prepared.compiled().num_states()));
+  j.Field("constrained", prepared.compiled().num_constraints() > 0 ? result.report.ToText() : "");
+  j.Close('}');
+  j.Key("columns").Open('[');
+  for (const auto& c : sol.columns) j.Str(c);
+  j.Close(']');
+  j.Key("data").Open('[');
+  for (size_t c = 0; c < sol.columns.size(); ++c) {
+    j.Open('[');
+    for (const auto& row : sol.rows) j.Num(row[c]);
+    j.Close(']');
+  }
+  j.Close(']');
+  if (mechanism) WriteMechanism(j, written);
+  j.Close('}');
+
+  std::string html;
+  html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  // Nothing is fetched: no network, no other file.
+  html += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline'; "
+          "style-src 'unsafe-inline'; img-src data:; font-src data:\">\n";
+  html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  html += "<meta name=\"generator\" content=\"paynter report\">\n<title>paynter report</title>\n";
+  // Errors are collected from the first script on (the self-test reports them).
+  html += "<script>window.paynterErrors=[];window.addEventListener('error',function(e){window.paynterErrors.push("
+          "String(e.message))});(function(){var f=console.error;console.error=function(){window.paynterErrors.push("
+          "Array.prototype.join.call(arguments,' '));f.apply(console,arguments)}})();</script>\n";
+  html += "<style>\n" + InlineStyle(uplot_css) + "\n" + InlineStyle(katex_css) + "\n" + InlineStyle(page_css) +
+          "\n</style>\n</head>\n<body>\n";
+  html += "<script type=\"application/json\" id=\"paynter-data\">" + j.text() + "</script>\n";
+  html += "<script>\n" + InlineScript(uplot_js) + "\n</script>\n";
+  html += "<script>\n" + InlineScript(katex_js) + "\n</script>\n";
+  html += "<script>\n" + InlineScript(page_js) + "\n</script>\n";
+  html += "</body>\n</html>\n";
+  WriteFileAtomically(path, html, "report");
+}
+
+}  // namespace paynter
