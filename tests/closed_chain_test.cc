@@ -10,6 +10,7 @@
 //   - examples/bricard.yaml, a line-symmetric Bricard 6R linkage: mobility 1
 //     where Gruebler counts 0, checked here by a finite motion of its
 //     Denavit-Hartenberg loop as well.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -23,6 +24,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "b2_reference.h"
@@ -73,7 +75,7 @@ struct MethodRun {
 };
 
 MethodRun RunMethod(const CompiledModel& cm, ConstraintMethod method, double t_end, double rtol, double atol,
-              double dt_out = 0) {
+              double dt_out = 0, bool assemble = false) {
   SolverOptions so;
   so.method = method == ConstraintMethod::kParasitic ? Method::kBDF : Method::kDopri5;
   so.t_end = t_end;
@@ -82,6 +84,7 @@ MethodRun RunMethod(const CompiledModel& cm, ConstraintMethod method, double t_e
   so.dt_out = dt_out;
   ConstrainedOptions co;
   co.method = method;
+  co.assemble = assemble;
   MethodRun r;
   const auto start = std::chrono::steady_clock::now();
   try {
@@ -301,11 +304,12 @@ TEST(Parallelogram, StaysOnItsBranchThroughTheSingularConfiguration) {
 // ---- The N four-bar benchmark (examples/make_nfourbar.py) ----------------------
 
 // phi'' = -k cos(phi), the vertical links' common angle, by fixed-step RK4.
-std::vector<std::pair<double, double>> NFourBarReference(int n, const std::vector<double>& times) {
+std::vector<std::pair<double, double>> NFourBarReference(int n, const std::vector<double>& times,
+                                                         double phi0 = kPi / 2, double rate0 = 1) {
   const double g = 9.81;
   const double k = g * ((n + 1) / 2.0 + n) / ((n + 1) / 3.0 + n);
   auto f = [&](double p, double w) { return std::pair<double, double>{w, -k * std::cos(p)}; };
-  double p = kPi / 2, w = 1, t = 0;
+  double p = phi0, w = rate0, t = 0;
   std::vector<std::pair<double, double>> out;
   for (double tk : times) {
     const long steps = std::max(1L, static_cast<long>(std::ceil((tk - t) / 1e-4)));
@@ -421,6 +425,96 @@ TEST(NFourBar, SparseAndDenseBlocksFollowTheSameMotion) {
   }
   ASSERT_EQ(phis[0].size(), phis[1].size());
   for (size_t i = 0; i < phis[0].size(); ++i) EXPECT_NEAR(phis[0][i], phis[1][i], 1e-7) << i;
+}
+
+// The N four-bar started from its first crank's joint, `initial: [angle,
+// rate]` on G0 (the bodies' written velocities dropped: the tree of joints
+// gives them), assembled from there (--assemble); with `pendulum`, a
+// free pendulum on a revolute joint of its own is added (five more rows).
+std::string NFourBarFromCrank(int n, double angle, double rate, bool pendulum = false) {
+  std::string text = NFourBarText(n);
+  text = std::regex_replace(text, std::regex(", (angular_)?velocity: \\[[^\\]]*\\]"), "");
+  const std::string g0 = "point1: [0*L, 0, 0], point2: [-L/2, 0, 0]}";
+  const auto at = text.find(g0);
+  if (at == std::string::npos) throw std::runtime_error("no joint G0 in the N four-bar");
+  text.replace(at, g0.size(), fmt::format("point1: [0*L, 0, 0], point2: [-L/2, 0, 0], initial: [{}, {}]}}", angle, rate));
+  if (pendulum) {
+    text.replace(text.find("  joints:\n"), 10,
+                 "    - {name: Pend, mass: m, inertia: [It, It, It], position: [-2*L, -L/2, 0]}\n  joints:\n");
+    text.replace(text.find("outputs:\n"), 9,
+                 "    - {name: GPend, type: revolute, body1: ground, body2: Pend, axis: [0, 0, 1], point1: [-2*L, 0, 0], "
+                 "point2: [0, L/2, 0]}\noutputs:\n");
+  }
+  return text;
+}
+
+// The start of a closed chain is where `initial:` puts it, whatever the number
+// of constraint rows (the projection is sparse from 40 rows on): 40 rows (the
+// N four-bar with N = 2 and a pendulum), 65 (N = 4) and 605 (N = 40). The
+// first crank starts at the given angle and rate, the chain closed around it
+// (every vertical link parallel to it, the horizontal ones horizontal), and
+// then follows the pendulum reference from there.
+TEST(NFourBar, StartsWhereTheCranksInitialValuesPutIt) {
+  const double angle = 0.1, rate = 0.5;
+  for (const auto& [n, rows, pendulum] : {std::tuple{2, 40, true}, std::tuple{4, 65, false}, std::tuple{40, 605, false}}) {
+    const std::string text = NFourBarFromCrank(n, angle, rate, pendulum);
+    Model m = LoadModelFromString(text, "nfourbar_from_crank.yaml");
+    CodegenOptions cg;
+    cg.backend = Backend::kTape;
+    CompiledModel cm(BuildEquations(m, AssignCausality(m)), cg);
+    ASSERT_EQ(cm.num_constraints(), rows);
+    const double t_end = n == 40 ? 0.02 : 0.5;
+    const MethodRun r = RunMethod(cm, ConstraintMethod::kLagrangeMultipliers, t_end, 1e-10, 1e-12, 0.01, true);
+    ASSERT_TRUE(r.error.empty()) << rows << " rows: " << r.error;
+    const auto t = r.solution.Column("t"), phi = r.solution.Column("phi"), phid = r.solution.Column("phidot"),
+               phil = r.solution.Column("phi_last"), hf = r.solution.Column("h_first"), hl = r.solution.Column("h_last");
+    const auto ref = NFourBarReference(n, t, kPi / 2 + angle, rate);
+    double dphi = 0, dshape = 0;
+    for (size_t i = 0; i < t.size(); ++i) {
+      dphi = std::max(dphi, std::fabs(phi[i] - ref[i].first));
+      dshape = std::max({dshape, std::fabs(Wrap(phil[i] - phi[i])), std::fabs(Wrap(hf[i])), std::fabs(Wrap(hl[i]))});
+    }
+    std::printf("N four-bar (N = %d, %d rows) from its crank's initial: [%g, %g]: start %.12f rad, %.12f rad/s; "
+                "assembly moved positions by %.3g; |phi - reference| %.2e, shape %.2e over %g s, %.2f s\n",
+                n, rows, angle, rate, phi[0] - kPi / 2, phid[0], r.report.assembly.position_correction, dphi, dshape,
+                t_end, r.seconds);
+    EXPECT_NEAR(phi[0], kPi / 2 + angle, 1e-12) << rows << " rows";
+    EXPECT_NEAR(phid[0], rate, 1e-10) << rows << " rows";
+    EXPECT_GT(r.report.assembly.position_correction, 1e-3) << rows << " rows";  // the loops were closed
+    EXPECT_LT(dshape, 1e-9) << rows << " rows";
+    EXPECT_LT(dphi, 1e-8) << rows << " rows";
+  }
+}
+
+// ---- A run that leaves its tolerance stops -------------------------------------
+
+// A point mass on a revolute joint (1 kg at 1 m, from horizontal at rest),
+// written with an inertia `izz` on every axis.
+std::string PointMassPendulum(const std::string& izz) {
+  return "name: point_mass\nparameters:\n  Izz: " + izz +
+         "\nmultibody:\n  gravity: [0, -9.81, 0]\n  bodies:\n"
+         "    - {name: bob, mass: 1, inertia: [Izz, Izz, Izz], position: [1, 0, 0]}\n  joints:\n"
+         "    - {name: pivot, type: revolute, body1: ground, body2: bob, axis: [0, 0, 1], point2: [-1, 0, 0]}\n"
+         "outputs:\n  angle: pivot_angle\n";
+}
+
+TEST(Drift, ARunWhoseJointsDriftStopsWithAnErrorNamingTheJoint) {
+  // An inertia of 1e-14 kg m^2: the rigid methods cannot hold the joint (the
+  // velocity projection is too ill-conditioned); the run must stop, not go on
+  // to a wrong motion with its drift in --stats only. With 1e-3 it runs.
+  {
+    CompiledModel cm = CompileText(PointMassPendulum("1e-14"), "point_mass.yaml");
+    for (ConstraintMethod m : kRigid) {
+      const MethodRun r = RunMethod(cm, m, 20, 1e-6, 1e-9, 0.05);
+      std::printf("point mass, Izz = 1e-14, %s: %s\n", Name(m), r.error.empty() ? "ran" : Brief(r.error).c_str());
+      EXPECT_NE(r.error.find("drifted beyond the drift tolerance"), std::string::npos) << Name(m);
+      EXPECT_NE(r.error.find("joint 'pivot'"), std::string::npos) << Name(m);
+    }
+  }
+  CompiledModel cm = CompileText(PointMassPendulum("1e-3"), "point_mass.yaml");
+  const MethodRun r = RunMethod(cm, ConstraintMethod::kLagrangeMultipliers, 5, 1e-8, 1e-10, 0.05);
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  EXPECT_LT(r.report.max_velocity_drift, 1e-9);
 }
 
 // ---- Bricard's line-symmetric 6R linkage (examples/make_bricard.py) -------------

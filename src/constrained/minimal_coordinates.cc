@@ -302,10 +302,7 @@ Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double
             std::copy(f.begin(), f.end(), xs);
           },
           [&](double tt, const double* xs) {
-            double gp = 0, gv = 0;
-            watcher.Errors(tt, xs, &gp, &gv);
-            report->max_position_drift = std::max(report->max_position_drift, gp);
-            report->max_velocity_drift = std::max(report->max_velocity_drift, gv);
+            WatchDrift(model, options, ConstraintMethod::kMinimalCoordinates, watcher, tt, xs, report);
             const bool at_restart = first && round > 0;
             first = false;
             // The condition is checked at every 10th output time (it costs two

@@ -204,10 +204,7 @@ Solution Zcp(const CompiledModel &model, const std::vector<double> &x0, const So
     try {
       sol.stats = IntegrateDae(dae, y0, yp0, solver, [&](double t, const double *y) {
         std::copy(y, y + nx, xs.begin());
-        double gp = 0, gv = 0;
-        watcher.Errors(t, xs.data(), &gp, &gv);
-        report->max_position_drift = std::max(report->max_position_drift, gp);
-        report->max_velocity_drift = std::max(report->max_velocity_drift, gv);
+        WatchDrift(model, options, ConstraintMethod::kZcp, watcher, t, xs.data(), report);
         row[0] = t;
         model.CalcOutputs(t, xs.data(), row.data() + 1);
         sol.AddRow(row.data());
