@@ -22,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -268,6 +269,12 @@ TEST(Parallelogram, StaysOnItsBranchThroughTheSingularConfiguration) {
     const MethodRun r = RunMethod(cm, m, 5, rigid ? 1e-10 : 1e-8, rigid ? 1e-12 : 1e-10, 1e-3);
     if (!r.error.empty()) {
       std::printf("parallelogram, %s: stopped after %.2f s: %s\n", Name(m), r.seconds, Brief(r.error).c_str());
+      // A refusal for want of a good partition states the bound it missed.
+      std::smatch bound, got;
+      if (std::regex_search(r.error, bound, std::regex("condition number below ([-+.0-9e]+)")) &&
+          std::regex_search(r.error, got, std::regex("got: +([-+.0-9e]+) for the best one"))) {
+        EXPECT_GT(std::stod(got[1]), std::stod(bound[1])) << "the message contradicts itself: " << r.error;
+      }
       continue;
     }
     const auto t = r.solution.Column("t"), th2 = r.solution.Column("crank_angle"),
@@ -425,6 +432,32 @@ TEST(NFourBar, SparseAndDenseBlocksFollowTheSameMotion) {
   }
   ASSERT_EQ(phis[0].size(), phis[1].size());
   for (size_t i = 0; i < phis[0].size(); ++i) EXPECT_NEAR(phis[0][i], phis[1][i], 1e-7) << i;
+}
+
+// `check` on a large mechanism (N = 8: 25 joints, 125 rows, 24 redundant)
+// lists only the joints with redundant rows, one line each, naming the rows.
+TEST(NFourBar, CheckListsOnlyTheJointsWithRedundantRowsOfALargeMechanism) {
+  const int n = 8;
+  Model m = LoadModelFromString(NFourBarText(n), "nfourbar_8.yaml");
+  CodegenOptions cg;
+  cg.backend = Backend::kTape;
+  CompiledModel cm(BuildEquations(m, AssignCausality(m)), cg);
+  const ConstraintAnalysis a = AnalyzeConstraints(cm, 0, cm.initial_state());
+  const std::string text = a.ToText();
+  std::printf("%s", text.c_str());
+  EXPECT_EQ(a.constraints - a.rank, 3 * n);
+  std::set<std::string> joints;
+  for (const auto& r : a.rows)
+    if (r.redundant) {
+      joints.insert(r.joint);
+      EXPECT_NE(text.find(r.source), std::string::npos) << r.source;
+    }
+  int lines = 0;
+  for (char c : text) lines += c == '\n';
+  EXPECT_LE(lines, static_cast<int>(joints.size()) + 6);
+  EXPECT_EQ(text.find("joint G0:"), std::string::npos);  // no redundant row there
+  EXPECT_NE(text.find(fmt::format("{} other joint(s)", 3 * n + 1 - static_cast<int>(joints.size()))),
+            std::string::npos);
 }
 
 // The N four-bar started from its first crank's joint, `initial: [angle,
@@ -720,6 +753,89 @@ TEST(Bricard, SimulatedMotionKeepsTheLoopClosedAndItsEnergy) {
     EXPECT_LT(symmetry, 1e-8);
     EXPECT_LT(dE, 1e-8 * Tmax);
   }
+}
+
+// ---- docs/constraints.md's table of methods and mechanisms ----------------------
+
+// Every cell of the table either says "runs" (to the end: here to 1.5 s or
+// the row's end, whichever comes first) or "stops at t = X" (an error after
+// the start, before X + 0.1): checked with the row's output interval (T/1000,
+// the table's runs' default), which the minimal coordinates' checks follow.
+TEST(MethodTable, EveryVerdictOfTheDocsTableHolds) {
+  const std::string doc = ReadText("docs/constraints.md");
+  const auto begin = doc.find("<!-- method table");
+  const auto end = doc.find("<!-- end of method table -->");
+  ASSERT_NE(begin, std::string::npos);
+  ASSERT_NE(end, std::string::npos);
+  std::istringstream lines(doc.substr(begin, end - begin));
+  const ConstraintMethod methods[] = {ConstraintMethod::kLagrangeMultipliers, ConstraintMethod::kMinimalCoordinates,
+                                      ConstraintMethod::kParasitic, ConstraintMethod::kZcp};
+  const std::regex row_re("^\\| ([^|,]+), `([^`]+)`, ([0-9.]+) s \\|(.*)$");
+  int rows = 0;
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (!std::regex_match(line, m, row_re)) continue;
+    ++rows;
+    const std::string name = m[1], file = m[2], rest = m[4];
+    const double t_full = std::stod(m[3]);
+    std::string text;
+    if (file.rfind("examples/make_nfourbar.py ", 0) == 0) {
+      text = NFourBarText(std::stoi(file.substr(file.find(' ') + 1)));
+    } else {
+      text = ReadText(file);
+    }
+    std::vector<std::string> cells;
+    std::stringstream cs(rest);
+    for (std::string c; std::getline(cs, c, '|');) {
+      c = std::regex_replace(c, std::regex("^ +| +$"), "");
+      if (!c.empty()) cells.push_back(c);
+    }
+    ASSERT_EQ(cells.size(), 4u) << line;
+    for (int k = 0; k < 4; ++k) {
+      const ConstraintMethod method = methods[k];
+      std::smatch stop;
+      const bool stops = std::regex_search(cells[k], stop, std::regex("^stops at t = ([0-9.]+)"));
+      ASSERT_TRUE(stops || cells[k].rfind("runs", 0) == 0) << cells[k];
+      const double t_end = stops ? std::stod(stop[1]) + 0.1 : std::min(t_full, 1.5);
+      const std::string path = ::testing::TempDir() + "method_table.yaml";
+      std::ofstream(path) << text;
+      Model model = LoadModelFor(path, method);
+      CodegenOptions cg;
+      cg.backend = Backend::kTape;
+      CompiledModel cm(BuildEquations(model, AssignCausality(model)), cg);
+      SolverOptions so;
+      so.method = method == ConstraintMethod::kParasitic ? Method::kBDF : Method::kDopri5;
+      so.t_end = t_end;
+      so.dt_out = t_full / 1000;
+      ConstrainedOptions co;
+      co.method = method;
+      co.source = &model;
+      co.codegen = cg;
+      ConstrainedReport rep;
+      std::string error;
+      double last = 0;
+      try {
+        const Solution sol = SimulateConstrained(cm, so, co, &rep);
+        last = sol.Column("t").back();
+      } catch (const Error& e) {
+        error = e.what();
+      }
+      std::printf("%s, %s, to %g s: %s\n", name.c_str(), ConstraintMethodName(method).c_str(), t_end,
+                  error.empty() ? fmt::format("ran, drift {:.2g}", rep.max_position_drift).c_str()
+                                : Brief(error).c_str());
+      if (stops) {
+        EXPECT_FALSE(error.empty()) << name << ", " << ConstraintMethodName(method) << ": ran past " << stop[1];
+        std::smatch at;
+        ASSERT_TRUE(std::regex_search(error, at, std::regex("at t = ([-+.0-9e]+)"))) << error;
+        EXPECT_NEAR(std::stod(at[1]), std::stod(stop[1]), 0.01)  // the table's two decimals
+            << name << ", " << ConstraintMethodName(method) << ": " << error;
+      } else {
+        EXPECT_TRUE(error.empty()) << name << ", " << ConstraintMethodName(method) << ": " << error;
+        EXPECT_DOUBLE_EQ(last, t_end) << name;
+      }
+    }
+  }
+  EXPECT_EQ(rows, 6);
 }
 
 }  // namespace
