@@ -111,8 +111,10 @@ class ConstraintProjector {
   // Returns true when x changed. Throws Error (naming the joint) when the
   // positions cannot be brought within tolerance.
   bool Project(double t, double* x, AssemblyReport* report = nullptr);
-  // Largest |position constraint| and |velocity constraint| at (t, x).
-  void Errors(double t, const double* x, double* position, double* velocity, int* worst = nullptr);
+  // Largest |position constraint| and |velocity constraint| at (t, x), and
+  // the rows where they are (-1 when there is none).
+  void Errors(double t, const double* x, double* position, double* velocity, int* worst = nullptr,
+              int* worst_velocity = nullptr);
   // Assembly: the model's held states (bodies placed by joint initial
   // values) are not moved, and joint coordinates are set from the poses.
   bool assembly = false;
@@ -161,6 +163,11 @@ struct ConstrainedOptions {
   bool assemble = false;          // correct an inconsistent start whatever its size
   double assembly_tolerance = 1e-6;  // a larger correction is an error unless `assemble`
   bool stabilize = true;          // lagrange-multipliers: project after every step
+  // The largest constraint drift (position, and velocity) an output may show:
+  // beyond it the run stops with an error naming the joint (0: no check;
+  // negative: the larger of 1e-6 and 10 rtol). Not checked without
+  // stabilization (the drift is then what was asked to see).
+  double drift_tolerance = -1;
   double condition_limit = 1e4;   // minimal-coordinates: repartition beyond this
   // zcp: the model the compiled one was built from (paynter derives from it
   // the model whose joint efforts are the DAE's algebraic variables), and how

@@ -50,6 +50,8 @@ struct RunOptions {
   double parasitic_stiffness = 0, parasitic_damping = 0;  // 0: chosen from the model
   bool assemble = false;            // make an inconsistent start consistent, however far off
   bool stabilize = true;            // lagrange-multipliers: project after every step
+  double drift_tolerance = -1;      // mechanisms: a larger constraint drift at an output stops the run (0: no
+                                    // check; negative: the larger of 1e-6 and 10 rtol)
   bool energy = false;              // the energy accounting's columns
   bool poses = false;               // mechanisms: the bodies' and joints' poses as outputs pose_* (AddPoseOutputs)
   bool stage_cache = true;

@@ -230,7 +230,7 @@ class Result:
 def _run_options(path, t_end, t0=0.0, method=None, rtol=1e-6, atol=1e-9, dt_out=0.0, step=1e-3, max_steps=None,
                  params=None, form="state", constraints="auto", backend="auto", block_solve="auto",
                  parasitic_stiffness=0.0, parasitic_damping=0.0, assemble=False, stabilize=True, energy=False,
-                 stage_cache=True):
+                 stage_cache=True, drift_tolerance=None):
     o = _paynter.RunOptions()
     o.file = path
     o.t0, o.t_end = float(t0), float(t_end)
@@ -243,6 +243,8 @@ def _run_options(path, t_end, t0=0.0, method=None, rtol=1e-6, atol=1e-9, dt_out=
     o.form, o.constraints, o.backend, o.block_solve = form, constraints, backend, block_solve
     o.parasitic_stiffness, o.parasitic_damping = float(parasitic_stiffness), float(parasitic_damping)
     o.assemble, o.stabilize, o.energy, o.stage_cache = bool(assemble), bool(stabilize), bool(energy), bool(stage_cache)
+    if drift_tolerance is not None:
+        o.drift_tolerance = float(drift_tolerance)
     o.progress = False
     return o
 

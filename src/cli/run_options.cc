@@ -50,6 +50,10 @@ void AddRunOptions(CLI::App* c, paynter::RunOptions& r) {
                 "mechanisms: auto | lagrange-multipliers | minimal-coordinates | parasitic | zcp")
       ->default_val("auto");
   c->add_flag("--assemble", r.assemble, "make an inconsistent start consistent, however far off");
+  c->add_option("--drift-tolerance", r.drift_tolerance,
+                "mechanisms: the largest constraint drift an output may show before the run stops (0: no check; "
+                "default: the larger of 1e-6 and 10 rtol)")
+      ->check(CLI::NonNegativeNumber);
   c->add_flag("!--no-cache", r.stage_cache, "build the symbolic stages afresh, without the stage cache");
 }
 

@@ -3,6 +3,7 @@
 // tables of a structural analysis: coordinates, constraint equations, their
 // rank at this configuration, mobility by count and by rank.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <Eigen/Dense>
 #include <Eigen/OrderingMethods>
@@ -122,9 +123,26 @@ std::string ConstraintAnalysis::ToText() const {
     if (!of.count(r.joint)) joints.push_back(r.joint);
     of[r.joint].push_back(&r);
   }
+  // A large mechanism (more than kListedJoints joints): one line per joint
+  // with redundant rows, naming them, and a count of the others.
+  constexpr size_t kListedJoints = 20;
+  const bool brief = joints.size() > kListedJoints;
+  int quiet = 0;
   for (const auto& j : joints) {
     int red = 0;
     for (const Row* r : of[j]) red += r->redundant;
+    if (brief) {
+      if (!red) {
+        ++quiet;
+        continue;
+      }
+      std::vector<std::string> names;
+      for (const Row* r : of[j])
+        if (r->redundant) names.push_back(r->source);
+      out += fmt::format("  joint {}: {} constraint(s), {} redundant ({})\n", j, of[j].size(), red,
+                         fmt::join(names, ", "));
+      continue;
+    }
     out += fmt::format("  joint {}: {} constraint(s){}\n", j, of[j].size(),
                        red ? fmt::format(", {} redundant", red) : "");
     for (const Row* r : of[j])
@@ -132,6 +150,10 @@ std::string ConstraintAnalysis::ToText() const {
         out += fmt::format("    redundant: {} ({}) — implied by the joints listed before it\n",
                            r->direction.empty() ? r->source : r->direction, r->source);
   }
+  if (brief)
+    out += fmt::format("  {} other joint(s) with no redundant constraint; a redundant row is implied by the joints "
+                       "listed before it, in model order\n",
+                       quiet);
   out += fmt::format("constraint errors at the start: position {:.3g}, velocity {:.3g}\n", max_position_error,
                      max_velocity_error);
   if (rank < constraints)

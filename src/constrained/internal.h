@@ -16,6 +16,12 @@ inline bool IsPositionOrigin(const std::string& origin) {
   return origin.rfind("displacement (", 0) == 0 || origin == "integral of its rate";
 }
 
+// The constraint drift at an output time (t, x): recorded in the report's
+// largest drifts, and, beyond options.drift_tolerance, an Error that names
+// the joint and the method (methods.cc).
+void WatchDrift(const CompiledModel& model, const ConstrainedOptions& options, ConstraintMethod method,
+                ConstraintProjector& watcher, double t, const double* x, ConstrainedReport* report);
+
 // The minimal-coordinates method (minimal_coordinates.cc), from an assembled start.
 Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double>& x0, const SolverOptions& solver,
                             const ConstrainedOptions& options, ConstrainedReport* report);

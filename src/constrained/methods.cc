@@ -46,6 +46,12 @@ ConstraintMethod ChooseConstraintMethod(const CompiledModel& model, std::string*
 }
 
 
+namespace {
+// The largest constraint error an assembled start may keep (positions, and
+// velocities relative to 1 + the largest momentum).
+constexpr double kAssembledPosition = 1e-9;
+}  // namespace
+
 Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& solver,
                              const ConstrainedOptions& options, ConstrainedReport* report) {
   solver.Validate();
@@ -123,10 +129,36 @@ Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& so
              "(--assemble)";
     throw Error(std::move(d));
   }
+  {
+    // What the assembly could not close (joints between held bodies that do
+    // not meet, say) stops the run here: the first projection after it would
+    // otherwise move the held bodies, and the start would silently not be the
+    // one the model gives.
+    double gp = 0, gv = 0, pmax = 0;
+    int worst = -1;
+    projector.Errors(solver.t0, x0.data(), &gp, &gv, &worst);
+    for (int i : projector.momentum_states()) pmax = std::max(pmax, std::fabs(x0[i]));
+    if (!(gp <= kAssembledPosition) || !(gv <= kAssembledPosition * (1 + pmax))) {
+      Diagnostic d;
+      if (worst >= 0) d.element = model.constraint_rows()[worst].joint;
+      d.message = fmt::format("the start cannot be assembled: after the assembly the joints are still off by {:.3g} "
+                              "(positions) and {:.3g} (velocities){}",
+                              gp, gv, worst >= 0 ? fmt::format(" (furthest off: joint '{}')", d.element) : "");
+      d.expected = fmt::format("positions and velocities within {:.3g} of the joints", kAssembledPosition);
+      d.got = fmt::format("position error {:.3g}, velocity error {:.3g}", gp, gv);
+      d.hint = "the bodies held by joints' `initial:` values (and the ground) must be consistent with the joints "
+               "between them; check the joints' points and axes, or the initial values";
+      throw Error(std::move(d));
+    }
+  }
   rep.analysis = AnalyzeConstraints(model, solver.t0, x0);
 
-  if (method == ConstraintMethod::kMinimalCoordinates) return constrained::MinimalCoordinates(model, x0, solver, options, &rep);
-  if (method == ConstraintMethod::kZcp) return constrained::Zcp(model, x0, solver, options, &rep);
+  // The drift check's limit: given, or the larger of 1e-6 and 10 rtol.
+  ConstrainedOptions watched = options;
+  if (watched.drift_tolerance < 0) watched.drift_tolerance = std::max(1e-6, 10 * solver.rtol);
+  if (method == ConstraintMethod::kMinimalCoordinates)
+    return constrained::MinimalCoordinates(model, x0, solver, watched, &rep);
+  if (method == ConstraintMethod::kZcp) return constrained::Zcp(model, x0, solver, watched, &rep);
 
   // Lagrange multipliers: the compiled rhs solves the constraint forces with
   // the accelerations; stabilization projects after every accepted step.
@@ -152,14 +184,51 @@ Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& so
       at_output.Project(t, x);
     };
   Solution sol = StartSolution(model, options.output);
+  if (!options.stabilize) watched.drift_tolerance = 0;
   SimulateFrom(model, problem, x0, solver, full_state, [&](double t, const double* x) {
-    double gp = 0, gv = 0;
-    watcher.Errors(t, x, &gp, &gv);
-    rep.max_position_drift = std::max(rep.max_position_drift, gp);
-    rep.max_velocity_drift = std::max(rep.max_velocity_drift, gv);
+    constrained::WatchDrift(model, watched, method, watcher, t, x, &rep);
   }, &sol);
   return sol;
 }
+
+namespace constrained {
+
+void WatchDrift(const CompiledModel& model, const ConstrainedOptions& options, ConstraintMethod method,
+                ConstraintProjector& watcher, double t, const double* x, ConstrainedReport* report) {
+  double gp = 0, gv = 0;
+  int wp = -1, wv = -1;
+  watcher.Errors(t, x, &gp, &gv, &wp, &wv);
+  report->max_position_drift = std::max(report->max_position_drift, gp);
+  report->max_velocity_drift = std::max(report->max_velocity_drift, gv);
+  // Relative to the size of the motion: 1 + the largest position coordinate
+  // (positions), 1 + the largest momentum (velocities; an inertia solver's
+  // tolerance bounds the momenta's error, and so the joints' velocity error).
+  double xmax = 0, pmax = 0;
+  for (int i : watcher.position_states()) xmax = std::max(xmax, std::fabs(x[i]));
+  for (int i : watcher.momentum_states()) pmax = std::max(pmax, std::fabs(x[i]));
+  const double tol = options.drift_tolerance, tol_p = tol * (1 + xmax), tol_v = tol * (1 + pmax);
+  if (!(tol > 0) || (gp <= tol_p && gv <= tol_v)) return;
+  const bool pos = !(gp <= tol_p);
+  const int row = pos ? wp : wv;
+  Diagnostic d;
+  if (row >= 0) d.element = model.constraint_rows()[row].joint;
+  const ConstraintRow* r = row >= 0 ? &model.constraint_rows()[row] : nullptr;
+  d.message = fmt::format(
+      "--constraints {}: the joints drifted beyond the drift tolerance at t = {}: {} error {:.3g}{} (the results from "
+      "here on would be wrong)",
+      ConstraintMethodName(method), t, pos ? "position" : "velocity", pos ? gp : gv,
+      r ? fmt::format(" on joint '{}' ({})", r->joint, r->direction.empty() ? r->source : r->direction) : "");
+  d.expected = fmt::format("position and velocity constraint errors within {:.3g} and {:.3g} at every output time "
+                           "(the drift tolerance {:.3g} times 1 + the largest coordinate, 1 + the largest momentum)",
+                           tol_p, tol_v, tol);
+  d.got = fmt::format("position error {:.3g}, velocity error {:.3g}", gp, gv);
+  d.hint = "tighten --rtol/--atol, look for an inertia many orders of magnitude below the others (it makes the "
+           "equations stiff and the projection ill-conditioned), or try another --constraints method; "
+           "--drift-tolerance sets the limit (0: no check)";
+  throw Error(std::move(d));
+}
+
+}  // namespace constrained
 
 std::string ConstrainedReport::ToText() const {
   std::string out = fmt::format("constraints: {}{}\n", ConstraintMethodName(method), why.empty() ? "" : " (" + why + ")");

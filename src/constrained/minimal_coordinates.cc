@@ -267,10 +267,14 @@ Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double
     // would pick a branch at random.
     if (round > 0) {
       const double c = part.Condition(t);
-      if (c > std::min(part.limit(), 0.5 * left_condition)) {
+      const double bound = std::min(part.limit(), 0.5 * left_condition);
+      if (c > bound) {
         Diagnostic d;
         d.message = fmt::format("minimal coordinates: no well-conditioned independent coordinates at t = {}", t);
-        d.expected = fmt::format("a coordinate partition with condition number below {:.3g}", part.limit());
+        d.expected = fmt::format(
+            "a coordinate partition with condition number below {:.3g} (below {:.3g}, and at least twice better "
+            "conditioned than the partition it replaces, {:.3g})",
+            bound, part.limit(), left_condition);
         d.got = fmt::format("{:.3g} for the best one (a singular configuration of the mechanism)", c);
         d.hint = "the mechanism passes a branch point; try --constraints lagrange-multipliers";
         throw Error(std::move(d));
@@ -302,10 +306,7 @@ Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double
             std::copy(f.begin(), f.end(), xs);
           },
           [&](double tt, const double* xs) {
-            double gp = 0, gv = 0;
-            watcher.Errors(tt, xs, &gp, &gv);
-            report->max_position_drift = std::max(report->max_position_drift, gp);
-            report->max_velocity_drift = std::max(report->max_velocity_drift, gv);
+            WatchDrift(model, options, ConstraintMethod::kMinimalCoordinates, watcher, tt, xs, report);
             const bool at_restart = first && round > 0;
             first = false;
             // The condition is checked at every 10th output time (it costs two

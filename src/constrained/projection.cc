@@ -115,6 +115,7 @@ struct ConstraintProjector::Cache {
   Eigen::SparseMatrix<double> qs, as;     // Q (position rows x pos columns), A (rows x momenta)
   Eigen::SparseMatrix<double> qqt, awat;  // their Gram matrices (A weighted by W)
   Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> q_ldlt, a_ldlt;
+  std::vector<int> q_fixed, a_fixed;  // rows no column moves (see RegularizedGram)
 };
 
 namespace {
@@ -143,10 +144,34 @@ std::vector<std::vector<int>> ColourColumns(const std::vector<std::vector<int>>&
   return groups;
 }
 
+// The regularized Gram matrix that the sparse path factors: G + 1e-10 diag(G).
+// A row of B that is zero (its joint joins only states the step may not move:
+// the held bodies of an assembly, or the ground) has a zero row in G; its
+// diagonal is set to 1 and the row listed in `fixed`, where RefinedSolve
+// leaves the right-hand side out (no step can reduce that row's error; the
+// iteration's own test then sees it stay).
+Eigen::SparseMatrix<double> RegularizedGram(const Eigen::SparseMatrix<double>& gram, std::vector<int>* fixed) {
+  Eigen::SparseMatrix<double> reg = gram;
+  fixed->clear();
+  for (int r = 0; r < reg.rows(); ++r) {
+    double& d = reg.coeffRef(r, r);
+    if (d == 0) {
+      d = 1;
+      fixed->push_back(r);
+    } else {
+      d *= 1 + kGramRegularization;
+    }
+  }
+  return reg;
+}
+
 // Solves G y = b for the minimum-norm-direction y by the regularized factor of
-// G (iterated Tikhonov): stops when the residual no longer halves.
+// G (iterated Tikhonov): stops when the residual no longer halves. The rows in
+// `fixed` (zero in G) are left out: y is zero there.
 Eigen::VectorXd RefinedSolve(const Eigen::SparseMatrix<double>& gram,
-                             const Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>>& ldlt, const Eigen::VectorXd& b) {
+                             const Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>>& ldlt, Eigen::VectorXd b,
+                             const std::vector<int>& fixed) {
+  for (int r : fixed) b[r] = 0;
   Eigen::VectorXd y = Eigen::VectorXd::Zero(b.size());
   Eigen::VectorXd r = b;
   double rn = r.lpNorm<Eigen::Infinity>();
@@ -260,18 +285,28 @@ void ConstraintProjector::Evaluate(double t, const double* x) {
   m_.CalcConstraints(t, x, nullptr, c_.data(), g_.data());
 }
 
-void ConstraintProjector::Errors(double t, const double* x, double* position, double* velocity, int* worst) {
+void ConstraintProjector::Errors(double t, const double* x, double* position, double* velocity, int* worst,
+                                 int* worst_velocity) {
   Evaluate(t, x);
-  double gp = 0, gv = 0, w = -1;
-  int wk = -1;
+  double gp = 0, gv = 0, w = -1, wv = -1;
+  int wk = -1, wvk = -1;
   for (int k : rows_with_position_) {
     gp = std::max(gp, std::fabs(g_[k]));
     if (std::fabs(g_[k]) > w) w = std::fabs(g_[k]), wk = k;
   }
-  for (double v : c_) gv = std::max(gv, std::fabs(v));
+  for (size_t k = 0; k < c_.size(); ++k) {
+    gv = std::max(gv, std::fabs(c_[k]));
+    if (std::fabs(c_[k]) > wv) wv = std::fabs(c_[k]), wvk = static_cast<int>(k);
+  }
+  // NaN compares false above: it is reported as such.
+  for (int k : rows_with_position_)
+    if (std::isnan(g_[k])) gp = g_[k], wk = k;
+  for (size_t k = 0; k < c_.size(); ++k)
+    if (std::isnan(c_[k])) gv = c_[k], wvk = static_cast<int>(k);
   if (position) *position = gp;
   if (velocity) *velocity = gv;
   if (worst) *worst = wk;
+  if (worst_velocity) *worst_velocity = wvk;
 }
 
 bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
@@ -394,9 +429,7 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
       cache.qs.resize(nr, np);
       cache.qs.setFromTriplets(entries.begin(), entries.end());
       cache.qqt = cache.qs * cache.qs.transpose();
-      Eigen::SparseMatrix<double> reg = cache.qqt;
-      for (int r = 0; r < nr; ++r) reg.coeffRef(r, r) *= 1 + kGramRegularization;
-      cache.q_ldlt.compute(reg);
+      cache.q_ldlt.compute(RegularizedGram(cache.qqt, &cache.q_fixed));
       cache.q_valid = cache.q_ldlt.info() == Eigen::Success;
       if (!cache.q_valid) break;  // leaves the positions as they are; the velocity step still runs
       cache.q_uses = 0;
@@ -429,7 +462,7 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
     for (int r = 0; r < nr; ++r) g[r] = g_[rows_with_position_[r]];
     Eigen::VectorXd dq;
     if (cache.sparse) {
-      dq = cache.qs.transpose() * RefinedSolve(cache.qqt, cache.q_ldlt, g);
+      dq = cache.qs.transpose() * RefinedSolve(cache.qqt, cache.q_ldlt, g, cache.q_fixed);
     } else if (cache.q_solve.cholesky()) {
       cache.q_solve.Solve(g, &cache.y);
       dq.noalias() = cache.q.transpose() * cache.y;
@@ -486,9 +519,7 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
       cache.as.resize(nc, nm);
       cache.as.setFromTriplets(entries.begin(), entries.end());
       cache.awat = cache.as * w.asDiagonal() * cache.as.transpose();
-      Eigen::SparseMatrix<double> reg = cache.awat;
-      for (int r = 0; r < nc; ++r) reg.coeffRef(r, r) *= 1 + kGramRegularization;
-      cache.a_ldlt.compute(reg);
+      cache.a_ldlt.compute(RegularizedGram(cache.awat, &cache.a_fixed));
       cache.a_valid = cache.a_ldlt.info() == Eigen::Success;
       if (!cache.a_valid) break;
       cache.a_uses = 0;
@@ -515,7 +546,7 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
     const Eigen::VectorXd c = Eigen::Map<const Eigen::VectorXd>(c_.data(), nc);
     Eigen::VectorXd dp;
     if (cache.sparse) {
-      dp = w.asDiagonal() * (cache.as.transpose() * RefinedSolve(cache.awat, cache.a_ldlt, c));
+      dp = w.asDiagonal() * (cache.as.transpose() * RefinedSolve(cache.awat, cache.a_ldlt, c, cache.a_fixed));
     } else {
       cache.awa_solve.Solve(c, &cache.y);
       dp.noalias() = cache.a.transpose() * cache.y;

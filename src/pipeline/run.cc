@@ -523,6 +523,7 @@ RunResult RunPrepared(const PreparedModel& prepared, CompiledModel& cm, const Ru
   co.codegen = prepared.codegen();
   co.assemble = options.assemble || prepared.assemble();
   co.stabilize = options.stabilize;
+  co.drift_tolerance = options.drift_tolerance;
   co.output = output;
   RunResult r;
   r.solution = SimulateConstrained(cm, so, co, &r.report);
