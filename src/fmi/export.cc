@@ -101,15 +101,16 @@ std::vector<bool> TunableParameters(const Model& model, const LoweredModel& lowe
 }
 
 Model LoadForFmu(const FmuOptions& o, const std::string& form, bool mechanism, ConstraintMethod method) {
-  if (mechanism && (form == "lagrange1" || form == "lagrange2")) {
+  if (mechanism && (form == "lagrange1" || form == "lagrange2" || form == "hamilton")) {
     if (method != ConstraintMethod::kAuto)
       Fail(o, fmt::format("--constraints {} does not combine with --form {}", o.constraints, form),
-           "--form state with --constraints parasitic, or --form lagrange1|lagrange2 alone",
+           "--form state with --constraints parasitic, or --form lagrange1|lagrange2|hamilton alone",
            fmt::format("--form {} --constraints {}", form, o.constraints),
            "Lagrange's equations of a mechanism are formed in its joint coordinates");
     ModelSpec spec = ReadModelSpecFile(o.model_file);
     ApplyParameterOverrides(&spec, o.overrides);
-    ExpandMultibodyInJointCoordinates(&spec, /*cut_joints_as_multipliers=*/form == "lagrange1");
+    if (form == "hamilton") ExpandMultibodyForHamilton(&spec);
+    else ExpandMultibodyInJointCoordinates(&spec, /*cut_joints_as_multipliers=*/form == "lagrange1");
     ExpandVectorBonds(&spec);
     return BuildModel(spec);
   }

@@ -110,12 +110,12 @@ std::string Commented(const std::string& text) {
 
 }  // namespace
 
-// Lagrange's equations of a mechanism written under `multibody:` are formed
-// in its joint coordinates (src/multibody/joint_coordinates.cc); every other
-// form keeps the bodies' Newton–Euler expansion with the joints as
-// constraint forces.
+// Lagrange's and Hamilton's equations of a mechanism written under
+// `multibody:` are formed in its joint coordinates
+// (src/multibody/joint_coordinates.cc); the state form keeps the bodies'
+// Newton–Euler expansion with the joints as constraint forces.
 bool InJointCoordinates(const std::string& form) {
-  return form == "lagrange1" || form == "lagrange2";
+  return form == "lagrange1" || form == "lagrange2" || form == "hamilton";
 }
 
 // The model file as `form` needs it; `energy` adds the energy accounting.
@@ -129,7 +129,8 @@ Model LoadModelForForm(const std::string& path, const std::string& form, bool en
   }
   ApplyParameterOverrides(&spec, overrides);
   if (poses) AddPoseOutputs(&spec);
-  ExpandMultibodyInJointCoordinates(&spec, /*cut_joints_as_multipliers=*/form == "lagrange1");
+  if (form == "hamilton") ExpandMultibodyForHamilton(&spec);
+  else ExpandMultibodyInJointCoordinates(&spec, /*cut_joints_as_multipliers=*/form == "lagrange1");
   ExpandVectorBonds(&spec);
   if (energy) AddEnergyAccounting(&spec);
   return BuildModel(spec);
@@ -336,15 +337,17 @@ PreparedModel PrepareModel(const RunOptions& options) {
   const ConstraintMethod method = ParseConstraintMethod(options.constraints);
   PreparedModel c;
   c.method_ = method;
+  // (Hamilton's form of a bond graph written by hand keeps its constraint sources.)
   if (InJointCoordinates(options.form) && method != ConstraintMethod::kAuto &&
-      method != ConstraintMethod::kLagrangeMultipliers) {
+      method != ConstraintMethod::kLagrangeMultipliers &&
+      (options.form != "hamilton" || ReadModelSpecFile(options.file).multibody.present)) {
     Diagnostic d;
     d.where.file = options.file;
     d.message = fmt::format("--constraints {} does not combine with --form {}", options.constraints, options.form);
-    d.expected = "--form state with --constraints, or --form lagrange1|lagrange2 alone";
+    d.expected = "--form state with --constraints, or --form lagrange1|lagrange2|hamilton alone";
     d.got = fmt::format("--form {} --constraints {}", options.form, options.constraints);
-    d.hint = "Lagrange's equations of a mechanism are formed in its joint coordinates, which leave no joint "
-             "constraint to relax or to solve";
+    d.hint = "Lagrange's and Hamilton's equations of a mechanism are formed in its joint coordinates, which leave "
+             "no joint constraint to relax or to solve";
     throw Error(std::move(d));
   }
   c.codegen_.backend =
@@ -384,7 +387,7 @@ PreparedModel PrepareModel(const RunOptions& options) {
     po.damping = options.parasitic_damping;
     // BuildModel checks that masses, inertias and capacitances stay positive
     // under the overrides.
-    c.model_ = InJointCoordinates(options.form)
+    c.model_ = InJointCoordinates(options.form) && (mechanism || options.form != "hamilton")
                    ? LoadModelForForm(options.file, options.form, options.energy, overrides, options.poses)
                    : LoadModelFor(options.file, method, po, options.energy, overrides, options.poses);
     CausalGraph graph = AssignCausality(*c.model_, OptionsFor(ParseFormulation(options.form), *c.model_));
