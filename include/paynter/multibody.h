@@ -40,8 +40,8 @@ void ExpandMultibody(ModelSpec* spec);
 void ExpandMultibodyInJointCoordinates(ModelSpec* spec, bool cut_joints_as_multipliers = false);
 
 // The multibody section for Hamilton's equations in joint coordinates
-// (--form hamilton): the open tree of ExpandMultibodyInJointCoordinates
-// (closed chains throw Error naming the loop), with the bodies' inertias
+// (--form hamilton): the tree of ExpandMultibodyInJointCoordinates (a joint
+// that closes a loop keeps its constraint rows, as multipliers), with the bodies' inertias
 // replaced by one I field `joint_inertia` (ports I_<coordinate>, bonded from
 // the generalized junctions) whose inertia matrix is the mechanism's mass
 // matrix M(q), so that the states are the generalized momenta p = M(q) q'.

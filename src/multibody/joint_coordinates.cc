@@ -262,8 +262,8 @@ class JointCoordinateExpander {
         "minimal-coordinates for the motion in independent coordinates";
     const std::string equations = hamilton_ ? "Hamilton's equations" : "Lagrange's equations";
     const std::string loop_hint =
-        "--form lagrange1 keeps the joint that closes the loop as constraint forces (multipliers); or simulate "
-        "with --form state, or --constraints minimal-coordinates for the motion in independent coordinates";
+        "--form lagrange1 or hamilton keeps the joint that closes the loop as constraint forces (multipliers); or "
+        "simulate with --form state, or --constraints minimal-coordinates for the motion in independent coordinates";
     // Joints with coordinates first: under lagrange1 a joint without them
     // (spherical, universal, ...) may still close a loop.
     for (int pass = 0; pass < 2; ++pass)
@@ -399,7 +399,9 @@ class JointCoordinateExpander {
         for (auto& d : s_.displacements)
           if (d.name == c) d.of = junction, d.rate.clear(), d.rate_value.reset();
         s_.generalized.push_back({junction, "", j.where});
-        if (!cut_joints_) s_.independent.push_back({junction, "", j.where});
+        // (Hamilton's form: every joint rate's port of the I field in integral
+        // causality; the loops' constraint forces tie them.)
+        if (!cut_joints_ || hamilton_) s_.independent.push_back({junction, "", j.where});
         if (j.has_rate && (j.type == "revolute" || j.type == "prismatic"))
           s_.parameters.push_back({junction + "_v0", Text(j.rate), j.where});
       }
@@ -572,7 +574,9 @@ class JointCoordinateExpander {
   // the Jacobian's columns written out in the joint coordinates and simplified
   // entry by entry; HaCAP puts it in integral causality, so the states are
   // the generalized momenta p = M(q) q' and q' solves M(q) q' = p
-  // numerically. The bodies' weights, loads and springs stay on their
+  // numerically. A joint that closes a loop keeps its constraint rows (as
+  // under lagrange1): their forces are multipliers solved with the momentum
+  // derivatives. The bodies' weights, loads and springs stay on their
   // velocity junctions and reach the joint rates through the Jacobian's
   // transformers: the generalized forces.
   //
@@ -838,7 +842,7 @@ void ExpandMultibodyInJointCoordinates(ModelSpec* spec, bool cut_joints_as_multi
 void ExpandMultibodyForHamilton(ModelSpec* spec) {
   const ModelSpec::MultibodySpec mb = spec->multibody;
   ExpandMultibody(spec);
-  multibody::JointCoordinateExpander(spec, mb, /*cut_joints=*/false, /*hamilton=*/true).Run();
+  multibody::JointCoordinateExpander(spec, mb, /*cut_joints=*/true, /*hamilton=*/true).Run();
 }
 
 }  // namespace paynter
