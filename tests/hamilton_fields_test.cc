@@ -332,6 +332,8 @@ TEST(StorageFields, ErrorsNameTheFieldAndWhatWasExpected) {
   EXPECT_NE(msg.find("coordinate 'q2' of I field 'rods' integrates 'w1', not the flow of port 'rods_2'"),
             std::string::npos)
       << msg;
+  msg = error_with("coordinates: [q1, q2]", "coordinates: [q1, q1]");
+  EXPECT_NE(msg.find("coordinate 'q1' of storage field 'rods' is given twice"), std::string::npos) << msg;
   msg = error_with("      - [m2*(L2^2/3 + L1*L2/2*cos(q2)), m2*L2^2/3]\n", "");
   EXPECT_NE(msg.find("one row per port"), std::string::npos) << msg;
   // Lagrange's forms put every inertia in derivative causality: not an I field.

@@ -388,6 +388,13 @@ class Builder {
       if (n == 0)
         ThrowAt(fs.where, fs.name, "a storage field needs its coordinates, one per port", "coordinates: [q1, ...]",
                 "none");
+      for (size_t k = 0; k < n; ++k)
+        for (size_t j = 0; j < k; ++j)
+          if (fs.coordinates[j] == fs.coordinates[k])
+            ThrowAt(fs.where, fs.name, fmt::format("coordinate '{}' of storage field '{}' is given twice",
+                                                   fs.coordinates[k], fs.name),
+                    "one coordinate per port, each its own", fmt::format("ports {} and {}", j + 1, k + 1),
+                    "two ports that move together are one port: join their bonds at one junction instead");
       if (!fs.ports.empty() && fs.ports.size() != n)
         ThrowAt(fs.where, fs.name, "a storage field names one port per coordinate",
                 fmt::format("{} ports", n), fmt::format("{} ports", fs.ports.size()));
