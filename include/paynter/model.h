@@ -57,6 +57,8 @@ enum class LawForm {
   kCoulomb,   // R only: Coulomb friction with stick-slip, `law` the sliding
               // (dynamic) force, `static_limit` the static one (docs/events.md)
   kDiode,     // R only: an ideal diode, `law` its forward voltage
+  kField,     // I or C: a port of a multiport storage field (Model::fields);
+              // `law` unused, the field holds the constitutive law
 };
 
 // Sources a causality procedure adds (Marquis-Favre & Scavarda 2002): an
@@ -99,6 +101,29 @@ struct Element {
   // The domain(s) declared with `domain:` (one, or one per port of a two-port);
   // empty when none was declared.
   std::vector<std::string> domain;
+  // A port of a storage field (form kField): its index in Model::fields, and
+  // the port's index in the field; -1 otherwise.
+  int field = -1, field_port = -1;
+};
+
+// A multiport storage field (docs/model-format.md, "Storage fields"): each
+// port is a one-port element of the field's kind (form kField) with a bond of
+// its own, and a coordinate, the time integral of the port's flow.
+// - I field: the momenta p are states; the flows solve M(q) f = p with M the
+//   symmetric inertia matrix, a function of the coordinates (solved
+//   numerically, never inverted symbolically); the efforts give
+//   dp_k/dt = e_k + 1/2 f^T dM/dq_k f (Hamilton's equations of the field's
+//   kinetic energy T = 1/2 p^T M^-1 p). Integral causality only.
+// - C field: the displacements q are states; e_k = dU/dq_k of the energy U(q).
+//   Integral causality only.
+struct StorageField {
+  std::string name;
+  ElementKind kind = ElementKind::kI;
+  std::vector<int> ports;                       // element indices
+  std::vector<GiNaC::symbol> coordinates;       // I: displacements; C: the ports' q_ states
+  std::vector<std::vector<GiNaC::ex>> inertia;  // I field: M(q)
+  GiNaC::ex energy;                             // C field: U(q)
+  SourceLocation where;
 };
 
 struct Bond {
@@ -185,6 +210,7 @@ struct Model {
   std::vector<Output> outputs;
   std::vector<Definition> definitions;
   std::vector<Event> events;
+  std::vector<StorageField> fields;
   // Generalized 1-junctions (their flows are generalized velocities) for the
   // Lagrange and Hamilton procedures, and the independent subset of them.
   // Empty = paynter proposes them.
@@ -321,6 +347,26 @@ struct ModelSpec {
   // Named expressions of any model variable, usable in later definitions, laws
   // and outputs (substituted where used; not CSV columns).
   std::vector<Item> definitions;
+  // Multiport storage fields (`kind: IF` / `kind: CF`, docs/model-format.md,
+  // "Storage fields"); their ports are elements `<name>_1` ... unless `ports`
+  // names them.
+  struct FieldSpec {
+    std::string name, kind;                          // kind "IF" or "CF"
+    std::vector<std::string> ports;                  // empty = <name>_1 ... <name>_n
+    std::vector<std::string> coordinates;            // one per port
+    std::vector<std::vector<std::string>> inertia;   // IF: the matrix, n x n texts
+    std::string energy;                              // CF: the energy function
+    std::vector<std::string> initial;                // per port (momenta or displacements); empty = 0
+    SourceLocation where;
+    // Code-built fields: the expressions themselves (over the model's symbols).
+    std::optional<std::vector<std::vector<GiNaC::ex>>> inertia_value;
+    std::vector<GiNaC::ex> initial_value;
+  };
+  std::vector<FieldSpec> fields;
+  // Elements that only compute the inertial forces of reaction outputs (the
+  // multibody Hamilton form's observers of the bodies' accelerations): they
+  // hold none of the model's energy, and energy accounting leaves them out.
+  std::vector<std::string> observers;
   std::vector<Item> generalized;   // 1-junction names (text unused)
   std::vector<Item> independent;   // a subset of `generalized`
   // States an assembly of the start must not move (the multibody library:

@@ -39,6 +39,16 @@ void ExpandMultibody(ModelSpec* spec);
 // Implemented in src/multibody/joint_coordinates.cc.
 void ExpandMultibodyInJointCoordinates(ModelSpec* spec, bool cut_joints_as_multipliers = false);
 
+// The multibody section for Hamilton's equations in joint coordinates
+// (--form hamilton): the tree of ExpandMultibodyInJointCoordinates (a joint
+// that closes a loop keeps its constraint rows, as multipliers), with the bodies' inertias
+// replaced by one I field `joint_inertia` (ports I_<coordinate>, bonded from
+// the generalized junctions) whose inertia matrix is the mechanism's mass
+// matrix M(q), so that the states are the generalized momenta p = M(q) q'.
+// The bodies' inertias stay as observers of the joints' forces
+// (ModelSpec::observers). Implemented in src/multibody/joint_coordinates.cc.
+void ExpandMultibodyForHamilton(ModelSpec* spec);
+
 // Turns vector bonds (dim > 1) and the multiport elements on them — vector
 // junctions, sources, diagonal I/C/R fields, TF/MTF and GY/MGY with matrix
 // moduli (cross([rx, ry, rz]) for a cross product), EJS — into scalar bonds and

@@ -10,7 +10,7 @@
 //   poses        mechanisms: the bodies' and joints' poses added as outputs
 //   multibody    bodies, joints and loads into a bond graph: the bodies'
 //                Newton-Euler equations with the joints as constraint sources,
-//                or (lagrange1, lagrange2) the joints' coordinates
+//                or (lagrange1, lagrange2, hamilton) the joints' coordinates
 //   vector-bonds vector bonds and multiport elements into scalar ones
 //   parasitic    (--constraints parasitic) constraint sources into springs and dampers
 //   energy       (--energy) the energy balance's outputs
@@ -45,7 +45,7 @@ struct ModelSource {
 // What the passes do beyond reading: each option switches one pass on or
 // chooses how it works.
 struct LoadOptions {
-  Formulation form = Formulation::kState;             // multibody: joint coordinates for lagrange1|lagrange2
+  Formulation form = Formulation::kState;             // multibody: joint coordinates for lagrange1|lagrange2|hamilton
   ConstraintMethod method = ConstraintMethod::kAuto;  // parasitic: the parasitic pass
   ParasiticOptions parasitic;                         // its stiffness and damping
   bool energy = false;                                // the energy pass
@@ -65,9 +65,9 @@ std::string LoadPassName(LoadPass pass);
 // A pass by its name; throws a located Error listing the names otherwise.
 LoadPass ParseLoadPass(const std::string& name, const std::string& file = "");
 
-// Lagrange's equations of a mechanism written under `multibody:` are formed
-// in its joint coordinates; every other form keeps the bodies' Newton-Euler
-// expansion with the joints as constraint forces.
+// Lagrange's and Hamilton's equations of a mechanism written under
+// `multibody:` are formed in its joint coordinates; the state form keeps the
+// bodies' Newton-Euler expansion with the joints as constraint forces.
 bool InJointCoordinates(Formulation form);
 
 struct LoadedModel {

@@ -7,6 +7,8 @@
 // work they do: none for ideal joints).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "paynter/constrained.h"
 
 namespace paynter {
@@ -21,6 +23,8 @@ bool AddEnergyAccounting(ModelSpec* spec) {
     return false;
   };
   for (const auto& e : spec->elements) {
+    if (std::find(spec->observers.begin(), spec->observers.end(), e.name) != spec->observers.end())
+      continue;  // an observer of inertial forces (the multibody Hamilton form): none of the model's energy
     const bool source = e.kind == "Se" || e.kind == "MSe" || e.kind == "Sf" || e.kind == "MSf";
     if (e.kind == "R" || source) {
       bool into = false;
@@ -41,6 +45,18 @@ bool AddEnergyAccounting(ModelSpec* spec) {
       else return false;  // a nonlinear storage law: its energy is not written here
       stored += (stored.empty() ? "" : " + ") + term;
     }
+  }
+  // Storage fields: an I field holds T = p . f / 2 (f = M(q)^-1 p, the flows
+  // into its ports), a C field its energy function of its coordinates.
+  for (const auto& f : spec->fields) {
+    const size_t n = f.coordinates.size();
+    for (size_t k = 0; k < n && f.kind == "IF"; ++k) {
+      const std::string port = f.ports.empty() ? fmt::format("{}_{}", f.name, k + 1) : f.ports[k];
+      bool into = true;
+      if (!bond_of(port, &into)) return false;
+      stored += fmt::format("{}p_{}*f_{}/2", stored.empty() ? (into ? "" : "-") : (into ? " + " : " - "), port, port);
+    }
+    if (f.kind == "CF") stored += (stored.empty() ? "(" : " + (") + f.energy + ")";
   }
   if (stored.empty()) return false;
   ModelSpec::DisplacementSpec in, lost;

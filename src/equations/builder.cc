@@ -253,6 +253,10 @@ class EquationBuilder {
           }
           break;
         case ElementKind::kI: {
+          if (el.form == LawForm::kField) {
+            FieldPort(i, into);
+            break;
+          }
           const symbol& p = m_.Symbol("p_" + el.name);
           if (into) {  // integral: f = Φ(p), dp/dt = e
             AddExplicit(F(b), s * (el.form == LawForm::kLinear ? p / Divisor(el, law, "f = p/I") : law), origin);
@@ -265,6 +269,10 @@ class EquationBuilder {
           break;
         }
         case ElementKind::kC: {
+          if (el.form == LawForm::kField) {
+            FieldPort(i, !into);
+            break;
+          }
           const symbol& q = m_.Symbol("q_" + el.name);
           if (!into) {  // integral: e = Φ(q), dq/dt = f
             ex v = el.form == LawForm::kLinear      ? q / Divisor(el, law, "e = q/C")
@@ -354,6 +362,72 @@ class EquationBuilder {
       }
     }
     AddExplicit(zero ? F(strong) : E(strong), -sign(strong) * sum, origin);
+  }
+
+  // A port of a storage field (Model::fields, docs/methods.md, "Storage
+  // fields"); `integral` when the port's causality is integral. The field's
+  // first port writes the equations of every port:
+  //   I field: M(q) f = p (each row an implicit equation of the block the
+  //            flows make; one port: f = p/M), dp_k/dt = e_k + s_k/2 f^T dM/dq_k f
+  //            with f the flows into the ports, s_k the sign of the coordinate's
+  //            rate against the flow into port k;
+  //   C field: e_k = dU/dq_k, dq_k/dt = f_k.
+  // A port in derivative causality is an error that names the field.
+  void FieldPort(int i, bool integral) {
+    const Element& el = m_.elements[i];
+    const StorageField& field = m_.fields[el.field];
+    const bool inertia = field.kind == ElementKind::kI;
+    if (!integral) {
+      const int b = el.bonds[0];
+      ThrowAt(field.where, field.name,
+              fmt::format("port '{}' of {} field '{}' is in derivative causality: its {} is imposed on bond '{}'",
+                          el.name, inertia ? "I" : "C", field.name, inertia ? "flow" : "effort", m_.bonds[b].name),
+              fmt::format("integral causality on every port (the field's {} are states)",
+                          inertia ? "momenta" : "displacements"),
+              "derivative causality",
+              inertia ? "an I field is formed in integral causality only: use --form state or hamilton (LaCAP, under "
+                        "lagrange1|lagrange2, puts every inertia in derivative causality), or remove what imposes "
+                        "the port's flow (a flow source, or another inertia rigidly coupled to it)"
+                      : "a C field is formed in integral causality only: remove what imposes the port's effort (an "
+                        "effort source, or another compliance in parallel with it)");
+    }
+    if (el.field_port != 0) return;
+    const size_t n = field.ports.size();
+    std::vector<int> bond(n);
+    std::vector<ex> s(n), f(n);
+    for (size_t k = 0; k < n; ++k) {
+      const int port = field.ports[k];
+      bond[k] = m_.elements[port].bonds[0];
+      s[k] = m_.bonds[bond[k]].to == port ? 1 : -1;
+      f[k] = s[k] * F(bond[k]);  // the flow into port k
+    }
+    const std::string origin = std::string(inertia ? "I" : "C") + " field " + field.name;
+    if (!inertia) {
+      for (size_t k = 0; k < n; ++k) {
+        const std::string& name = m_.elements[field.ports[k]].name;
+        AddExplicit(E(bond[k]), field.energy.diff(m_.Symbol("q_" + name)), origin);
+        AddExplicit(Deriv("q_" + name), f[k], origin);
+      }
+      return;
+    }
+    for (size_t k = 0; k < n; ++k) {
+      const symbol& p = m_.Symbol("p_" + m_.elements[field.ports[k]].name);
+      if (n == 1) {
+        AddExplicit(F(bond[0]), s[0] * p / field.inertia[0][0], origin);
+      } else {
+        ex row = -p;
+        for (size_t j = 0; j < n; ++j) row += field.inertia[k][j] * f[j];
+        AddImplicit(F(bond[k]), row, origin);
+      }
+      // The coordinate's rate is the bond's flow: s_k times the flow into the port.
+      ex force = 0;
+      for (size_t a = 0; a < n; ++a)
+        for (size_t b = 0; b < n; ++b) {
+          const ex dm = field.inertia[a][b].diff(field.coordinates[k]);
+          if (!dm.is_zero()) force += f[a] * dm * f[b];
+        }
+      AddExplicit(Deriv(p.get_name()), E(bond[k]) + s[k] * force / 2, origin);
+    }
   }
 
   // A switched R (Coulomb friction, ideal diode; docs/events.md): its effort is

@@ -145,7 +145,7 @@ struct TempDir {
 
 FmuReport ExportFmu(const FmuOptions& o) {
   CheckOptions(o);
-  const bool mechanism = LoadSpec(ModelSource::File(o.model_file), {}, LoadPass::kRead).multibody.present;
+  const bool mechanism = LoadSpec(ModelSource::File(o.model_file), {}, LoadPass::kSubmodels).multibody.present;
   const std::string form = o.form.empty() ? (mechanism ? "lagrange2" : "state") : o.form;
   const Formulation formulation = ParseFormulation(form);
   const ConstraintMethod method = ParseConstraintMethod(o.constraints);
@@ -157,9 +157,9 @@ FmuReport ExportFmu(const FmuOptions& o) {
          "coordinate partitioning, a DAE solver), which the FMU does not carry");
   if (mechanism && InJointCoordinates(formulation) && method != ConstraintMethod::kAuto)
     Fail(o, fmt::format("--constraints {} does not combine with --form {}", o.constraints, form),
-         "--form state with --constraints parasitic, or --form lagrange1|lagrange2 alone",
+         "--form state with --constraints parasitic, or --form lagrange1|lagrange2|hamilton alone",
          fmt::format("--form {} --constraints {}", form, o.constraints),
-         "Lagrange's equations of a mechanism are formed in its joint coordinates");
+         "Lagrange's and Hamilton's equations of a mechanism are formed in its joint coordinates");
   LoadOptions lo;
   lo.form = formulation;
   lo.method = method;

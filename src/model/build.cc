@@ -37,9 +37,13 @@ class Builder {
     ValidateModel(m_);  // structural checks before expressions refer to ports
     RegisterVariables();
     BuildDisplacements();
+    BuildFieldCoordinates();
+    BuildFieldCoordinateDefinitions();
     BuildDefinitions();
+    for (auto& d : field_definitions_) m_.definitions.push_back(std::move(d));
     ParseDisplacementValues();
     ParseLaws();
+    ParseFields();
     CheckPhysicalParameters(m_);
     BuildOutputs();
     BuildEvents();
@@ -367,6 +371,226 @@ class Builder {
       element_index_[es.name] = static_cast<int>(m_.elements.size());
       m_.elements.push_back(std::move(e));
     }
+    BuildFieldPorts();
+  }
+
+  // Storage fields (docs/model-format.md, "Storage fields"): one element per
+  // port, of the field's kind, after the elements written as such.
+  void BuildFieldPorts() {
+    for (const auto& fs : spec_.fields) {
+      CheckNameLength(fs.name, fs.where, "", "element name");
+      if (!IsIdentifier(fs.name))
+        ThrowAt(fs.where, fs.name, fmt::format("element name '{}' is not an identifier", fs.name),
+                "letters, digits and underscores, not starting with a digit", fs.name);
+      if (fs.kind != "IF" && fs.kind != "CF")
+        ThrowAt(fs.where, fs.name, fmt::format("unknown storage field kind '{}'", fs.kind), "IF or CF", fs.kind);
+      const size_t n = fs.coordinates.size();
+      if (n == 0)
+        ThrowAt(fs.where, fs.name, "a storage field needs its coordinates, one per port", "coordinates: [q1, ...]",
+                "none");
+      for (size_t k = 0; k < n; ++k)
+        for (size_t j = 0; j < k; ++j)
+          if (fs.coordinates[j] == fs.coordinates[k])
+            ThrowAt(fs.where, fs.name, fmt::format("coordinate '{}' of storage field '{}' is given twice",
+                                                   fs.coordinates[k], fs.name),
+                    "one coordinate per port, each its own", fmt::format("ports {} and {}", j + 1, k + 1),
+                    "two ports that move together are one port: join their bonds at one junction instead");
+      if (!fs.ports.empty() && fs.ports.size() != n)
+        ThrowAt(fs.where, fs.name, "a storage field names one port per coordinate",
+                fmt::format("{} ports", n), fmt::format("{} ports", fs.ports.size()));
+      Register(fs.name, fs.where, fmt::format("storage field '{}'", fs.name), fs.name);
+      StorageField f;
+      f.name = fs.name;
+      f.kind = fs.kind == "IF" ? ElementKind::kI : ElementKind::kC;
+      f.where = fs.where;
+      for (size_t k = 0; k < n; ++k) {
+        const std::string port = fs.ports.empty() ? fmt::format("{}_{}", fs.name, k + 1) : fs.ports[k];
+        CheckNameLength(port, fs.where, fs.name, "port name");
+        Register(port, fs.where, fmt::format("port {} of storage field '{}'", k + 1, fs.name), fs.name);
+        Element e;
+        e.name = port;
+        e.kind = f.kind;
+        e.form = LawForm::kField;
+        e.law = 0;
+        e.law_key = fs.kind == "IF" ? "inertia" : "energy";
+        e.law_text = fmt::format("port {} of {} field {}", k + 1, fs.kind == "IF" ? "I" : "C", fs.name);
+        e.where = fs.where;
+        e.field = static_cast<int>(m_.fields.size());
+        e.field_port = static_cast<int>(k);
+        element_index_[port] = static_cast<int>(m_.elements.size());
+        f.ports.push_back(static_cast<int>(m_.elements.size()));
+        m_.elements.push_back(std::move(e));
+      }
+      m_.fields.push_back(std::move(f));
+    }
+  }
+
+  // An I field's coordinates: a displacement of each port's flow, declared
+  // under `displacements:` (of the port, its bond or the 1-junction it joins)
+  // or else made here (starting at 0).
+  void BuildFieldCoordinates() {
+    for (size_t fi = 0; fi < spec_.fields.size(); ++fi) {
+      const auto& fs = spec_.fields[fi];
+      StorageField& f = m_.fields[fi];
+      if (f.kind != ElementKind::kI) continue;
+      for (size_t k = 0; k < fs.coordinates.size(); ++k) {
+        const std::string& c = fs.coordinates[k];
+        const Element& port = m_.elements[f.ports[k]];
+        if (port.bonds.size() != 1) continue;  // ValidateModel has said so
+        const Bond& b = m_.bonds[port.bonds[0]];
+        const Element& other = m_.elements[b.from == f.ports[k] ? b.to : b.from];
+        const Displacement* found = nullptr;
+        for (const auto& d : m_.displacements)
+          if (d.name == c) found = &d;
+        if (found) {
+          if (found->of != port.name && found->of != b.name && !(found->of == other.name && other.kind == ElementKind::kOne))
+            ThrowAt(found->where, fs.name,
+                    fmt::format("coordinate '{}' of I field '{}' integrates '{}', not the flow of port '{}'", c, fs.name,
+                                found->of.empty() ? "its own rate" : found->of, port.name),
+                    fmt::format("of: {} (or its bond {}{})", port.name, b.name,
+                                other.kind == ElementKind::kOne ? ", or the 1-junction " + other.name : ""),
+                    found->of.empty() ? "rate: ..." : "of: " + found->of,
+                    "an I field's kinetic energy depends on the configuration of its own ports");
+          continue;
+        }
+        if (owner_.count(c))
+          ThrowAt(fs.where, fs.name, fmt::format("coordinate '{}' of I field '{}' is already the name of {}", c, fs.name,
+                                                 owner_.at(c)),
+                  "a new name, or a displacement of the port's flow", c);
+        CheckNameLength(c, fs.where, fs.name, "coordinate name");
+        if (!IsIdentifier(c))
+          ThrowAt(fs.where, fs.name, fmt::format("coordinate name '{}' is not an identifier", c),
+                  "letters, digits and underscores", c);
+        Register(c, fs.where, fmt::format("coordinate {} of I field '{}'", k + 1, fs.name), fs.name);
+        Displacement d;
+        d.name = c;
+        d.of = port.name;
+        d.where = fs.where;
+        d.initial = 0;
+        d.rate = m_.Symbol("f_" + port.name);
+        NewSymbol(c);
+        m_.displacements.push_back(std::move(d));
+      }
+    }
+  }
+
+  // A C field's coordinates are its ports' displacements q_<port>: each
+  // coordinate is a definition of the model, equal to its port's state.
+  void BuildFieldCoordinateDefinitions() {
+    for (size_t fi = 0; fi < spec_.fields.size(); ++fi) {
+      const auto& fs = spec_.fields[fi];
+      const StorageField& f = m_.fields[fi];
+      if (f.kind != ElementKind::kC) continue;
+      for (size_t k = 0; k < fs.coordinates.size(); ++k) {
+        const std::string& c = fs.coordinates[k];
+        CheckNameLength(c, fs.where, fs.name, "coordinate name");
+        if (!IsIdentifier(c))
+          ThrowAt(fs.where, fs.name, fmt::format("coordinate name '{}' is not an identifier", c),
+                  "letters, digits and underscores", c);
+        Register(c, fs.where, fmt::format("coordinate {} of C field '{}'", k + 1, fs.name), fs.name);
+        NewSymbol(c);
+        const std::string q = "q_" + m_.elements[f.ports[k]].name;
+        // Appended after the definitions written (BuildDefinitions pairs those with the spec's).
+        field_definitions_.push_back({c, m_.Symbol(q), q, fs.where});
+      }
+    }
+  }
+
+  // The fields' laws: the inertia matrix (an I field) or the energy (a C
+  // field), of the field's own coordinates and the parameters only; and the
+  // ports' initial states.
+  void ParseFields() {
+    for (size_t fi = 0; fi < spec_.fields.size(); ++fi) {
+      const auto& fs = spec_.fields[fi];
+      StorageField& f = m_.fields[fi];
+      const size_t n = fs.coordinates.size();
+      std::set<std::string> allowed = constants_;
+      for (const auto& c : fs.coordinates) {
+        allowed.insert(c);
+        f.coordinates.push_back(m_.Symbol(c));
+      }
+      allowed_desc_ = "the field's coordinates and parameters only";
+      allowed_hint_ = fmt::format("a storage field's law is a function of its own coordinates ({})",
+                                  fmt::format("{}", fmt::join(fs.coordinates, ", ")));
+      GiNaC::exmap at = m_.ParameterValues();
+      if (f.kind == ElementKind::kI) {
+        if (!fs.inertia_value && fs.inertia.size() != n)
+          ThrowAt(fs.where, fs.name, "the inertia matrix has one row per port", fmt::format("{0} x {0}", n),
+                  fmt::format("{} rows", fs.inertia.size()));
+        f.inertia.assign(n, std::vector<GiNaC::ex>(n));
+        for (size_t i = 0; i < n; ++i)
+          for (size_t j = 0; j < n; ++j) {
+            const std::string what = fmt::format("entry ({}, {}) of the inertia matrix of I field '{}'", i + 1, j + 1,
+                                                 fs.name);
+            if (fs.inertia_value) {
+              f.inertia[i][j] = Adopt((*fs.inertia_value)[i][j], fs.where, fs.name, what, &allowed);
+            } else {
+              if (fs.inertia[i].size() != n)
+                ThrowAt(fs.where, fs.name, "the inertia matrix has one row per port", fmt::format("{0} x {0}", n),
+                        fmt::format("row {} with {} entries", i + 1, fs.inertia[i].size()));
+              f.inertia[i][j] = Parse(fs.inertia[i][j], fs.where, fs.name, what, {}, &allowed);
+            }
+          }
+        for (size_t i = 0; i < n; ++i)
+          for (size_t j = 0; j < i; ++j)
+            if (!(f.inertia[i][j] - f.inertia[j][i]).expand().normal().is_zero())
+              ThrowAt(fs.where, fs.name, fmt::format("the inertia matrix of I field '{}' is not symmetric", fs.name),
+                      fmt::format("entry ({0}, {1}) equal to entry ({1}, {0})", i + 1, j + 1),
+                      fmt::format("{} and {}", ExpressionText(f.inertia[i][j]), ExpressionText(f.inertia[j][i])),
+                      "a kinetic co-energy v^T M v / 2 has a symmetric matrix");
+        // Positive definite at the start (Cholesky, with the coordinates' initial values).
+        for (const auto& d : m_.displacements)
+          for (const auto& c : f.coordinates)
+            if (d.name == c.get_name()) at[c] = GiNaC::evalf(d.initial.subs(m_.ParameterValues()));
+        std::vector<double> a(n * n);
+        bool numeric = true;
+        for (size_t i = 0; i < n; ++i)
+          for (size_t j = 0; j < n; ++j) {
+            const GiNaC::ex v = GiNaC::evalf(f.inertia[i][j].subs(at));
+            if (!GiNaC::is_a<GiNaC::numeric>(v) || !GiNaC::ex_to<GiNaC::numeric>(v).is_real()) numeric = false;
+            else a[i * n + j] = GiNaC::ex_to<GiNaC::numeric>(v).to_double();
+          }
+        bool definite = numeric;
+        for (size_t j = 0; j < n && definite; ++j) {
+          double d = a[j * n + j];
+          for (size_t k = 0; k < j; ++k) d -= a[j * n + k] * a[j * n + k];
+          if (!(d > 0)) {
+            definite = false;
+            break;
+          }
+          a[j * n + j] = std::sqrt(d);
+          for (size_t i = j + 1; i < n; ++i) {
+            double s = a[i * n + j];
+            for (size_t k = 0; k < j; ++k) s -= a[i * n + k] * a[j * n + k];
+            a[i * n + j] = s / a[j * n + j];
+          }
+        }
+        if (!definite)
+          ThrowAt(fs.where, fs.name,
+                  fmt::format("the inertia matrix of I field '{}' is not positive definite at the start", fs.name),
+                  "a positive definite matrix (every motion of the ports has kinetic energy)",
+                  numeric ? "a matrix with a non-positive pivot" : "entries that are not finite numbers",
+                  "check the entries and the coordinates' initial values");
+      } else {
+        // The coordinates are the ports' states (definitions q_<port>).
+        GiNaC::exmap to_states;
+        for (size_t k = 0; k < n; ++k) to_states[f.coordinates[k]] = m_.Symbol("q_" + m_.elements[f.ports[k]].name);
+        f.energy = Parse(fs.energy, fs.where, fs.name, fmt::format("the energy of C field '{}'", fs.name), {}, &allowed)
+                       .subs(to_states);
+      }
+      if (!fs.initial.empty() || !fs.initial_value.empty()) {
+        const size_t given = fs.initial_value.empty() ? fs.initial.size() : fs.initial_value.size();
+        if (given != n)
+          ThrowAt(fs.where, fs.name, "a storage field's initial values are one per port", fmt::format("{} values", n),
+                  fmt::format("{} values", given));
+        for (size_t k = 0; k < n; ++k) {
+          Element& port = m_.elements[f.ports[k]];
+          port.initial = ParseConstant(fs.initial_value.empty() ? fs.initial[k] : "", fs.where, fs.name,
+                                       fmt::format("the initial value of port '{}'", port.name),
+                                       fs.initial_value.empty() ? std::nullopt : std::optional<GiNaC::ex>(fs.initial_value[k]));
+        }
+      }
+    }
   }
 
   void BuildBonds() {
@@ -528,7 +752,7 @@ class Builder {
 
   void ParseDisplacementValues() {
     // Initial values may use parameters only; rates any variable.
-    for (size_t i = 0; i < m_.displacements.size(); ++i) {
+    for (size_t i = 0; i < spec_.displacements.size(); ++i) {  // then the fields' own coordinates (from 0)
       const auto& ds = spec_.displacements[i];
       if (!ds.rate.empty() || ds.rate_value)
         m_.displacements[i].rate =
@@ -573,7 +797,7 @@ class Builder {
   }
 
   void ParseLaws() {
-    for (size_t i = 0; i < m_.elements.size(); ++i) {
+    for (size_t i = 0; i < spec_.elements.size(); ++i) {  // then the fields' ports (ParseFields)
       Element& e = m_.elements[i];
       const auto& es = spec_.elements[i];
       const std::string kind = KindName(e.kind);
@@ -779,6 +1003,7 @@ class Builder {
 
   // Model::FindElement and FindBond search; these look up (a model may have
   // hundreds of thousands of elements).
+  std::vector<Definition> field_definitions_;  // C fields' coordinates (BuildFieldCoordinateDefinitions)
   int FindElement(const std::string& name) const {
     auto it = element_index_.find(name);
     return it == element_index_.end() ? -1 : it->second;

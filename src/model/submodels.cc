@@ -324,6 +324,11 @@ class Flattener {
               "gravity, orientation, assemble and the parasitic springs belong to the top-level model's multibody "
               "section, which may hold only them");
     }
+    // Storage fields are the top-level model's (their names are not renamed by instance paths yet).
+    if (depth > 0 && !def.fields.empty())
+      ThrowAt(def.fields[0].where, path, fmt::format("a submodel holds the storage field '{}'", def.fields[0].name),
+              "storage fields (kind IF or CF) in the top-level model only", def.fields[0].kind,
+              "write the field in the model that uses the submodel, and join it to the submodel's ports");
     // The names of its bodies, joints and loads, which an instance may not take.
     std::set<std::string> own_mechanism;
     for (const auto* list : {&def.multibody.bodies, &def.multibody.joints, &def.multibody.loads})

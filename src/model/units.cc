@@ -638,7 +638,7 @@ class Checker {
         case LawForm::kEffort: Add(e.law, E(0), ctx, b0, "the effort", weak); break;
         case LawForm::kFlow: Add(e.law, F(0), ctx, b0, "the flow", weak); break;
         case LawForm::kConstraint: Add(e.law, F(0), ctx, b0, "the flow", weak); break;
-        case LawForm::kNone: break;
+        case LawForm::kNone: case LawForm::kField: break;
       }
     }
     for (const auto& d : m_.displacements)

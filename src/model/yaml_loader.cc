@@ -157,7 +157,14 @@ class YamlReader {
     if (elements) {
       if (!elements.IsSequence())
         Fail(elements, "", "'elements' must be a list", "- {name: ..., kind: ...}", Describe(elements));
-      for (const auto& en : elements) spec.elements.push_back(ReadElement(en));
+      for (const auto& en : elements) {
+        // A multiport storage field (kind IF or CF) is a field of the spec, not an element.
+        if (en.IsMap() && en["kind"] && en["kind"].IsScalar() &&
+            (en["kind"].Scalar() == "IF" || en["kind"].Scalar() == "CF"))
+          spec.fields.push_back(ReadField(en));
+        else
+          spec.elements.push_back(ReadElement(en));
+      }
     }
     const auto bonds = root["bonds"];
     if (!bonds && !mb) Fail(root, "", "the model has no 'bonds:' section", "a list of bonds", "none");
@@ -336,6 +343,56 @@ class YamlReader {
     }
     if (en["initial"]) e.initial = en["initial"].IsSequence() ? Bracketed(en["initial"]) : Scalar(en["initial"], e.name, "initial");
     return e;
+  }
+
+  // A storage field (docs/model-format.md, "Storage fields"):
+  //   {name: arm, kind: IF, coordinates: [a, b], inertia: [[m11, m12], [m12, m22]], initial: [p1, p2]}
+  //   {name: k, kind: CF, coordinates: [x, y], energy: "k*(x^2 + y^2)/2", initial: [x0, y0]}
+  ModelSpec::FieldSpec ReadField(const YAML::Node& en) {
+    ModelSpec::FieldSpec f;
+    f.where = Where(en);
+    if (en["name"]) f.name = Scalar(en["name"], "", "element name");
+    if (f.name.empty()) Fail(en, "", "element without a name", "name: <identifier>", "no name");
+    f.kind = Scalar(en["kind"], f.name, "kind");
+    const bool inertia = f.kind == "IF";
+    CheckKeys(en, {"name", "kind", "ports", "coordinates", inertia ? "inertia" : "energy", "initial", "description"}, f.name,
+              fmt::format("{} field '{}'", inertia ? "an I" : "a C", f.name));
+    const auto coords = en["coordinates"];
+    if (!coords || !coords.IsSequence() || coords.size() == 0)
+      Fail(coords ? coords : en, f.name, "a storage field needs its coordinates, one per port",
+           "coordinates: [q1, q2, ...] (the time integral of each port's flow)",
+           coords ? Describe(coords) : "none");
+    for (const auto& c : coords) f.coordinates.push_back(Scalar(c, f.name, "coordinate"));
+    const size_t n = f.coordinates.size();
+    if (const auto ports = en["ports"]) {  // the ports' names (default <name>_1 ...)
+      if (!ports.IsSequence() || ports.size() != n)
+        Fail(ports, f.name, "a storage field names one port per coordinate", fmt::format("ports: a list of {} names", n),
+             Describe(ports));
+      for (const auto& x : ports) f.ports.push_back(Scalar(x, f.name, "port name"));
+    }
+    if (inertia) {
+      const auto m = en["inertia"];
+      const std::string want = fmt::format("inertia: a {0} x {0} matrix [[m11, m12, ...], ...] (one row per port)", n);
+      if (!m || !m.IsSequence() || m.size() != n) Fail(m ? m : en, f.name, "the inertia matrix has one row per port", want, m ? Describe(m) : "none");
+      for (const auto& row : m) {
+        if (!row.IsSequence() || row.size() != n)
+          Fail(row, f.name, "the inertia matrix has one row per port", want, Describe(row));
+        std::vector<std::string> r;
+        for (const auto& x : row) r.push_back(Scalar(x, f.name, "inertia matrix entry"));
+        f.inertia.push_back(r);
+      }
+    } else {
+      if (!en["energy"])
+        Fail(en, f.name, "a C field needs its energy function", "energy: <expression of the coordinates>", "none");
+      f.energy = Scalar(en["energy"], f.name, "energy");
+    }
+    if (const auto init = en["initial"]) {
+      if (!init.IsSequence() || init.size() != n)
+        Fail(init, f.name, "a storage field's initial values are one per port",
+             fmt::format("initial: a list of {} {}", n, inertia ? "momenta" : "displacements"), Describe(init));
+      for (const auto& x : init) f.initial.push_back(Scalar(x, f.name, "initial"));
+    }
+    return f;
   }
 
   ModelSpec::BondSpec ReadBond(const YAML::Node& bn) {

@@ -83,8 +83,8 @@ struct JointInfo {
 
 class JointCoordinateExpander {
  public:
-  JointCoordinateExpander(ModelSpec* spec, const ModelSpec::MultibodySpec& mb, bool cut_joints)
-      : s_(*spec), mb_(mb), cut_joints_(cut_joints) {}
+  JointCoordinateExpander(ModelSpec* spec, const ModelSpec::MultibodySpec& mb, bool cut_joints, bool hamilton = false)
+      : s_(*spec), mb_(mb), cut_joints_(cut_joints), hamilton_(hamilton) {}
 
   void Run() {
     for (const auto& p : s_.parameters) parameters_.insert(p.name);
@@ -260,9 +260,10 @@ class JointCoordinateExpander {
     const std::string hint =
         "simulate with --form state (the default: joints as constraint forces), or --constraints "
         "minimal-coordinates for the motion in independent coordinates";
+    const std::string equations = hamilton_ ? "Hamilton's equations" : "Lagrange's equations";
     const std::string loop_hint =
-        "--form lagrange1 keeps the joint that closes the loop as constraint forces (multipliers); or simulate "
-        "with --form state, or --constraints minimal-coordinates for the motion in independent coordinates";
+        "--form lagrange1 or hamilton keeps the joint that closes the loop as constraint forces (multipliers); or "
+        "simulate with --form state, or --constraints minimal-coordinates for the motion in independent coordinates";
     // Joints with coordinates first: under lagrange1 a joint without them
     // (spherical, universal, ...) may still close a loop.
     for (int pass = 0; pass < 2; ++pass)
@@ -284,14 +285,14 @@ class JointCoordinateExpander {
       if (!bodies_[b].placed)
         Fail(bodies_[b].where, bodies_[b].name,
              fmt::format("body '{}' is not joined to the ground by joints: a free body has no joint coordinates for "
-                         "Lagrange's equations",
-                         bodies_[b].name),
+                         "{}",
+                         bodies_[b].name, equations),
              "every body on a chain of joints from the ground", "a body without a joint path to the ground", hint);
     for (const auto& j : joints_)
       if (j.tree && !HasJointCoordinates(j.type))
         Fail(j.where, j.name,
-             fmt::format("joint '{}' is {}: its free motion has no joint coordinates for Lagrange's equations yet",
-                         j.name, j.type),
+             fmt::format("joint '{}' is {}: its free motion has no joint coordinates for {} yet", j.name, j.type,
+                         equations),
              JointTypeNames(TypeHasJointCoordinates, " or ") + " joints (one coordinate per free direction)", j.type,
              hint);
     for (size_t k = 0; k < joints_.size() && !cut_joints_; ++k) {
@@ -305,9 +306,9 @@ class JointCoordinateExpander {
       for (auto it = c.rbegin(); it != c.rend(); ++it) names.push_back(joints_[*it].name);
       names.push_back(j.name);
       Fail(j.where, j.name,
-           fmt::format("joint '{}' closes the kinematic loop {}: Lagrange's equations in joint coordinates are formed "
+           fmt::format("joint '{}' closes the kinematic loop {}: {} in joint coordinates are formed "
                        "for open chains (trees of joints) only",
-                       j.name, fmt::format("{}", fmt::join(names, " - "))),
+                       j.name, fmt::format("{}", fmt::join(names, " - ")), equations),
            "an open chain: every joint joins a body to the chain from the ground",
            fmt::format("a closed chain of {} joints", names.size()), loop_hint);
     }
@@ -398,7 +399,9 @@ class JointCoordinateExpander {
         for (auto& d : s_.displacements)
           if (d.name == c) d.of = junction, d.rate.clear(), d.rate_value.reset();
         s_.generalized.push_back({junction, "", j.where});
-        if (!cut_joints_) s_.independent.push_back({junction, "", j.where});
+        // (Hamilton's form: every joint rate's port of the I field in integral
+        // causality; the loops' constraint forces tie them.)
+        if (!cut_joints_ || hamilton_) s_.independent.push_back({junction, "", j.where});
         if (j.has_rate && (j.type == "revolute" || j.type == "prismatic"))
           s_.parameters.push_back({junction + "_v0", Text(j.rate), j.where});
       }
@@ -499,7 +502,7 @@ class JointCoordinateExpander {
     // The junctions of each body's velocity components: the 0-junction of the
     // joint rates (or the flow source holding a component at zero), whose
     // effort is the net force or moment of the joints on the body.
-    std::vector<std::array<std::string, 6>> joint_load(bodies_.size());
+    std::vector<std::array<ex, 6>> joint_load(bodies_.size());
     std::set<std::string> held;  // velocity components no joint rate moves
     for (size_t b = 1; b < bodies_.size(); ++b) {
       const BodyInfo& B = bodies_[b];
@@ -544,7 +547,7 @@ class JointCoordinateExpander {
           Element(junction + "_held", "Sf", "flow", "0", B.where);
           Bond(junction + "_held", junction, B.where);
         }
-        joint_load[b][c] = "e_" + (terms ? sum : junction + "_held");
+        joint_load[b][c] = Sym("e_" + (terms ? sum : junction + "_held"));
         if (!terms) held.insert(junction);
       }
     }
@@ -560,7 +563,139 @@ class JointCoordinateExpander {
       Bond(g.name + "_load", g.name, g.where);
     }
     DropRowsOfHeldComponents(held);
+    if (hamilton_) Hamilton(&joint_load);
     JointForces(joint_load);
+  }
+
+  // Hamilton's equations in joint coordinates (docs/multibody.md, "Lagrange
+  // and Hamilton forms"). The bodies' kinetic energy becomes one I field on
+  // the generalized junctions: its inertia matrix is the virtual inertia
+  // M(q) = sum over bodies of J_v^T m J_v + J_w^T I_B J_w (seed 003, eq. 12),
+  // the Jacobian's columns written out in the joint coordinates and simplified
+  // entry by entry; HaCAP puts it in integral causality, so the states are
+  // the generalized momenta p = M(q) q' and q' solves M(q) q' = p
+  // numerically. A joint that closes a loop keeps its constraint rows (as
+  // under lagrange1): their forces are multipliers solved with the momentum
+  // derivatives. The bodies' weights, loads and springs stay on their
+  // velocity junctions and reach the joint rates through the Jacobian's
+  // transformers: the generalized forces.
+  //
+  // The joint forces <J>_F... need the bodies' inertial forces, which the I
+  // field does not hold apart: each body's inertias and Euler junction
+  // structure move to observer junctions <B>_vx_o ... whose flows flow
+  // sources <B>_vx_drive copy from the body's velocity junctions. In
+  // derivative causality they compute m a and the Euler moments from the
+  // motion without storing energy of the model's own (ModelSpec::observers);
+  // the joints' load on a body is then the drive's effort less the loads'.
+  void Hamilton(std::vector<std::array<ex, 6>>* joint_load) {
+    std::vector<std::string> coords;
+    for (const auto& g : s_.generalized) coords.push_back(g.name.substr(0, g.name.size() - 3));  // <coord>dot
+    const size_t n = coords.size();
+    std::vector<std::vector<ex>> M(n, std::vector<ex>(n, 0));
+    std::set<std::string> moved;  // the body-side ends of the inertias' and the EJS's bonds
+    for (size_t b = 1; b < bodies_.size(); ++b) {
+      const std::string& name = bodies_[b].name;
+      const ModelSpec::Entry& e = mb_.bodies[b - 1];
+      const ex m = Parse(Scalar(e, "mass"));
+      const auto* inertia = Get(e, "inertia");
+      ex J[3][3];
+      const int idx[3][3] = {{0, 3, 4}, {3, 1, 5}, {4, 5, 2}};
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c)
+          J[r][c] = inertia->values.size() == 3 ? (r == c ? Parse(inertia->values[r]) : ex(0))
+                                                : Parse(inertia->values[idx[r][c]]);
+      auto column = [&](const std::string& junction, const std::string& coord) -> ex {
+        const auto it = jacobian_.find(junction);
+        if (it == jacobian_.end()) return 0;
+        const auto jt = it->second.find(coord);
+        return jt == it->second.end() ? ex(0) : jt->second;
+      };
+      for (size_t i = 0; i < n; ++i)
+        for (size_t k = i; k < n; ++k) {
+          ex term = 0;
+          for (int c = 0; c < 3; ++c) {
+            const std::string v = fmt::format("{}_v{}", name, kAxes[c]);
+            term += m * column(v, coords[i]) * column(v, coords[k]);
+            for (int d = 0; d < 3; ++d)
+              term += column(fmt::format("{}_w{}", name, kAxes[c]), coords[i]) * J[c][d] *
+                      column(fmt::format("{}_w{}", name, kAxes[d]), coords[k]);
+          }
+          M[i][k] += term;
+        }
+      // The observers.
+      std::set<std::string> inertial;  // the body's inertias, principal-axis transformers and EJS gyrators
+      for (int c = 0; c < 3; ++c) {
+        inertial.insert(fmt::format("{}_m{}", name, kAxes[c]));
+        inertial.insert(fmt::format("{}_J{}", name, kAxes[c]));
+        inertial.insert(fmt::format("{}_ejs_{}", name, kAxes[c]));
+        for (int k = 1; k <= 3; ++k) inertial.insert(fmt::format("{}_t{}{}", name, kAxes[c], k));
+      }
+      for (int k = 1; k <= 3; ++k) inertial.insert(fmt::format("{}_J{}", name, k));  // a full tensor's principal inertias
+      for (const auto& el : s_.elements)
+        if (el.kind == "I" && inertial.count(el.name)) s_.observers.push_back(el.name);
+      for (int c = 0; c < 6; ++c) {
+        const std::string junction = fmt::format("{}_{}{}", name, c < 3 ? "v" : "w", kAxes[c % 3]);
+        const std::string observer = junction + "_o", drive = junction + "_drive";
+        bool any = false;
+        for (auto& bond : s_.bonds) {
+          if (bond.from == junction && inertial.count(bond.to)) bond.from = observer, any = true;
+          if (bond.to == junction && inertial.count(bond.from)) bond.to = observer, any = true;
+        }
+        if (!any) continue;
+        // A junction left with one bond (a held component with neither weight
+        // nor load) keeps a zero effort on its other side, as "_load" does.
+        int left = 0;
+        for (const auto& bond : s_.bonds) left += (bond.from == junction) + (bond.to == junction);
+        if (left < 2) {
+          Element(junction + "_free", "Se", "effort", "0", bodies_[b].where);
+          Bond(junction + "_free", junction, bodies_[b].where);
+        }
+        Element(observer, "1", "", "", bodies_[b].where);
+        Element(drive, "MSf", "flow", "f_" + junction, bodies_[b].where);
+        s_.observers.push_back(drive);
+        Bond(drive, observer, bodies_[b].where);
+        (*joint_load)[b][c] += Sym("e_" + drive);
+      }
+    }
+    for (size_t i = 0; i < n; ++i)
+      for (size_t k = 0; k < i; ++k) M[i][k] = M[k][i];
+    for (auto& row : M)
+      for (auto& x : row) x = TrigSimplify(x);
+    // The field, its ports bonded from the generalized junctions, its
+    // coordinates the joint coordinates; p(0) = M(q0) q'(0).
+    GiNaC::exmap start;
+    for (const auto& d : s_.displacements)
+      for (const auto& c : coords)
+        if (d.name == c)
+          start[Sym(c)] = d.initial_value ? Adopt(*d.initial_value) : d.initial.empty() ? ex(0) : Parse(d.initial);
+    std::vector<ex> rate(n, 0);
+    for (const auto& j : joints_)
+      if (j.tree && j.has_rate && (j.type == "revolute" || j.type == "prismatic"))
+        for (size_t i = 0; i < n; ++i)
+          if (coords[i] == j.angle || coords[i] == j.slide) rate[i] = j.rate;
+    ModelSpec::FieldSpec f;
+    f.name = "joint_inertia";
+    f.kind = "IF";
+    f.where = mb_.where;
+    f.coordinates = coords;
+    f.inertia_value = M;
+    for (size_t i = 0; i < n; ++i) {
+      f.ports.push_back("I_" + coords[i]);
+      ex p0 = 0;
+      for (size_t k = 0; k < n; ++k) p0 += M[i][k].subs(start) * rate[k];
+      f.initial_value.push_back(p0);
+      Bond(coords[i] + "dot", f.ports.back(), s_.generalized[i].where);
+    }
+    s_.fields.push_back(std::move(f));
+  }
+
+  // Sums of products of sines and cosines as a reader writes them: sin^2
+  // replaced by 1 - cos^2, expanded and normalized (the mass matrix of a
+  // pendulum, M L^2/4 cos^2 + M L^2/4 sin^2 + I0, becomes M L^2/4 + I0).
+  static ex TrigSimplify(const ex& e) {
+    using namespace GiNaC;
+    const ex w = wild();
+    return e.expand().subs(pow(sin(w), 2) == 1 - pow(cos(w), 2), subs_options::algebraic).expand().normal();
   }
 
   // A constraint row of a joint that closes a loop (lagrange1) whose flow,
@@ -615,7 +750,7 @@ class JointCoordinateExpander {
   // joints' net load on each body beyond the joint, summed (the joints
   // between those bodies cancel in pairs), less its component along the
   // joint's free directions (what its spring, damper and actuator carry).
-  void JointForces(const std::vector<std::array<std::string, 6>>& joint_load) {
+  void JointForces(const std::vector<std::array<ex, 6>>& joint_load) {
     for (size_t k = 0; k < joints_.size(); ++k) {
       const JointInfo& j = joints_[k];
       if (!j.tree) continue;
@@ -633,7 +768,7 @@ class JointCoordinateExpander {
         if (!beyond) continue;
         const BodyInfo& D = bodies_[d];
         Vec f, tau;
-        for (int i = 0; i < 3; ++i) f[i] = Sym(joint_load[d][i]), tau[i] = Sym(joint_load[d][3 + i]);
+        for (int i = 0; i < 3; ++i) f[i] = joint_load[d][i], tau[i] = joint_load[d][3 + i];
         F = Add(F, f);
         T = Add(T, Add(Mul(D.R, tau), Cross(Sub(D.p, Q), f)));
       }
@@ -684,6 +819,7 @@ class JointCoordinateExpander {
   ModelSpec& s_;
   const ModelSpec::MultibodySpec& mb_;
   const bool cut_joints_;  // joints that close loops keep their rows (multipliers)
+  const bool hamilton_;    // Hamilton's equations: the bodies' inertias become one I field on the joint rates
   std::vector<BodyInfo> bodies_;
   std::vector<JointInfo> joints_;
   std::set<std::string> parameters_, removed_definitions_;
@@ -701,6 +837,12 @@ void ExpandMultibodyInJointCoordinates(ModelSpec* spec, bool cut_joints_as_multi
   const ModelSpec::MultibodySpec mb = spec->multibody;
   ExpandMultibody(spec);
   multibody::JointCoordinateExpander(spec, mb, cut_joints_as_multipliers).Run();
+}
+
+void ExpandMultibodyForHamilton(ModelSpec* spec) {
+  const ModelSpec::MultibodySpec mb = spec->multibody;
+  ExpandMultibody(spec);
+  multibody::JointCoordinateExpander(spec, mb, /*cut_joints=*/true, /*hamilton=*/true).Run();
 }
 
 }  // namespace paynter

@@ -112,6 +112,32 @@ std::string ModelSpecToYaml(const ModelSpec& spec) {
     if (e.domain.size() > 1) out << YAML::Key << "domain" << YAML::Value << YAML::Flow << e.domain;
     out << YAML::EndMap;
   }
+  for (const auto& f : spec.fields) {  // storage fields, with their ports named
+    const size_t n = f.coordinates.size();
+    out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << f.name << YAML::Key << "kind" << YAML::Value
+        << f.kind;
+    std::vector<std::string> ports = f.ports;
+    for (size_t k = ports.size(); k < n; ++k) ports.push_back(fmt::format("{}_{}", f.name, k + 1));
+    out << YAML::Key << "ports" << YAML::Value << YAML::Flow << ports;
+    out << YAML::Key << "coordinates" << YAML::Value << YAML::Flow << f.coordinates;
+    if (f.kind == "IF") {
+      out << YAML::Key << "inertia" << YAML::Value << YAML::BeginSeq;
+      for (size_t i = 0; i < n; ++i) {
+        std::vector<std::string> row;
+        for (size_t j = 0; j < n; ++j)
+          row.push_back(f.inertia_value ? ExpressionText((*f.inertia_value)[i][j]) : f.inertia[i][j]);
+        out << YAML::Flow << row;
+      }
+      out << YAML::EndSeq;
+    } else {
+      out << YAML::Key << "energy" << YAML::Value << f.energy;
+    }
+    std::vector<std::string> initial = f.initial;
+    if (initial.empty())
+      for (const auto& v : f.initial_value) initial.push_back(ExpressionText(v));
+    if (!initial.empty()) out << YAML::Key << "initial" << YAML::Value << YAML::Flow << initial;
+    out << YAML::EndMap;
+  }
   out << YAML::EndSeq;
   out << YAML::Key << "bonds" << YAML::Value << YAML::BeginSeq;
   for (const auto& b : spec.bonds) {

@@ -16,7 +16,7 @@ const std::vector<LoadPassInfo>& LoadPasses() {
       {LoadPass::kPoses, "poses", "mechanisms: the bodies' and joints' poses as outputs pose_* (the report's 3D view)"},
       {LoadPass::kMultibody, "multibody",
        "bodies, joints and loads into a bond graph: Newton-Euler with the joints as constraint sources, or the "
-       "joints' coordinates (--form lagrange1|lagrange2)"},
+       "joints' coordinates (--form lagrange1|lagrange2|hamilton)"},
       {LoadPass::kVectorBonds, "vector-bonds", "vector bonds and multiport elements into scalar bonds and elements"},
       {LoadPass::kParasitic, "parasitic", "--constraints parasitic: constraint sources into springs and dampers"},
       {LoadPass::kEnergy, "energy", "--energy: the energy balance's outputs"},
@@ -41,7 +41,7 @@ LoadPass ParseLoadPass(const std::string& name, const std::string& file) {
 }
 
 bool InJointCoordinates(Formulation form) {
-  return form == Formulation::kLagrange1 || form == Formulation::kLagrange2;
+  return form == Formulation::kLagrange1 || form == Formulation::kLagrange2 || form == Formulation::kHamilton;
 }
 
 namespace {
@@ -49,7 +49,6 @@ namespace {
 // Runs the passes up to `last` (all of them when empty) on `spec`, which the
 // read pass has filled; `written` (when given) receives the flat spec as written.
 void RunPasses(ModelSpec* spec, const LoadOptions& o, std::optional<LoadPass> last, ModelSpec* written) {
-  const bool mechanism = spec->multibody.present;
   for (const auto& p : LoadPasses()) {
     switch (p.pass) {
       case LoadPass::kRead:
@@ -65,8 +64,11 @@ void RunPasses(ModelSpec* spec, const LoadOptions& o, std::optional<LoadPass> la
         if (o.poses) AddPoseOutputs(spec);
         break;
       case LoadPass::kMultibody:
-        if (mechanism) {
-          if (InJointCoordinates(o.form))
+        // (a mechanism's section may come from its submodels: known after flattening)
+        if (spec->multibody.present) {
+          if (o.form == Formulation::kHamilton)
+            ExpandMultibodyForHamilton(spec);  // the mass matrix as one I field on the joint rates
+          else if (InJointCoordinates(o.form))
             ExpandMultibodyInJointCoordinates(spec, /*cut_joints_as_multipliers=*/o.form == Formulation::kLagrange1);
           else
             ExpandMultibody(spec);
@@ -107,8 +109,8 @@ ModelSpec LoadSpec(const ModelSource& source, const LoadOptions& options, LoadPa
 LoadedModel Load(const ModelSource& source, const LoadOptions& options) {
   LoadedModel m;
   m.spec = Read(source);
-  m.mechanism = m.spec.multibody.present;
   RunPasses(&m.spec, options, std::nullopt, &m.written);
+  m.mechanism = m.written.multibody.present;
   m.model = BuildModel(m.spec);
   return m;
 }

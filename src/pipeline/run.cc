@@ -24,7 +24,7 @@ namespace {
 // hand-written bond graph (Se with `constraint:`): say so, instead of listing
 // the conflicts at the junctions.
 void RequireLagrangeApplies(const Model& model, const CausalGraph& graph, Formulation form) {
-  if (graph.conflicts.empty() || !InJointCoordinates(form)) return;
+  if (graph.conflicts.empty() || (form != Formulation::kLagrange1 && form != Formulation::kLagrange2)) return;
   for (const auto& e : model.elements)
     if (e.form == LawForm::kConstraint) {
       Diagnostic d;
@@ -384,16 +384,19 @@ PreparedModel PrepareModel(const RunOptions& options) {
   const ConstraintMethod method = options.constraints;
   PreparedModel c;
   c.method_ = method;
+  // (Hamilton's form of a bond graph written by hand keeps its constraint sources.)
   if (InJointCoordinates(options.form) && method != ConstraintMethod::kAuto &&
-      method != ConstraintMethod::kLagrangeMultipliers) {
+      method != ConstraintMethod::kLagrangeMultipliers &&
+      (options.form != Formulation::kHamilton ||
+       LoadSpec(ModelSource::File(options.file), {}, LoadPass::kSubmodels).multibody.present)) {
     Diagnostic d;
     d.where.file = options.file;
     d.message = fmt::format("--constraints {} does not combine with --form {}", ConstraintMethodName(method),
                             FormulationName(options.form));
-    d.expected = "--form state with --constraints, or --form lagrange1|lagrange2 alone";
+    d.expected = "--form state with --constraints, or --form lagrange1|lagrange2|hamilton alone";
     d.got = fmt::format("--form {} --constraints {}", FormulationName(options.form), ConstraintMethodName(method));
-    d.hint = "Lagrange's equations of a mechanism are formed in its joint coordinates, which leave no joint "
-             "constraint to relax or to solve";
+    d.hint = "Lagrange's and Hamilton's equations of a mechanism are formed in its joint coordinates, which leave "
+             "no joint constraint to relax or to solve";
     throw Error(std::move(d));
   }
   c.codegen_.backend = options.backend == Backend::kAuto ? Backend::kTiered : options.backend;
@@ -420,7 +423,7 @@ PreparedModel PrepareModel(const RunOptions& options) {
   // run does not read the model file at all), else from the file.
   std::optional<StagedModel> staged = cache.Load(key);
   const bool mechanism =
-      staged ? staged->mechanism : LoadSpec(ModelSource::File(options.file), {}, LoadPass::kRead).multibody.present;
+      staged ? staged->mechanism : LoadSpec(ModelSource::File(options.file), {}, LoadPass::kSubmodels).multibody.present;
   if ((!staged || staged->overrides_in_key || mechanism) && !overrides.empty())
     staged = cache.Load(key_with_overrides());
   if (staged && !PhysicalParametersHold(*staged, overrides)) staged.reset();  // the Model's check explains
