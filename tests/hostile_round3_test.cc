@@ -1,0 +1,229 @@
+// Hostile inputs, round 3 (issue 25): each item a located error within a
+// second (or the right answer), never a long silent run, a lost plot, a file
+// read from outside the library or a temporary left behind.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "paynter/files.h"
+#include "paynter/sweep.h"
+#include "test_util.h"
+
+namespace paynter {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh private directory per test.
+class Dir {
+ public:
+  Dir() {
+    std::string tmpl = (fs::temp_directory_path() / "paynter_round3_XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = tmpl;
+  }
+  ~Dir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  fs::path operator/(const std::string& name) const { return path_ / name; }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+struct CliResult {
+  int status;  // the wait status
+  std::string out;
+  double seconds;
+  int exit_code() const { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+};
+
+// Runs the paynter program with these arguments, no shell in between.
+CliResult Paynter(std::vector<std::string> args) {
+  args.insert(args.begin(), PAYNTER_EXE);
+  CliResult r;
+  const auto start = std::chrono::steady_clock::now();
+  r.status = RunTool(args, &r.out);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+Diagnostic ErrorOf(const std::string& yaml, const std::string& label = "round3.yaml") {
+  try {
+    LoadModelFromString(yaml, label);
+  } catch (const Error& e) {
+    return e.diagnostic();
+  }
+  ADD_FAILURE() << "no error for:\n" << yaml.substr(0, 300);
+  return {};
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+const char* const kSmallModel = R"(
+elements:
+  - {name: S, kind: Se, effort: 1}
+  - {name: J, kind: "1"}
+  - {name: M, kind: I, inertance: 1}
+bonds:
+  - {from: S, to: J}
+  - {from: J, to: M}
+)";
+
+// ---------------------------------------------------------------------------
+// Item 1: ten levels of anchors and aliases (10^10 leaves once expanded) are
+// refused at once, at the line where the tree grows past kMaxYamlNodes.
+
+std::string AliasBomb(int levels) {
+  std::string yaml = "name: bomb\nx0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < levels; ++i) {
+    yaml += "x" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) yaml += (k ? ", *a" : "*a") + std::to_string(i - 1);
+    yaml += "]\n";
+  }
+  return yaml + kSmallModel;
+}
+
+TEST(HostileRound3, AliasBombIsRefusedAtOnce) {
+  const std::string bomb = AliasBomb(10);
+  EXPECT_LT(bomb.size(), 800u);  // 10^10 leaves once expanded
+  const auto start = std::chrono::steady_clock::now();
+  const Diagnostic d = ErrorOf(bomb);
+  EXPECT_LT(SecondsSince(start), 1.0);
+  EXPECT_NE(d.message.find("more than 1000000 nodes (kMaxYamlNodes)"), std::string::npos) << d.ToString();
+  // The sixth list (x5, line 7) is the first to pass 10^6 nodes: 1,111,111.
+  EXPECT_EQ(d.where.line, 7) << d.ToString();
+  EXPECT_FALSE(d.hint.empty());
+  // The command line says so within a second too, with a non-zero exit.
+  Dir dir;
+  std::ofstream(dir / "bomb.yaml") << bomb;
+  const CliResult r = Paynter({"check", (dir / "bomb.yaml").string()});
+  EXPECT_EQ(r.exit_code(), 1) << r.out;
+  EXPECT_LT(r.seconds, 1.0) << r.out;
+  EXPECT_NE(r.out.find("kMaxYamlNodes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bomb.yaml:7"), std::string::npos) << r.out;
+}
+
+TEST(HostileRound3, AliasesWithinTheLimitStillReadAndAreCheckedOnce) {
+  // Four levels (11,111 nodes) pass the size check: the reader goes on to
+  // the first key it does not know.
+  EXPECT_NE(ErrorOf(AliasBomb(4)).message.find("unknown key 'x0'"), std::string::npos);
+  // Aliases in the sections of a model are read as what they repeat.
+  EXPECT_NO_THROW(LoadModelFromString(R"(
+parameters: {m: 2}
+elements:
+  - {name: S, kind: Se, effort: 1}
+  - {name: J, kind: "1"}
+  - &mass {name: M, kind: I, inertance: m}
+bonds:
+  - &b {from: S, to: J}
+  - {from: J, to: M}
+)", "round3.yaml"));
+  // A duplicate key inside an aliased mapping is found (once, at its anchor).
+  const std::string dup = std::string("common: &c {kind: I, kind: C}\n") + kSmallModel;
+  const Diagnostic d = ErrorOf(dup);
+  EXPECT_NE(d.message.find("duplicate key 'kind'"), std::string::npos) << d.ToString();
+  EXPECT_EQ(d.where.line, 1) << d.ToString();
+  // An element repeated by an alias is the same element twice: its name
+  // clashes.
+  std::string twice = std::string(kSmallModel) + "  - [J, R1]\n";
+  twice.replace(twice.find("  - {name: M"), 0, "  - &e {name: R1, kind: R, resistance: 1}\n  - *e\n");
+  const Diagnostic d2 = ErrorOf(twice);
+  EXPECT_NE(d2.ToString().find("R1"), std::string::npos) << d2.ToString();
+}
+
+// ---------------------------------------------------------------------------
+// Item 4: lib: names a file of the component library, nothing outside it.
+
+TEST(HostileRound3, LibraryPathsStayInsideTheLibrary) {
+  Dir dir;
+  std::ofstream(dir / "x.yaml") << "ports: [p]\nelements:\n  - {name: p, kind: \"1\"}\nbonds: []\n";
+  const std::string rel = fs::relative(dir / "x", testing::SourcePath("library")).string();
+  for (const std::string& use : {"lib:" + rel, "lib:" + (dir / "x").string(), std::string("lib:../examples/rlc"),
+                                 std::string("lib:electrical/../../examples/rlc")}) {
+    SCOPED_TRACE(use);
+    const std::string yaml = "instances:\n  - {name: a, use: \"" + use + "\"}\n" +
+                             "elements:\n  - {name: S, kind: Se, effort: 1}\nbonds:\n  - [S, a.p]\n";
+    const Diagnostic d = ErrorOf(yaml);
+    EXPECT_NE(d.message.find("leaves the component library"), std::string::npos) << d.ToString();
+    EXPECT_EQ(d.where.line, 2) << d.ToString();
+    EXPECT_EQ(d.element, "a") << d.ToString();
+    EXPECT_NE(d.hint.find("without lib:"), std::string::npos) << d.ToString();
+  }
+  // A library component still loads.
+  const std::string good = "instances:\n  - {name: d, use: \"lib:rotational/damper\", parameters: {b: 1}}\n"
+                           "elements:\n  - {name: S, kind: Sf, flow: 1}\nbonds:\n  - [S, d.p]\n";
+  try {
+    LoadModelFromString(good, (dir / "good.yaml").string());
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).find("leaves the component library"), std::string::npos) << e.what();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Item 8: a device as the model, and a model file over kMaxModelFileBytes.
+
+TEST(HostileRound3, DevicesAndHugeModelFilesAreRefused) {
+  const auto start = std::chrono::steady_clock::now();
+  const CliResult r = Paynter({"check", "/dev/zero"});
+  EXPECT_EQ(r.exit_code(), 1) << r.out;
+  EXPECT_LT(r.seconds, 1.0);
+  EXPECT_NE(r.out.find("/dev/zero"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not a regular file"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("a device"), std::string::npos) << r.out;
+  Dir dir;
+  const fs::path big = dir / "big.yaml";
+  {
+    std::ofstream out(big);
+    out << kSmallModel;
+    const std::string comment = "# " + std::string(1022, 'x') + "\n";
+    for (size_t n = 0; n <= kMaxModelFileBytes / comment.size(); ++n) out << comment;
+  }
+  const CliResult b = Paynter({"check", big.string()});
+  EXPECT_EQ(b.exit_code(), 1) << b.out;
+  EXPECT_NE(b.out.find("larger than 16777216 bytes (kMaxModelFileBytes)"), std::string::npos) << b.out;
+  EXPECT_LT(SecondsSince(start), 5.0);
+  // A FIFO is refused before it is opened (opening it would wait for a
+  // writer for ever).
+  const fs::path fifo = dir / "fifo.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const CliResult p = Paynter({"check", fifo.string()});
+  EXPECT_EQ(p.exit_code(), 1) << p.out;
+  EXPECT_NE(p.out.find("not a regular file"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("a pipe"), std::string::npos) << p.out;
+}
+
+// ---------------------------------------------------------------------------
+// Item 11: a wrong unit on an output is blamed on the output's line.
+
+TEST(HostileRound3, OutputUnitMismatchIsBlamedOnTheOutput) {
+  std::string model = testing::ReadFileBytes(testing::SourcePath("examples/dc_motor_units.yaml"));
+  const size_t at = model.find("current: f_armature A");
+  ASSERT_NE(at, std::string::npos);
+  const int line = 1 + static_cast<int>(std::count(model.begin(), model.begin() + static_cast<long>(at), '\n'));
+  model.replace(at, 21, "current: f_armature V");
+  const Diagnostic d = ErrorOf(model, "motor.yaml");
+  EXPECT_EQ(d.where.line, line) << d.ToString();
+  EXPECT_NE(d.ToString().find("output 'current'"), std::string::npos) << d.ToString();
+  EXPECT_EQ(d.ToString().find("junction"), std::string::npos) << d.ToString();
+  // As written, the example loads.
+  EXPECT_NO_THROW(LoadModel(testing::SourcePath("examples/dc_motor_units.yaml")));
+}
+
+}  // namespace
+}  // namespace paynter
