@@ -148,6 +148,60 @@ bonds:
 }
 
 // ---------------------------------------------------------------------------
+// Item 2: a tiny inertia makes the steps tiny; the step forecast stops the run
+// at once, for dopri5 and bdf, with the budget and a hint.
+
+TEST(HostileRound3, TinyInertiaStopsEarlyWithAHint) {
+  Dir dir;
+  std::string model = testing::ReadFileBytes(testing::SourcePath("examples/fourbar.yaml"));
+  const size_t at = model.find("Ib: mb*b^2/12");
+  ASSERT_NE(at, std::string::npos);
+  model.replace(at, 13, "Ib: mb*b^2/2147483648");
+  std::ofstream(dir / "fourbar.yaml") << model;
+  const std::string out = (dir / "o.csv").string();
+  for (const char* method : {"dopri5", "bdf"}) {
+    SCOPED_TRACE(method);
+    const CliResult r =
+        Paynter({"simulate", (dir / "fourbar.yaml").string(), "--t-end", "0.1", "--method", method, "-o", out});
+    EXPECT_EQ(r.exit_code(), 1) << r.out;
+    EXPECT_LT(r.seconds, 10.0) << r.out;  // minutes before; the forecast needs a few thousand steps
+    EXPECT_NE(r.out.find("over the step budget of 1000000 (the step forecast)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("very small mass, inertia"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("--max-steps"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("fourbar.yaml"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(out));
+  }
+  // The model as written runs as before.
+  const CliResult ok = Paynter({"simulate", testing::SourcePath("examples/fourbar.yaml"), "--t-end", "0.1", "-o", out});
+  EXPECT_EQ(ok.exit_code(), 0) << ok.out;
+}
+
+// ---------------------------------------------------------------------------
+// Item 3: the bouncing ball past its Zeno point (4.065 s) stops with an error
+// naming the event; before it, the run is as before.
+
+TEST(HostileRound3, BouncingBallStopsBeforeItsZenoPoint) {
+  Dir dir;
+  const std::string ball = testing::SourcePath("examples/bouncing_ball.yaml"), out = (dir / "o.csv").string();
+  for (const char* method : {"dopri5", "bdf", "rk4"}) {
+    SCOPED_TRACE(method);
+    const CliResult r = Paynter({"simulate", ball, "--t-end", "5", "--method", method, "--stats", "-o", out});
+    EXPECT_EQ(r.exit_code(), 1) << r.out;
+    EXPECT_LT(r.seconds, 5.0) << r.out;
+    EXPECT_NE(r.out.find("event 'impact' fires ever sooner"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("accumulate at about t = 4.06"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("a Zeno point"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("bouncing_ball.yaml"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(out));
+  }
+  // t_end before the Zeno point: as many impacts as the exact solution has
+  // (21 impacts up to 4.03 s: t_k = 0.4515, 1.174, ...).
+  const CliResult r = Paynter({"simulate", ball, "--t-end", "4.03", "--stats", "-o", out});
+  EXPECT_EQ(r.exit_code(), 0) << r.out;
+  EXPECT_NE(r.out.find("events: 21 "), std::string::npos) << r.out;
+}
+
+// ---------------------------------------------------------------------------
 // Item 4: lib: names a file of the component library, nothing outside it.
 
 TEST(HostileRound3, LibraryPathsStayInsideTheLibrary) {
