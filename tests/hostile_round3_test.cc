@@ -230,6 +230,19 @@ TEST(HostileRound3, LibraryPathsStayInsideTheLibrary) {
 }
 
 // ---------------------------------------------------------------------------
+// Item 5: a range whose span overflows a double.
+
+TEST(HostileRound3, SweepRangeSpanningMoreThanADoubleHolds) {
+  const SweepRange r = ParseSweepRange("B=1e308:-1e308:3");
+  EXPECT_EQ(SweepValues(r), (std::vector<double>{1e308, 0, -1e308}));
+  const SweepRange w = ParseSweepRange("B=-1.7e308:1.7e308:5");
+  for (double v : SweepValues(w)) EXPECT_TRUE(std::isfinite(v)) << v;
+  EXPECT_EQ(SweepValues(w)[2], 0);
+  // Ordinary ranges are unchanged.
+  EXPECT_EQ(SweepValues(ParseSweepRange("x=0:1:5")), (std::vector<double>{0, 0.25, 0.5, 0.75, 1}));
+}
+
+// ---------------------------------------------------------------------------
 // Item 8: a device as the model, and a model file over kMaxModelFileBytes.
 
 TEST(HostileRound3, DevicesAndHugeModelFilesAreRefused) {
@@ -260,6 +273,31 @@ TEST(HostileRound3, DevicesAndHugeModelFilesAreRefused) {
   EXPECT_EQ(p.exit_code(), 1) << p.out;
   EXPECT_NE(p.out.find("not a regular file"), std::string::npos) << p.out;
   EXPECT_NE(p.out.find("a pipe"), std::string::npos) << p.out;
+}
+
+// ---------------------------------------------------------------------------
+// Item 10: a sweep at its 10^8-run cap is defined at once, in little memory;
+// one run over the cap is refused before anything else.
+
+TEST(HostileRound3, SweepAtItsCapIsNotMaterialized) {
+  RunOptions base;
+  base.file = testing::SourcePath("examples/rlc.yaml");
+  const auto start = std::chrono::steady_clock::now();
+  const SweepDefinition def =
+      MakeSweep(base, {ParseSweepRange("R=1:2:10000"), ParseSweepRange("L=1:3:10000")}, "");
+  EXPECT_LT(SecondsSince(start), 1.0);
+  EXPECT_EQ(def.size(), 100000000);
+  EXPECT_EQ(def.RunValues(0), (std::vector<double>{1, 1}));
+  EXPECT_EQ(def.RunValues(1), (std::vector<double>{1, 1 + 2.0 / 9999}));
+  EXPECT_EQ(def.RunValues(10000), (std::vector<double>{1 + 1.0 / 9999, 1}));
+  EXPECT_EQ(def.RunValues(def.size() - 1), (std::vector<double>{2, 3}));
+  EXPECT_EQ(def.OptionsFor(def.size() - 1).params.back(), (std::pair<std::string, double>{"L", 3}));
+  try {
+    MakeSweep(base, {ParseSweepRange("R=1:2:10000"), ParseSweepRange("L=1:3:10001")}, "");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("at most 10^8 runs"), std::string::npos) << e.what();
+  }
 }
 
 // ---------------------------------------------------------------------------
