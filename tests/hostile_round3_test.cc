@@ -243,6 +243,22 @@ TEST(HostileRound3, SweepRangeSpanningMoreThanADoubleHolds) {
 }
 
 // ---------------------------------------------------------------------------
+// Item 7: a control character followed by a quote, in a title and a column
+// name, is written to gnuplot as the text it is; the plot is made.
+
+TEST(HostileRound3, ControlCharacterBeforeAQuoteKeepsThePlot) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "no gnuplot";
+  Dir dir;
+  const std::string csv = (dir / "d.csv").string(), png = (dir / "p.svg").string();
+  std::ofstream(csv) << "t,a\x01'b,'\x02'\n0,1,2\n1,2,3\n";
+  const CliResult r = Paynter({"plot", csv, "-o", png, "--title", "x\x01'y'\x7f''"});
+  EXPECT_EQ(r.exit_code(), 0) << r.out;
+  ASSERT_TRUE(fs::exists(png)) << r.out;
+  const std::string svg = testing::ReadFileBytes(png);
+  EXPECT_NE(svg.find("'y'"), std::string::npos) << svg.substr(0, 2000);
+}
+
+// ---------------------------------------------------------------------------
 // Item 8: a device as the model, and a model file over kMaxModelFileBytes.
 
 TEST(HostileRound3, DevicesAndHugeModelFilesAreRefused) {
@@ -273,6 +289,94 @@ TEST(HostileRound3, DevicesAndHugeModelFilesAreRefused) {
   EXPECT_EQ(p.exit_code(), 1) << p.out;
   EXPECT_NE(p.out.find("not a regular file"), std::string::npos) << p.out;
   EXPECT_NE(p.out.find("a pipe"), std::string::npos) << p.out;
+}
+
+// ---------------------------------------------------------------------------
+// Item 9: a run killed with SIGKILL leaves its temporary; the next output
+// written there removes it (and only temporaries of processes gone). A
+// replaced output keeps its mode.
+
+std::vector<std::string> Temporaries(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().rfind(".paynter-", 0) == 0) names.push_back(e.path().filename().string());
+  return names;
+}
+
+std::string HostName() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::string t;
+  for (const char* c = host; *c && t.size() < 64; ++c)
+    t += std::isalnum(static_cast<unsigned char>(*c)) || *c == '.' || *c == '_' ? *c : '_';
+  return t.empty() ? "host" : t;
+}
+
+TEST(HostileRound3, KilledRunsTemporaryIsRemovedByTheNextWrite) {
+  Dir dir;
+  const std::string model = testing::SourcePath("examples/rlc.yaml");
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int null_fd = ::open("/dev/null", O_WRONLY);
+    ::dup2(null_fd, 1);
+    ::dup2(null_fd, 2);
+    const std::string out = (dir / "long.csv").string();
+    ::execl(PAYNTER_EXE, PAYNTER_EXE, "simulate", model.c_str(), "--t-end", "1e5", "--dt-out", "0.01",
+            "--max-steps", "1000000000", "-o", out.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Wait for its temporary to grow, then kill it as hard as can be.
+  bool grown = false;
+  for (int i = 0; i < 600 && !grown; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (const auto& name : Temporaries(dir.path())) {
+      std::error_code ec;
+      grown = grown || fs::file_size(dir / name, ec) > 0;
+    }
+  }
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(grown) << "the run wrote nothing";
+  const std::vector<std::string> left = Temporaries(dir.path());
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_NE(left[0].find("-" + std::to_string(pid) + "-"), std::string::npos) << left[0];
+  // Temporaries that are not to be removed: of a live process (this one), of
+  // another host, named otherwise.
+  const std::string host = HostName();
+  const std::vector<std::string> kept = {".paynter-" + host + "-" + std::to_string(::getpid()) + "-abcdef.tmp",
+                                         ".paynter-otherhost-" + std::to_string(pid) + "-abcdef.tmp",
+                                         ".paynter-" + host + "-" + std::to_string(pid) + "-abcdef.tmp.keep",
+                                         ".paynter-abcdef.tmp"};
+  for (const auto& k : kept) std::ofstream(dir / k) << "x";
+  // A dead process's temporary that is a link is not followed or removed.
+  fs::create_symlink(dir / "target", dir / (".paynter-" + host + "-" + std::to_string(pid) + "-linkkk.tmp"));
+  const CliResult r = Paynter({"simulate", model, "--t-end", "0.1", "-o", (dir / "short.csv").string()});
+  ASSERT_EQ(r.exit_code(), 0) << r.out;
+  EXPECT_FALSE(fs::exists(dir / left[0]));
+  for (const auto& k : kept) EXPECT_TRUE(fs::exists(dir / k)) << k;
+  EXPECT_TRUE(fs::is_symlink(dir / (".paynter-" + host + "-" + std::to_string(pid) + "-linkkk.tmp")));
+}
+
+TEST(HostileRound3, ReplacedOutputKeepsItsMode) {
+  Dir dir;
+  const fs::path out = dir / "private.csv";
+  std::ofstream(out) << "old\n";
+  ::chmod(out.c_str(), 0600);
+  const CliResult r = Paynter({"simulate", testing::SourcePath("examples/rlc.yaml"), "--t-end", "0.1", "-o", out});
+  ASSERT_EQ(r.exit_code(), 0) << r.out;
+  struct stat st {};
+  ASSERT_EQ(::stat(out.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_NE(testing::ReadFileBytes(out), "old\n");
+  // A new output gets the mode of any new file.
+  const fs::path fresh = dir / "fresh.csv";
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ASSERT_EQ(Paynter({"simulate", testing::SourcePath("examples/rlc.yaml"), "--t-end", "0.1", "-o", fresh}).status, 0);
+  ASSERT_EQ(::stat(fresh.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0666u & ~mask);
 }
 
 // ---------------------------------------------------------------------------
