@@ -158,6 +158,12 @@ SolverOptions SolverOptionsFor(const RunOptions& options, ConstraintMethod metho
 // Refuses an output interval that asks for more than 1e7 rows.
 void CheckOutputRows(const RunOptions& options);
 
+// Refuses a backend or block_solve that is not one of those listed beside
+// RunOptions, as the command line's --backend and --block-solve do (the other
+// front ends would otherwise run a misspelt choice as the default).
+// PrepareModel calls it.
+void CheckRunChoices(const RunOptions& options);
+
 struct RunResult {
   Solution solution;           // its rows, unless they went to `output`
   ConstrainedReport report;    // mechanisms: the method used, drift, assembly

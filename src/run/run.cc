@@ -330,7 +330,26 @@ std::vector<std::string> StageSettings(const RunOptions& options, ConstraintMeth
 
 }  // namespace
 
+void CheckRunChoices(const RunOptions& options) {
+  auto check = [](const char* option, const std::string& value, std::initializer_list<const char*> allowed) {
+    std::string list;
+    for (const char* a : allowed) {
+      if (value == a) return;
+      list += (list.empty() ? "" : ", ") + std::string(a);
+    }
+    Diagnostic d;
+    d.message = fmt::format("{}: '{}' is not one of {}", option, value, list);
+    d.expected = "one of " + list;
+    d.got = fmt::format("'{}'", value);
+    d.hint = fmt::format("paynter simulate --help describes {}", option);
+    throw Error(std::move(d));
+  };
+  check("--backend", options.backend, {"auto", "tiered", "native", "tape"});
+  check("--block-solve", options.block_solve, {"auto", "dense", "sparse"});
+}
+
 PreparedModel PrepareModel(const RunOptions& options) {
+  CheckRunChoices(options);
   const auto start = std::chrono::steady_clock::now();
   RequireFiniteOverrides(options);
   const ConstraintMethod method = ParseConstraintMethod(options.constraints);
