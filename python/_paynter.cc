@@ -395,6 +395,13 @@ PYBIND11_MODULE(_paynter, m) {
   m.def("simulate_many", [](const Source& src, const RunOptions& options, const std::vector<Params>& sets,
                             int threads) {
     std::vector<std::variant<RunOutput, Failure>> results = Guarded(src, [&] {
+      if (threads < 0) {  // as sweep --threads: 0 is every hardware thread
+        Diagnostic d;
+        d.message = fmt::format("threads: {} is below 0", threads);
+        d.expected = "a whole number of threads >= 1 (0 or None: every hardware thread)";
+        d.got = std::to_string(threads);
+        throw Error(std::move(d));
+      }
       CheckOutputRows(options);
       return RunMany(options, sets, threads, src);
     });

@@ -292,11 +292,11 @@ TEST(SweepDefinition, GridOrderTableAndValues) {
   EXPECT_EQ(def.names, (std::vector<std::string>{"L", "g", "B", "M"}));
   ASSERT_EQ(def.size(), 12);
   // The table's rows outermost, then B, then M fastest.
-  EXPECT_EQ(def.runs[0], (std::vector<double>{1, 9.81, 1, 1}));
-  EXPECT_EQ(def.runs[1][3], 10.000000000000002);  // exp of the mean of the logs: 10 to rounding
-  EXPECT_EQ(def.runs[2], (std::vector<double>{1, 9.81, 1, 100}));
-  EXPECT_EQ(def.runs[3], (std::vector<double>{1, 9.81, 4, 1}));
-  EXPECT_EQ(def.runs[6], (std::vector<double>{2, 1.62, 1, 1}));
+  EXPECT_EQ(def.RunValues(0), (std::vector<double>{1, 9.81, 1, 1}));
+  EXPECT_EQ(def.RunValues(1)[3], 10.000000000000002);  // exp of the mean of the logs: 10 to rounding
+  EXPECT_EQ(def.RunValues(2), (std::vector<double>{1, 9.81, 1, 100}));
+  EXPECT_EQ(def.RunValues(3), (std::vector<double>{1, 9.81, 4, 1}));
+  EXPECT_EQ(def.RunValues(6), (std::vector<double>{2, 1.62, 1, 1}));
   const RunOptions o = def.OptionsFor(7);
   EXPECT_EQ(o.params, (std::vector<std::pair<std::string, double>>{
                           {"Izz", 0.1}, {"L", 2}, {"g", 1.62}, {"B", 1}, {"M", 10.000000000000002}}));

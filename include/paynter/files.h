@@ -7,7 +7,12 @@
 // are created exclusively (mkstemp), so nothing planted under a guessed name is
 // followed or overwritten. An output that exists and is not a regular file (a
 // device such as /dev/null or /dev/stdout, a FIFO, a symbolic link) is written in
-// place, never renamed over.
+// place, never renamed over. A regular file replaced keeps its permissions.
+// A temporary's name holds the host and the process that made it
+// (.paynter-<host>-<pid>-XXXXXX.tmp); a process killed too hard to remove its
+// own (SIGKILL) leaves it behind, and the next output written in that
+// directory removes it: only a regular file of this user, named so, whose
+// process no longer exists on this host.
 #pragma once
 
 #include <cstring>
@@ -23,7 +28,8 @@ bool IsSpecialOutput(const std::string& path);
 
 // Creates a new empty file with an unpredictable name ending in `suffix`, in the
 // directory of `target` (so the rename into place is atomic), and returns its
-// name. Its mode is 0666 less the umask, as for any new file. For a special
+// name. Its mode is that of the regular file `target` it will replace, else
+// 0666 less the umask, as for any new file. For a special
 // output (IsSpecialOutput), whose directory may not be writable (/dev), the file
 // is made private (0600) in the temporary directory instead. Throws Error.
 std::string TemporaryBeside(const std::string& target, const std::string& suffix = ".tmp");

@@ -436,6 +436,12 @@ inline constexpr size_t kMaxExpressionLength = 100000;
 inline constexpr int kMaxNesting = 100;
 // The largest `dim:` of a bond (each becomes that many scalar bonds).
 inline constexpr int kMaxBondDimension = 64;
+// A model file (or submodel file) has at most kMaxModelFileBytes bytes and is
+// a regular file (not a device or a pipe); its YAML, with every alias counted
+// at each use, expands to at most kMaxYamlNodes nodes (anchors and aliases
+// could otherwise make a small file describe an astronomically large tree).
+inline constexpr size_t kMaxModelFileBytes = 16u << 20;
+inline constexpr size_t kMaxYamlNodes = 1'000'000;
 
 // Letters, digits and underscores, not starting with a digit, and not longer
 // than kMaxNameLength.

@@ -174,6 +174,7 @@ SolverOptions SolverOptionsFor(const RunOptions& options, ConstraintMethod metho
 // Refuses an output interval that asks for more than 1e7 rows.
 void CheckOutputRows(const RunOptions& options);
 
+
 struct RunResult {
   Solution solution;           // its rows, unless they went to `output`
   ConstrainedReport report;    // mechanisms: the method used, drift, assembly

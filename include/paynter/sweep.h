@@ -50,11 +50,21 @@ struct ParameterTable {
 };
 ParameterTable ReadParameterTable(const std::string& path);
 
+// The k-th of a range's values (0 <= k < count), computed without overflow
+// (B=1e308:-1e308:3 has 0 in the middle); the ends exactly as written.
+double SweepValue(const SweepRange& range, long k);
+
 struct SweepDefinition {
   RunOptions base;                         // the options every run shares, fixed overrides in base.params
   std::vector<std::string> names;          // the varied parameters
-  std::vector<std::vector<double>> runs;   // per run, the value of each varied parameter
-  long size() const { return static_cast<long>(runs.size()); }
+  // The runs are not stored (a grid at the 10^8-run cap would take
+  // gigabytes): run k is a row of the table crossed with one value of each
+  // range, computed when asked for.
+  std::vector<std::vector<double>> rows;   // the table's rows (one empty row without a table)
+  std::vector<SweepRange> ranges;
+  long size() const;
+  // Per run, the value of each varied parameter (in the order of `names`).
+  std::vector<double> RunValues(long run) const;
   // The run's options: base, with its values after the fixed overrides.
   RunOptions OptionsFor(long run) const;
 };

@@ -307,7 +307,7 @@ class Model:
         if errors not in ("raise", "return"):
             raise ValueError("errors is 'raise' or 'return', not %r" % (errors,))
         sets = [_param_list(p) for p in param_sets]
-        if threads is None:
+        if threads is None or threads == 0:
             threads = os.cpu_count() or 1
         out = _paynter.simulate_many(self._source, _run_options(self.path, t_end, **options), sets, int(threads))
         results = []

@@ -154,6 +154,22 @@ def test_bad_option_is_a_model_error():
         paynter.load(B1).simulate(t_end=1, method="euler")
 
 
+def test_bad_choices_are_refused_as_the_command_line_refuses_them():
+    m = paynter.load(B1)
+    with pytest.raises(paynter.ModelError, match="--backend: 'gpu' is not one of auto, tiered, native, tape"):
+        m.simulate(t_end=1, backend="gpu")
+    with pytest.raises(paynter.ModelError, match="--block-solve: 'bogus' is not one of auto, dense, sparse"):
+        m.simulate(t_end=1, block_solve="bogus")
+    with pytest.raises(paynter.ModelError, match="--backend: 'gpu'"):
+        m.simulate_many([{"B": 1}], t_end=1, backend="gpu", errors="return")
+    with pytest.raises(paynter.ModelError, match="threads: -1 is below 0"):
+        m.simulate_many([{"B": 1}], threads=-1, t_end=1)
+    # The command line says the same of the same choices.
+    for option, value in (("--backend", "gpu"), ("--block-solve", "bogus")):
+        p = cli("simulate", B1, "--t-end", "1", option, value, "-o", os.devnull)
+        assert p.returncode == 1 and option in p.stderr and value in p.stderr, p.stderr
+
+
 def test_threads_give_the_same_results():
     m = paynter.load(B1)
     sets = [{"B": b} for b in (1, 2, 5, 10, 20)]

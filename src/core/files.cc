@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -30,10 +31,59 @@ mode_t DefaultFileMode() {
   return mode;
 }
 
-// Creates a file with an unpredictable name ending in `suffix` in `dir`, exclusively
-// (mkstemps uses O_CREAT | O_EXCL, mode 0600); returns its descriptor and name, or -1.
+// This host's name as a temporary's name holds it: letters, digits, '.' and
+// '_' only, at most 64 of them.
+const std::string& HostTag() {
+  static const std::string tag = [] {
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+    std::string t;
+    for (const char* c = host; *c && t.size() < 64; ++c)
+      t += std::isalnum(static_cast<unsigned char>(*c)) || *c == '.' || *c == '_' ? *c : '_';
+    return t.empty() ? std::string("host") : t;
+  }();
+  return tag;
+}
+
+// The suffixes of paynter's temporaries (TemporaryBeside's callers).
+constexpr const char* kTemporarySuffixes[] = {".tmp", ".gp", ".gv", ".svg", ".h5.tmp"};
+
+// Removes from `dir` the temporaries that a process of this host, now gone,
+// left behind (a run killed with SIGKILL cannot remove its own). Only files
+// named as CreateUnique names them, with this host's name and the number of
+// a process that no longer exists, regular (not links) and ours.
+void RemoveStaleTemporaries(const fs::path& dir) {
+  const std::string prefix = ".paynter-" + HostTag() + "-";
+  std::error_code ec;
+  fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    // <prefix><pid>-XXXXXX<suffix>
+    const size_t dash = name.find('-', prefix.size());
+    if (dash == std::string::npos || dash == prefix.size() || dash - prefix.size() > 9) continue;
+    const std::string pid_text = name.substr(prefix.size(), dash - prefix.size());
+    if (pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string tail = name.substr(dash + 1);
+    bool named_so = false;
+    for (const char* suffix : kTemporarySuffixes)
+      named_so = named_so || (tail.size() == 6 + std::strlen(suffix) && tail.compare(6, std::string::npos, suffix) == 0);
+    if (!named_so) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    if (pid <= 0 || pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to ask
+    struct stat st;
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    ::unlink(it->path().c_str());
+  }
+}
+
+// Creates a file with an unpredictable name ending in `suffix` in `dir`,
+// exclusively (mkstemps uses O_CREAT | O_EXCL, mode 0600); returns its
+// descriptor and name, or -1. The name holds the host's name and the process
+// number (.paynter-<host>-<pid>-XXXXXX<suffix>), so that a later run can tell
+// a temporary whose process is gone (RemoveStaleTemporaries).
 int CreateUnique(const fs::path& dir, const std::string& suffix, std::string* name) {
-  std::string templ = (dir / ".paynter-XXXXXX").string() + suffix;
+  std::string templ = (dir / fmt::format(".paynter-{}-{}-XXXXXX", HostTag(), ::getpid())).string() + suffix;
   const int fd = ::mkstemps(templ.data(), static_cast<int>(suffix.size()));
   if (fd >= 0) {
     ::fcntl(fd, F_SETFD, FD_CLOEXEC);
@@ -55,6 +105,7 @@ int CreateTemporary(const std::string& target, const std::string& suffix, std::s
   }
   fs::path dir = fs::path(target).parent_path();
   if (dir.empty()) dir = ".";
+  RemoveStaleTemporaries(dir);
   const int fd = CreateUnique(dir, suffix, name);
   if (fd < 0) {
     Diagnostic d;
@@ -63,7 +114,11 @@ int CreateTemporary(const std::string& target, const std::string& suffix, std::s
     d.hint = "check that the directory exists and is writable";
     throw Error(d);
   }
-  ::fchmod(fd, DefaultFileMode());
+  // A file replaced keeps its permissions (a private 0600 output stays
+  // private); a new one gets those of any new file.
+  struct stat st;
+  const bool replaces = ::stat(target.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  ::fchmod(fd, replaces ? (st.st_mode & 0777) : DefaultFileMode());
   return fd;
 }
 

@@ -691,7 +691,16 @@ class Flattener {
     }
     fs::path path;
     if (lib) {
-      path = fs::path(LibraryDirectory()) / use.substr(4);
+      // lib: names a file of the component library: a relative path that
+      // stays inside it (no '..', not absolute).
+      const fs::path rel(use.substr(4));
+      bool inside = !rel.empty() && rel.is_relative() && !rel.has_root_name();
+      for (const auto& part : rel) inside = inside && part != "..";
+      if (!inside)
+        ThrowAt(inst.where, ipath, fmt::format("'{}' leaves the component library", inst.use),
+                "lib:<component>, a path inside the component library such as lib:electrical/dc_motor",
+                inst.use, "for a file of your own, write its path without lib: (relative to this file)");
+      path = fs::path(LibraryDirectory()) / rel;
     } else {
       path = fs::path(use);
       if (path.is_relative()) path = fs::path(parent.file).parent_path() / path;

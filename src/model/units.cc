@@ -419,8 +419,9 @@ class Checker {
         if (!r.weak) changed = Resolve(r, false) || changed;
       changed = CompleteDomains() || changed;
       if (changed) continue;
-      // One-port laws before two-ports' ratios, which carry units across domains.
-      for (int level = 1; level <= 2 && !changed; ++level)
+      // One-port laws before two-ports' ratios, which carry units across
+      // domains, and outputs' units last.
+      for (int level = 1; level <= 3 && !changed; ++level)
         for (const auto& r : relations_)
           if (r.weak == level && Resolve(r, false)) {
             changed = true;
@@ -445,7 +446,7 @@ class Checker {
     Context ctx;
     int bond = -1;  // the bond whose domain the message names, if any
     std::string expected_note;  // how the needed unit follows from the bond ("effort x s / flow")
-    int weak = 0;  // an element's law: solved for a unit only when nothing else is left (1 one-port, 2 two-port)
+    int weak = 0;  // solved for a unit only when nothing else is left: 1 a one-port's law, 2 a two-port's, 3 an output
   };
 
   // A symbol whose dimension is another's times a unit: p_I = e * s, ...
@@ -656,7 +657,10 @@ class Checker {
       }
       const Unit u = *ParseUnit(o.unit);
       // The text became (expr)/(scale): the expression's SI unit is the unit's.
-      relations_.push_back({o.value, o.value, u.dim, ctx, -1, "the unit written", 0});
+      // Weakest of all: an output shows a unit, and is checked against what
+      // the model gives; it fixes a unit only where nothing else does, so that
+      // a wrong unit written there is blamed on the output line.
+      relations_.push_back({o.value, o.value, u.dim, ctx, -1, "the unit written", 3});
     }
   }
 

@@ -1,5 +1,6 @@
 // YAML model files -> ModelSpec -> Model. See docs/model-format.md.
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
@@ -8,6 +9,8 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <unordered_map>
+#include <vector>
 
 #include "model_internal.h"
 #include "paynter/model.h"
@@ -15,6 +18,28 @@
 
 namespace paynter {
 namespace {
+
+// The lists and mappings of one YAML document, each once, with a size. An
+// alias and its anchor are one node (YAML::Node::is); nodes are filed by where
+// they start, so that telling them apart is a short scan.
+class NodeSizes {
+ public:
+  struct Entry {
+    YAML::Node node;
+    size_t size;  // 0 while its children are being counted
+  };
+  Entry* Find(const YAML::Node& n) {
+    auto it = by_pos_.find(n.Mark().pos);
+    if (it == by_pos_.end()) return nullptr;
+    for (Entry& e : it->second)
+      if (e.node.is(n)) return &e;
+    return nullptr;
+  }
+  void Add(const YAML::Node& n, size_t size) { by_pos_[n.Mark().pos].push_back({n, size}); }
+
+ private:
+  std::unordered_map<int, std::vector<Entry>> by_pos_;
+};
 
 class YamlReader {
  public:
@@ -69,19 +94,56 @@ class YamlReader {
 
   // A key given twice in one mapping is an error (YAML forbids it; the reader
   // would otherwise see only the first). Walks every mapping of the document
-  // with a stack of its own, so that no nesting depth can exhaust the stack.
+  // once, with a stack of its own so that no nesting depth can exhaust the
+  // stack. An alias is the very node of its anchor (yaml-cpp shares it), so a
+  // node met again is not walked again; its size, counted once, is added at
+  // each use, which bounds the tree the reader will see by kMaxYamlNodes
+  // however many levels of aliases multiply it.
   void CheckDuplicateKeys(const YAML::Node& root) const {
     struct Item {
       YAML::Node node;
       bool in_list;  // an entry of a list: an element, bond, body, ...
+      bool walked;   // its children are done: its size can be summed
     };
-    std::vector<Item> todo = {{root, false}};
+    NodeSizes sizes;  // the nodes entered; size 0: entered, not finished (an ancestor of the node entered)
+    std::vector<Item> todo = {{root, false, false}};
+    auto push = [&](const YAML::Node& x, bool in_list) {
+      if (!(x.IsSequence() || x.IsMap())) return;
+      if (const NodeSizes::Entry* e = sizes.Find(x)) {
+        if (e->size == 0)
+          Fail(x, "", "an alias refers to a list or mapping that contains it", "an alias of a finished node",
+               "a node that holds itself", "an alias (*name) may only repeat a node whose anchor (&name) is closed");
+        return;  // counted once already
+      }
+      todo.push_back({x, in_list, false});
+    };
+    auto size_of = [&](const YAML::Node& x) -> size_t {
+      if (!(x.IsSequence() || x.IsMap())) return 1;
+      return sizes.Find(x)->size;
+    };
     while (!todo.empty()) {
       const Item item = todo.back();
       todo.pop_back();
       const YAML::Node& n = item.node;
+      if (item.walked) {
+        size_t size = 1;
+        if (n.IsSequence())
+          for (const auto& x : n) size += size_of(x);
+        else
+          for (const auto& kv : n) size += size_of(kv.first) + size_of(kv.second);
+        if (size > kMaxYamlNodes)
+          Fail(n, "", fmt::format("the YAML expands to more than {} nodes (kMaxYamlNodes)", kMaxYamlNodes),
+               fmt::format("at most {} lists, mappings, keys and values, an alias counted at each use", kMaxYamlNodes),
+               fmt::format("{} or more under this node", size),
+               "aliases (*name) of aliases multiply the tree: write the parts out, or use submodels");
+        sizes.Find(n)->size = size;
+        continue;
+      }
+      if (!(n.IsSequence() || n.IsMap()) || sizes.Find(n)) continue;  // a scalar root, or entered by another path
+      sizes.Add(n, 0);
+      todo.push_back({n, item.in_list, true});
       if (n.IsSequence()) {
-        for (const auto& x : n) todo.push_back({x, true});
+        for (const auto& x : n) push(x, true);
       } else if (n.IsMap()) {
         std::map<std::string, YAML::Node> seen;
         for (const auto& kv : n) {
@@ -97,7 +159,8 @@ class YamlReader {
                    "remove one of them (YAML keeps only one, silently)");
             }
           }
-          todo.push_back({kv.second, false});
+          push(kv.first, false);
+          push(kv.second, false);
         }
       }
     }
@@ -594,6 +657,20 @@ ModelSpec ReadHierarchicalModelSpecFile(const std::string& path) {
     d.hint = "give the path of a .yaml file inside it";
     throw Error(d);
   }
+  // A device (/dev/zero, a terminal), a FIFO or a socket is no model file
+  // (the file is read more than once, and opening a FIFO would wait for a
+  // writer): refused before it is opened. No file is read past
+  // kMaxModelFileBytes.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    Diagnostic d;
+    d.where = {path, 0, 0};
+    d.message = "the model file is not a regular file";
+    d.expected = "a YAML model file";
+    d.got = S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : S_ISFIFO(st.st_mode) ? "a pipe" : "a special file";
+    d.hint = "give the path of a .yaml file";
+    throw Error(d);
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     Diagnostic d;
@@ -603,9 +680,20 @@ ModelSpec ReadHierarchicalModelSpecFile(const std::string& path) {
     d.got = "no such file, or no permission";
     throw Error(d);
   }
-  std::ostringstream os;
-  os << in.rdbuf();
-  return SpecFromText(os.str(), path);
+  std::string text;
+  char chunk[1 << 16];
+  while (text.size() <= kMaxModelFileBytes && in.read(chunk, sizeof chunk).gcount() > 0)
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxModelFileBytes) {
+    Diagnostic d;
+    d.where = {path, 0, 0};
+    d.message = fmt::format("the model file is larger than {} bytes (kMaxModelFileBytes)", kMaxModelFileBytes);
+    d.expected = fmt::format("at most {} MiB of YAML", kMaxModelFileBytes >> 20);
+    d.got = "more";
+    d.hint = "split the model into submodel files (instances: with use: <file>)";
+    throw Error(d);
+  }
+  return SpecFromText(text, path);
 }
 
 }  // namespace paynter

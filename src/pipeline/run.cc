@@ -270,8 +270,10 @@ Backend ParseBackend(const std::string& name) {
   if (name == "tiered") return Backend::kTiered;
   if (name == "native") return Backend::kNative;
   if (name == "tape") return Backend::kTape;
-  ThrowAt({}, "", fmt::format("unknown backend '{}'", name), "auto | tiered | native | tape", name,
-          DidYouMean(name, {"auto", "tiered", "native", "tape"}));
+  std::string hint = DidYouMean(name, {"auto", "tiered", "native", "tape"});
+  ThrowAt({}, "", fmt::format("--backend: '{}' is not one of auto, tiered, native, tape", name),
+          "one of auto, tiered, native, tape", fmt::format("'{}'", name),
+          hint.empty() ? "paynter simulate --help describes --backend" : hint);
 }
 
 std::string BackendName(Backend backend) {
@@ -289,8 +291,10 @@ CodegenOptions::BlockSolve ParseBlockSolve(const std::string& name) {
   if (name == "auto") return BlockSolve::kAuto;
   if (name == "dense") return BlockSolve::kDense;
   if (name == "sparse") return BlockSolve::kSparse;
-  ThrowAt({}, "", fmt::format("unknown block solve '{}'", name), "auto | dense | sparse", name,
-          DidYouMean(name, {"auto", "dense", "sparse"}));
+  std::string hint = DidYouMean(name, {"auto", "dense", "sparse"});
+  ThrowAt({}, "", fmt::format("--block-solve: '{}' is not one of auto, dense, sparse", name),
+          "one of auto, dense, sparse", fmt::format("'{}'", name),
+          hint.empty() ? "paynter simulate --help describes --block-solve" : hint);
 }
 
 std::string BlockSolveName(CodegenOptions::BlockSolve solve) {

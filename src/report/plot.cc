@@ -58,16 +58,18 @@ int IndexOf(const std::vector<std::string>& cols, const std::string& name, const
 
 // A gnuplot string expression whose value is exactly `s`. gnuplot performs
 // backquote (command) and @macro substitution on its input lines, except inside
-// single-quoted strings, which also take backslashes literally; a single quote is
-// doubled there. Control characters (a newline would end the command) cannot be
-// written inside single quotes: each is joined on as a double-quoted octal escape
-// ("\012"), which holds nothing else to substitute.
+// single-quoted strings, which also take backslashes literally. Control
+// characters (a newline would end the command) cannot be written inside single
+// quotes, and a single quote cannot be written doubled at the start of one
+// (gnuplot reads four quotes as two empty strings): each of these is joined on
+// as a double-quoted octal escape ("\012", "\047"), which holds nothing else
+// to substitute.
 std::string GnuplotString(const std::string& s) {
   std::string out;
   bool open = false;
   for (char c : s) {
     const unsigned char u = static_cast<unsigned char>(c);
-    if (u < 32 || u == 127) {
+    if (u < 32 || u == 127 || c == '\'') {
       if (open) out += '\'';
       open = false;
       out += fmt::format("{}\"\\{:03o}\"", out.empty() ? "" : ".", u);
@@ -76,7 +78,6 @@ std::string GnuplotString(const std::string& s) {
     if (!open) out += out.empty() ? "'" : ".'";
     open = true;
     out += c;
-    if (c == '\'') out += '\'';
   }
   if (out.empty()) return "''";
   if (open) out += '\'';

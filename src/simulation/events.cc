@@ -79,7 +79,9 @@ void EventHandling::Settle(double t, const double* x) {
   throw Error(std::move(d));
 }
 
-void EventHandling::Attach(OdeProblem* p, double t0, const std::vector<double>& x0) {
+void EventHandling::Attach(OdeProblem* p, double t0, const std::vector<double>& x0, double t_end) {
+  t_end_ = t_end;
+  firings_.assign(m_.event_rows().size(), Firings{});
   // Initial modes: conditions from their indicators (strictness at zero);
   // friction stuck when the sliding speed is zero and the force allows it,
   // else sliding with its speed; a diode blocking unless the voltage reaches
@@ -141,6 +143,39 @@ void EventHandling::SetModes(const std::vector<double>& v) const {
   }
 }
 
+void EventHandling::CheckAccumulation(size_t event, double t) {
+  Firings& f = firings_[event];
+  if (f.count++ == 0) {
+    f.last = t;
+    return;
+  }
+  const double interval = t - f.last, before = f.interval;
+  f.shrinking = before > 0 && interval <= kZenoRatio * before ? f.shrinking + 1 : 0;
+  f.interval = interval;
+  f.last = t;
+  if (f.shrinking < kZenoFirings) return;
+  // The intervals to come, if they shrink as the last did, add up to
+  // interval * r / (1 - r).
+  const double r = interval / before;
+  const double point = t + interval * r / (1 - r);
+  if (point > t_end_) return;
+  const std::string& name = m_.event_rows()[event].name;
+  Diagnostic d;
+  d.element = name;
+  d.message = fmt::format(
+      "event '{}' fires ever sooner: {} times in a row, each interval at most {} of the one before (the last "
+      "{:.3g} s), so its firings accumulate at about t = {:.6g}, before t_end = {} (a Zeno point)",
+      name, f.shrinking, kZenoRatio, interval, point, t_end_);
+  d.expected = fmt::format("at most {} firings in a row at intervals shrinking by {}% or more, when they would "
+                           "accumulate before t_end",
+                           kZenoFirings, std::lround(100 * (1 - kZenoRatio)));
+  d.got = fmt::format("firing {} of '{}' at t = {:.6g}", f.count, name, t);
+  d.hint = fmt::format("end the run before t = {:.4g}, or give the model what happens there (an event with "
+                       "'stop: true', or a mode in which the ball rests)",
+                       point);
+  throw Error(std::move(d));
+}
+
 bool EventHandling::OnEvent(double t, double* x, const int* crossed) {
   const std::vector<double> before = Modes();
   const std::vector<double> x_before(x, x + m_.num_states());
@@ -154,8 +189,10 @@ bool EventHandling::OnEvent(double t, double* x, const int* crossed) {
   bool stop = false;
   std::vector<std::pair<int, double>> resets;
   m_.CalcEventSlots(t, x);
-  for (const EventRow& r : m_.event_rows()) {
+  for (size_t j = 0; j < m_.event_rows().size(); ++j) {
+    const EventRow& r = m_.event_rows()[j];
     if (crossed[k++] <= 0) continue;
+    if (!r.stop) CheckAccumulation(j, t);
     stop = stop || r.stop;
     for (size_t j = 0; j < r.reset_states.size(); ++j) resets.emplace_back(r.reset_states[j], m_.Slot(r.reset_slots[j]));
   }

@@ -18,7 +18,8 @@ class EventHandling {
 
   // Sets the modes consistent with the state at (t0, x0) and fills the
   // problem's indicators, directions and on_event. x0 is not changed.
-  void Attach(OdeProblem* problem, double t0, const std::vector<double>& x0);
+  // t_end: a Zeno point of an event before it stops the run (see Firings).
+  void Attach(OdeProblem* problem, double t0, const std::vector<double>& x0, double t_end);
   // Events that changed a mode or a state, or stopped the run (each gave two rows).
   long events() const { return events_; }
 
@@ -32,8 +33,26 @@ class EventHandling {
   // held stays within the limit. Sets the modes to the result.
   void TryHold(const SwitchRow& s, double t, const double* x);
 
+  // An event whose firings accumulate (a Zeno point, such as a bouncing
+  // ball coming to rest) would be passed silently once the solver can no
+  // longer tell its firings apart: when one event has fired kZenoFirings
+  // times in a row, each interval at most kZenoRatio of the one before, and
+  // the geometric series of its intervals ends before t_end, the run stops
+  // with an error naming the event and the point (docs/events.md).
+  static constexpr int kZenoFirings = 20;
+  static constexpr double kZenoRatio = 0.95;
+  struct Firings {
+    double last = 0;       // the time of the last firing
+    double interval = -1;  // since the firing before (-1: none yet)
+    int shrinking = 0;     // intervals in a row at most kZenoRatio of the one before
+    long count = 0;
+  };
+  void CheckAccumulation(size_t event, double t);
+
   const CompiledModel& m_;
   std::function<void(double, const double*, bool)> record_;
+  std::vector<Firings> firings_;  // per event row
+  double t_end_ = 0;
   std::vector<double> Modes() const;
   void SetModes(const std::vector<double>& v) const;
   int num_indicators_ = 0;

@@ -293,7 +293,7 @@ void SimulateFrom(const CompiledModel& model, const OdeProblem& problem, const s
       sol.AddRow(row.data());
     });
     with_events = problem;
-    events->Attach(&with_events, options.t0, x0);
+    events->Attach(&with_events, options.t0, x0, options.t_end);
   }
   const SolverStats stats = Integrate(events ? with_events : problem, x0, options, [&](double t, const double* y) {
     const double* xs = y;

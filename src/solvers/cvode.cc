@@ -316,15 +316,19 @@ SolverStats IntegrateCvode(const OdeProblem& problem,
   observer(options.t0, yv);
 
   double t_prev = options.t0;
+  StepForecast forecast(options);
+  long steps_before = 0;  // steps before the last CVodeReInit (an event)
   for (OutputGrid grid(options);;) {
     const double tout = grid.next();
     // CVODE's step limit is per call (default 500 per output interval, which
     // a long interval can exceed spuriously): give each call the whole
     // remaining budget instead.
+    // The call also returns after a window of the step forecast, which
+    // then checks the pace (StepForecast).
     long nst = 0;
     check(CVodeGetNumSteps(cv, &nst), "CVodeGetNumSteps");
-    check(CVodeSetMaxNumSteps(cv, std::max(1L, options.max_steps - nst)),
-          "CVodeSetMaxNumSteps");
+    const long left = options.max_steps - nst, chunk = std::min(left, StepForecast::kWindow);
+    check(CVodeSetMaxNumSteps(cv, std::max(1L, chunk)), "CVodeSetMaxNumSteps");
 
     data.nonfinite = false;
     data.last_error.clear();
@@ -332,11 +336,19 @@ SolverStats IntegrateCvode(const OdeProblem& problem,
     // then still holds the state at t_prev.
     sunrealtype tret = t_prev;
     const int flag = CVode(cv, tout, y.get(), &tret, CV_NORMAL);
+    check(CVodeGetNumSteps(cv, &nst), "CVodeGetNumSteps");
+    if (flag == CV_TOO_MUCH_WORK && chunk < left && !data.exception) {
+      forecast.Check(problem, Method::kBDF, steps_before + nst, tret, yv);
+      t_prev = tret;
+      continue;  // on towards the same output time
+    }
+    if (flag >= 0) forecast.Check(problem, Method::kBDF, steps_before + nst, tret, yv);
     if (flag == CV_ROOT_RETURN) {
       // An event at tret (CVODE's root finding): handle it, restart there,
       // and go on towards the same output time.
       check(CVodeGetRootInfo(cv, roots_found.data()), "CVodeGetRootInfo");
       if (events.Handle(tret, yv, &num_events, roots_found.data())) break;
+      steps_before += nst;  // CVodeReInit counts afresh
       check(CVodeReInit(cv, tret, y.get()), "CVodeReInit");
       check(CVodeSetStopTime(cv, options.t_end), "CVodeSetStopTime");
       t_prev = tret;

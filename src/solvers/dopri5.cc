@@ -216,6 +216,7 @@ SolverStats Dopri5Loop(const OdeProblem& problem, const std::vector<double>& x0,
   OutputGrid grid(options);
   const long stiff_budget = options.stiff_steps > 0 ? std::min(options.stiff_steps, options.max_steps)
                                                     : options.max_steps;
+  StepForecast forecast(options);
   int positive = 0, negative = 0;  // Hairer's IASTI and NONSTI
   double hlambda = 0;
   bool done = false;
@@ -343,6 +344,8 @@ SolverStats Dopri5Loop(const OdeProblem& problem, const std::vector<double>& x0,
         positive = 0;
       }
     }
+
+    forecast.Check(problem, Method::kDopri5, stats.steps, tnew, ynew);
 
     // Projection onto an invariant manifold (constrained mechanisms): the
     // projected state starts the next step, whose FSAL stage is then recomputed.

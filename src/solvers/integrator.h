@@ -66,6 +66,36 @@ class Progress {
   std::chrono::steady_clock::time_point start_, last_print_;
 };
 
+// ---- Step forecast -----------------------------------------------------------
+
+// A run that would take far more steps than the budget stops early with an
+// error, instead of running for minutes without a word. Every kWindow
+// accepted steps, the pace of the last window (steps per unit of time) is
+// projected to t_end; when steps taken plus steps projected exceed the budget
+// at kTimesInARow checks in a row (a short transient may pass), the run stops.
+// The budget is kForecastFactor x stiff_steps (1,000,000 by default), or
+// max_steps when that is smaller (--max-steps sets both); 0 stiff_steps: only
+// max_steps. dopri5's stiffness test stops a stiff run sooner, at stiff_steps.
+class StepForecast {
+ public:
+  static constexpr long kWindow = 500;
+  static constexpr int kTimesInARow = 3;
+  static constexpr long kForecastFactor = 10;
+  explicit StepForecast(const SolverOptions& options);
+  long budget() const { return budget_; }
+  // After `steps` accepted steps in all, at time t with state x; call it after
+  // every accepted step (it works only every kWindow steps), or at least once
+  // per window. Throws through ThrowFailure.
+  void Check(const OdeProblem& problem, Method method, long steps, double t, const double* x);
+
+ private:
+  double t_end_;
+  long budget_;
+  long window_steps_ = 0;  // steps at the start of the window
+  double window_t_;        // the time then
+  int over_ = 0;           // checks in a row over the budget
+};
+
 // ---- Failures ---------------------------------------------------------------
 
 // "name" of state i, or "x[i]" when the problem has no names.

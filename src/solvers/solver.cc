@@ -249,6 +249,38 @@ void OutputGrid::Advance() {
 
 // ---- Progress ---------------------------------------------------------------
 
+StepForecast::StepForecast(const SolverOptions& options)
+    : t_end_(options.t_end),
+      budget_(options.stiff_steps > 0 && options.stiff_steps < options.max_steps / kForecastFactor
+                  ? options.stiff_steps * kForecastFactor
+                  : options.max_steps),
+      window_t_(options.t0) {}
+
+void StepForecast::Check(const OdeProblem& problem, Method method, long steps, double t, const double* x) {
+  if (steps - window_steps_ < kWindow) return;
+  const long taken = steps - window_steps_;
+  const double span = t - window_t_;
+  const double more = span > 0 ? std::ceil((t_end_ - t) / span * static_cast<double>(taken))
+                               : std::numeric_limits<double>::infinity();
+  window_steps_ = steps;
+  window_t_ = t;
+  if (static_cast<double>(steps) + more <= static_cast<double>(budget_)) {
+    over_ = 0;
+    return;
+  }
+  if (++over_ < kTimesInARow) return;
+  ThrowFailure(
+      problem, method, t, x,
+      fmt::format("at the pace of its last {} steps (about {:.3g} s each), reaching t_end = {} would take about "
+                  "{:.3g} more steps, over the step budget of {} (the step forecast)",
+                  taken, span / static_cast<double>(taken), t_end_, more, budget_),
+      fmt::format("the model moves much faster than t_end asks to follow: check it for a very small mass, inertia "
+                  "or capacitance (or a very large stiffness){}; if that is meant, simulate a shorter time, or "
+                  "allow the steps (--max-steps {:.0f})",
+                  method == Method::kDopri5 ? ", or try --method bdf if it is stiff" : "",
+                  std::ceil(1.2 * (static_cast<double>(steps) + more))));
+}
+
 Progress::Progress(const SolverOptions& options)
     : enabled_(options.progress && isatty(STDERR_FILENO) == 1),
       t0_(options.t0),

@@ -255,6 +255,42 @@ TEST(Solvers, StiffnessStopsDopri5Early) {
   EXPECT_THROW(Integrate(VeryStiff(&calls), {0.0, 0.0}, o, nullptr), Error);
 }
 
+// q'' = -w^2 q with w = 10^4, excited: not stiff, but some 10^6 steps to
+// follow it for 100 s. The step forecast stops dopri5 and bdf within a few
+// windows of 500 steps, naming the budget.
+TEST(Solvers, StepForecastStopsARunThatWouldTakeTooManySteps) {
+  long calls = 0;
+  OdeProblem fast;
+  fast.n = 2;
+  fast.state_names = {"q", "p"};
+  fast.rhs = [&calls](double, const double* x, double* dx) {
+    ++calls;
+    dx[0] = 1e4 * x[1];
+    dx[1] = -1e4 * x[0];
+  };
+  for (Method m : {Method::kDopri5, Method::kBDF}) {
+    SCOPED_TRACE(MethodName(m));
+    calls = 0;
+    SolverOptions o = Opts(m);
+    o.t_end = 100;
+    try {
+      Integrate(fast, {1.0, 0.0}, o, nullptr);
+      FAIL() << "no error";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.diagnostic().message, HasSubstr("over the step budget of 1000000 (the step forecast)"));
+      EXPECT_THAT(e.diagnostic().hint, HasSubstr("--max-steps"));
+    }
+    // Three windows of 500 steps, and a little more for the rhs calls of
+    // the Jacobians and rejected steps.
+    EXPECT_LT(calls, 4 * 500 * 8);
+    // A run the budget covers finishes: 1 s, about 1% of the steps.
+    o.t_end = 1;
+    SolverStats s = Integrate(fast, {1.0, 0.0}, o, nullptr);
+    EXPECT_GT(s.steps, 3000);
+    EXPECT_LT(s.steps, 1000000);
+  }
+}
+
 TEST(Solvers, NonStiffRunsAreNotFoundStiff) {
   SolverOptions o = Opts(Method::kDopri5);
   o.t_end = 2000;  // tens of thousands of steps

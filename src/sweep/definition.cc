@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cctype>
@@ -85,19 +86,29 @@ SweepRange ParseSweepRange(const std::string& text) {
   return r;
 }
 
+double SweepValue(const SweepRange& r, long k) {
+  if (k <= 0) return r.start;  // the ends exactly as written
+  if (k >= r.count - 1) return r.stop;
+  const double f = static_cast<double>(k) / static_cast<double>(r.count - 1);
+  double v = 0;
+  if (r.log) {
+    v = std::exp(std::log(r.start) + f * (std::log(r.stop) - std::log(r.start)));
+  } else if (std::isfinite(r.stop - r.start)) {
+    v = r.start + f * (r.stop - r.start);
+  } else {  // the span overflows: weigh the ends instead
+    v = (1 - f) * r.start + f * r.stop;
+  }
+  // Between the ends, also where rounding would leave them.
+  return std::clamp(v, std::min(r.start, r.stop), std::max(r.start, r.stop));
+}
+
 std::vector<double> SweepValues(const SweepRange& r) {
   const std::string text = fmt::format("{}={}:{}:{}", r.name, r.start, r.stop, r.count);
   if (r.count < 1) BadRange(text, "COUNT is below 1");
   if (r.log && !(r.start > 0 && r.stop > 0))
     BadRange(text, "a logarithmic range (--log) needs START and STOP above zero");
   std::vector<double> v(static_cast<size_t>(r.count));
-  for (long i = 0; i < r.count; ++i) {
-    const double f = r.count == 1 ? 0.0 : static_cast<double>(i) / static_cast<double>(r.count - 1);
-    v[i] = r.log ? std::exp(std::log(r.start) + f * (std::log(r.stop) - std::log(r.start)))
-                 : r.start + f * (r.stop - r.start);
-  }
-  v.front() = r.start;  // the ends exactly as written
-  v.back() = r.stop;
+  for (long i = 0; i < r.count; ++i) v[i] = SweepValue(r, i);
   return v;
 }
 
@@ -162,10 +173,30 @@ ParameterTable ReadParameterTable(const std::string& path) {
   return t;
 }
 
+long SweepDefinition::size() const {
+  long n = static_cast<long>(rows.size());
+  for (const auto& r : ranges) n *= r.count;  // MakeSweep bounds the product by 10^8
+  return n;
+}
+
+std::vector<double> SweepDefinition::RunValues(long run) const {
+  // run = ((row * n1 + i1) * n2 + i2) ...: the last range varies fastest.
+  std::vector<double> v(names.size());
+  size_t j = names.size();
+  for (size_t r = ranges.size(); r-- > 0;) {
+    v[--j] = SweepValue(ranges[r], run % ranges[r].count);
+    run /= ranges[r].count;
+  }
+  const auto& row = rows[static_cast<size_t>(run)];
+  std::copy(row.begin(), row.end(), v.begin());
+  return v;
+}
+
 RunOptions SweepDefinition::OptionsFor(long run) const {
   RunOptions o = base;
   o.progress = false;
-  for (size_t i = 0; i < names.size(); ++i) o.params.emplace_back(names[i], runs[run][i]);
+  const std::vector<double> values = RunValues(run);
+  for (size_t i = 0; i < names.size(); ++i) o.params.emplace_back(names[i], values[i]);
   return o;
 }
 
@@ -191,11 +222,13 @@ SweepDefinition MakeSweep(const RunOptions& base, const std::vector<SweepRange>&
   } else {
     table.rows.emplace_back();  // one run with no values, crossed with the grid
   }
-  std::vector<std::vector<double>> values;
   double total = static_cast<double>(table.rows.size());
   for (const auto& r : ranges) {
     name_once(r.name, "a range");
-    values.push_back(SweepValues(r));
+    if (r.log && !(r.start > 0 && r.stop > 0))
+      BadRange(fmt::format("{}={}:{}:{}", r.name, r.start, r.stop, r.count),
+               "a logarithmic range (--log) needs START and STOP above zero");
+    if (r.count < 1) BadRange(fmt::format("{}={}:{}:{}", r.name, r.start, r.stop, r.count), "COUNT is below 1");
     total *= static_cast<double>(r.count);
   }
   if (total > 1e8) {
@@ -208,19 +241,8 @@ SweepDefinition MakeSweep(const RunOptions& base, const std::vector<SweepRange>&
   }
   def.names = table.names;
   for (const auto& r : ranges) def.names.push_back(r.name);
-  def.runs.reserve(static_cast<size_t>(total));
-  for (const auto& row : table.rows) {
-    std::vector<size_t> at(ranges.size(), 0);
-    while (true) {
-      std::vector<double> run = row;
-      for (size_t j = 0; j < ranges.size(); ++j) run.push_back(values[j][at[j]]);
-      def.runs.push_back(std::move(run));
-      // The last range fastest, as nested loops in the order given.
-      size_t j = ranges.size();
-      while (j > 0 && ++at[j - 1] == values[j - 1].size()) at[--j] = 0;
-      if (j == 0) break;
-    }
-  }
+  def.rows = std::move(table.rows);
+  def.ranges = ranges;
   return def;
 }
 

@@ -124,7 +124,7 @@ class CsvSweepOutput : public SweepSink {
     }
     const SummaryRow s = Summarize(r, nc);
     line = std::to_string(r.index);
-    for (double v : def_.runs[r.index]) {
+    for (double v : def_.RunValues(r.index)) {
       line += ',';
       AppendNumber(&line, v);
     }
@@ -180,7 +180,6 @@ class Hdf5SweepOutput : public SweepSink {
     Check(io_.h5_create_data(file_, static_cast<uint64_t>(def_.size()), columns.size(), chunk_rows, kNaN),
           "create /data");
     Strings(1, "columns", columns, false);
-    summary_.reserve(static_cast<size_t>(def_.size()));
   }
 
   void Run(const SweepRunResult& r) override {
@@ -246,7 +245,10 @@ class Hdf5SweepOutput : public SweepSink {
     }
     std::vector<double> buf;
     buf.reserve(static_cast<size_t>(def_.size()) * nf);
-    for (const auto& run : def_.runs) buf.insert(buf.end(), run.begin(), run.end());
+    for (long k = 0; k < def_.size(); ++k) {
+      const std::vector<double> run = def_.RunValues(k);
+      buf.insert(buf.end(), run.begin(), run.end());
+    }
     Check(io_.h5_table(file_, "parameters", nf, names.data(), kinds.data(), offsets.data(), nf * sizeof(double),
                        buf.data(), static_cast<uint64_t>(def_.size())),
           "write /parameters");

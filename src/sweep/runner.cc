@@ -120,13 +120,15 @@ SweepRunResult DoRun(const SweepPlan& plan, Worker& w, long k) {
   return r;
 }
 
-// The runs `mine` (increasing run numbers) on `threads` threads; Next()
+// This rank's runs (run numbers first, first + stride, ..., `count` of them,
+// not stored: a sweep may have 10^8) on `threads` threads; Next()
 // returns their results in that order. At most `window` results wait to be
 // taken, so that memory stays bounded however many runs there are.
 class LocalRunner {
  public:
-  LocalRunner(const SweepPlan& plan, std::vector<long> mine, int threads) : plan_(plan), mine_(std::move(mine)) {
-    const int n = static_cast<int>(std::max<size_t>(1, std::min<size_t>(threads, mine_.size())));
+  LocalRunner(const SweepPlan& plan, long first, long stride, long count, int threads)
+      : plan_(plan), first_(first), stride_(stride), count_(count) {
+    const int n = static_cast<int>(std::max<long>(1, std::min<long>(threads, count_)));
     window_ = 8L * n + 16;
     workers_.resize(n);
     {
@@ -156,7 +158,7 @@ class LocalRunner {
   }
 
   int threads() const { return static_cast<int>(workers_.size()); }
-  bool Done() const { return taken_ == static_cast<long>(mine_.size()); }
+  bool Done() const { return taken_ == count_; }
 
   SweepRunResult Next() {
     std::unique_lock<std::mutex> lock(m_);
@@ -175,11 +177,11 @@ class LocalRunner {
       long i;
       {
         std::unique_lock<std::mutex> lock(m_);
-        cv_.wait(lock, [&] { return stop_ || next_ >= static_cast<long>(mine_.size()) || next_ < taken_ + window_; });
-        if (stop_ || next_ >= static_cast<long>(mine_.size())) return;
+        cv_.wait(lock, [&] { return stop_ || next_ >= count_ || next_ < taken_ + window_; });
+        if (stop_ || next_ >= count_) return;
         i = next_++;
       }
-      SweepRunResult r = DoRun(plan_, w, mine_[i]);
+      SweepRunResult r = DoRun(plan_, w, first_ + i * stride_);
       {
         std::lock_guard<std::mutex> lock(m_);
         done_.emplace(i, std::move(r));
@@ -189,12 +191,12 @@ class LocalRunner {
   }
 
   const SweepPlan& plan_;
-  std::vector<long> mine_;
+  long first_, stride_, count_;
   std::vector<Worker> workers_;
   std::vector<std::thread> threads_;
   std::mutex m_;
   std::condition_variable cv_;
-  std::map<long, SweepRunResult> done_;  // by position in mine_
+  std::map<long, SweepRunResult> done_;  // by position among this rank's runs
   long next_ = 0, taken_ = 0, window_ = 16;
   bool stop_ = false;
 };
@@ -270,8 +272,7 @@ SweepReport RunSweep(const SweepDefinition& def, const SweepSettings& settings, 
   }();
   if (report.writer && sink) sink->Begin(columns);
 
-  std::vector<long> mine;
-  for (long k = rank; k < def.size(); k += report.ranks) mine.push_back(k);
+  const long mine = rank < def.size() ? (def.size() - rank + report.ranks - 1) / report.ranks : 0;
   // Default: the hardware threads, shared by the ranks on this machine.
   int threads = settings.threads;
   if (threads <= 0) {
@@ -280,7 +281,7 @@ SweepReport RunSweep(const SweepDefinition& def, const SweepSettings& settings, 
     if (MpiSession::Active() && local && std::atoi(local) > 1) threads = std::max(1, threads / std::atoi(local));
   }
   {
-    LocalRunner local(plan, mine, threads);
+    LocalRunner local(plan, rank, report.ranks, mine, threads);
     report.threads = local.threads();
     long done = 0;
     auto take = [&](SweepRunResult&& r) {

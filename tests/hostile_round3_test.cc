@@ -1,0 +1,425 @@
+// Hostile inputs, round 3 (issue 25): each item a located error within a
+// second (or the right answer), never a long silent run, a lost plot, a file
+// read from outside the library or a temporary left behind.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "paynter/files.h"
+#include "paynter/sweep.h"
+#include "test_util.h"
+
+namespace paynter {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh private directory per test.
+class Dir {
+ public:
+  Dir() {
+    std::string tmpl = (fs::temp_directory_path() / "paynter_round3_XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = tmpl;
+  }
+  ~Dir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  fs::path operator/(const std::string& name) const { return path_ / name; }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+struct CliResult {
+  int status;  // the wait status
+  std::string out;
+  double seconds;
+  int exit_code() const { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+};
+
+// Runs the paynter program with these arguments, no shell in between.
+CliResult Paynter(std::vector<std::string> args) {
+  args.insert(args.begin(), PAYNTER_EXE);
+  CliResult r;
+  const auto start = std::chrono::steady_clock::now();
+  r.status = RunTool(args, &r.out);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+Diagnostic ErrorOf(const std::string& yaml, const std::string& label = "round3.yaml") {
+  try {
+    LoadModelFromString(yaml, label);
+  } catch (const Error& e) {
+    return e.diagnostic();
+  }
+  ADD_FAILURE() << "no error for:\n" << yaml.substr(0, 300);
+  return {};
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+const char* const kSmallModel = R"(
+elements:
+  - {name: S, kind: Se, effort: 1}
+  - {name: J, kind: "1"}
+  - {name: M, kind: I, inertance: 1}
+bonds:
+  - {from: S, to: J}
+  - {from: J, to: M}
+)";
+
+// ---------------------------------------------------------------------------
+// Item 1: ten levels of anchors and aliases (10^10 leaves once expanded) are
+// refused at once, at the line where the tree grows past kMaxYamlNodes.
+
+std::string AliasBomb(int levels) {
+  std::string yaml = "name: bomb\nx0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < levels; ++i) {
+    yaml += "x" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) yaml += (k ? ", *a" : "*a") + std::to_string(i - 1);
+    yaml += "]\n";
+  }
+  return yaml + kSmallModel;
+}
+
+TEST(HostileRound3, AliasBombIsRefusedAtOnce) {
+  const std::string bomb = AliasBomb(10);
+  EXPECT_LT(bomb.size(), 800u);  // 10^10 leaves once expanded
+  const auto start = std::chrono::steady_clock::now();
+  const Diagnostic d = ErrorOf(bomb);
+  EXPECT_LT(SecondsSince(start), 1.0);
+  EXPECT_NE(d.message.find("more than 1000000 nodes (kMaxYamlNodes)"), std::string::npos) << d.ToString();
+  // The sixth list (x5, line 7) is the first to pass 10^6 nodes: 1,111,111.
+  EXPECT_EQ(d.where.line, 7) << d.ToString();
+  EXPECT_FALSE(d.hint.empty());
+  // The command line says so within a second too, with a non-zero exit.
+  Dir dir;
+  std::ofstream(dir / "bomb.yaml") << bomb;
+  const CliResult r = Paynter({"check", (dir / "bomb.yaml").string()});
+  EXPECT_EQ(r.exit_code(), 1) << r.out;
+  EXPECT_LT(r.seconds, 1.0) << r.out;
+  EXPECT_NE(r.out.find("kMaxYamlNodes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bomb.yaml:7"), std::string::npos) << r.out;
+}
+
+TEST(HostileRound3, AliasesWithinTheLimitStillReadAndAreCheckedOnce) {
+  // Four levels (11,111 nodes) pass the size check: the reader goes on to
+  // the first key it does not know.
+  EXPECT_NE(ErrorOf(AliasBomb(4)).message.find("unknown key 'x0'"), std::string::npos);
+  // Aliases in the sections of a model are read as what they repeat.
+  EXPECT_NO_THROW(LoadModelFromString(R"(
+parameters: {m: 2}
+elements:
+  - {name: S, kind: Se, effort: 1}
+  - {name: J, kind: "1"}
+  - &mass {name: M, kind: I, inertance: m}
+bonds:
+  - &b {from: S, to: J}
+  - {from: J, to: M}
+)", "round3.yaml"));
+  // A duplicate key inside an aliased mapping is found (once, at its anchor).
+  const std::string dup = std::string("common: &c {kind: I, kind: C}\n") + kSmallModel;
+  const Diagnostic d = ErrorOf(dup);
+  EXPECT_NE(d.message.find("duplicate key 'kind'"), std::string::npos) << d.ToString();
+  EXPECT_EQ(d.where.line, 1) << d.ToString();
+  // An element repeated by an alias is the same element twice: its name
+  // clashes.
+  std::string twice = std::string(kSmallModel) + "  - [J, R1]\n";
+  twice.replace(twice.find("  - {name: M"), 0, "  - &e {name: R1, kind: R, resistance: 1}\n  - *e\n");
+  const Diagnostic d2 = ErrorOf(twice);
+  EXPECT_NE(d2.ToString().find("R1"), std::string::npos) << d2.ToString();
+}
+
+// ---------------------------------------------------------------------------
+// Item 2: a tiny inertia makes the steps tiny; the step forecast stops the run
+// at once, for dopri5 and bdf, with the budget and a hint.
+
+TEST(HostileRound3, TinyInertiaStopsEarlyWithAHint) {
+  Dir dir;
+  std::string model = testing::ReadFileBytes(testing::SourcePath("examples/fourbar.yaml"));
+  const size_t at = model.find("Ib: mb*b^2/12");
+  ASSERT_NE(at, std::string::npos);
+  model.replace(at, 13, "Ib: mb*b^2/2147483648");
+  std::ofstream(dir / "fourbar.yaml") << model;
+  const std::string out = (dir / "o.csv").string();
+  for (const char* method : {"dopri5", "bdf"}) {
+    SCOPED_TRACE(method);
+    const CliResult r =
+        Paynter({"simulate", (dir / "fourbar.yaml").string(), "--t-end", "0.1", "--method", method, "-o", out});
+    EXPECT_EQ(r.exit_code(), 1) << r.out;
+    EXPECT_LT(r.seconds, 10.0) << r.out;  // minutes before; the forecast needs a few thousand steps
+    EXPECT_NE(r.out.find("over the step budget of 1000000 (the step forecast)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("very small mass, inertia"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("--max-steps"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("fourbar.yaml"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(out));
+  }
+  // The model as written runs as before.
+  const CliResult ok = Paynter({"simulate", testing::SourcePath("examples/fourbar.yaml"), "--t-end", "0.1", "-o", out});
+  EXPECT_EQ(ok.exit_code(), 0) << ok.out;
+}
+
+// ---------------------------------------------------------------------------
+// Item 3: the bouncing ball past its Zeno point (4.065 s) stops with an error
+// naming the event; before it, the run is as before.
+
+TEST(HostileRound3, BouncingBallStopsBeforeItsZenoPoint) {
+  Dir dir;
+  const std::string ball = testing::SourcePath("examples/bouncing_ball.yaml"), out = (dir / "o.csv").string();
+  for (const char* method : {"dopri5", "bdf", "rk4"}) {
+    SCOPED_TRACE(method);
+    const CliResult r = Paynter({"simulate", ball, "--t-end", "5", "--method", method, "--stats", "-o", out});
+    EXPECT_EQ(r.exit_code(), 1) << r.out;
+    EXPECT_LT(r.seconds, 5.0) << r.out;
+    EXPECT_NE(r.out.find("event 'impact' fires ever sooner"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("accumulate at about t = 4.06"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("a Zeno point"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("bouncing_ball.yaml"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(out));
+  }
+  // t_end before the Zeno point: as many impacts as the exact solution has
+  // (21 impacts up to 4.03 s: t_k = 0.4515, 1.174, ...).
+  const CliResult r = Paynter({"simulate", ball, "--t-end", "4.03", "--stats", "-o", out});
+  EXPECT_EQ(r.exit_code(), 0) << r.out;
+  EXPECT_NE(r.out.find("events: 21 "), std::string::npos) << r.out;
+}
+
+// ---------------------------------------------------------------------------
+// Item 4: lib: names a file of the component library, nothing outside it.
+
+TEST(HostileRound3, LibraryPathsStayInsideTheLibrary) {
+  Dir dir;
+  std::ofstream(dir / "x.yaml") << "ports: [p]\nelements:\n  - {name: p, kind: \"1\"}\nbonds: []\n";
+  const std::string rel = fs::relative(dir / "x", testing::SourcePath("library")).string();
+  for (const std::string& use : {"lib:" + rel, "lib:" + (dir / "x").string(), std::string("lib:../examples/rlc"),
+                                 std::string("lib:electrical/../../examples/rlc")}) {
+    SCOPED_TRACE(use);
+    const std::string yaml = "instances:\n  - {name: a, use: \"" + use + "\"}\n" +
+                             "elements:\n  - {name: S, kind: Se, effort: 1}\nbonds:\n  - [S, a.p]\n";
+    const Diagnostic d = ErrorOf(yaml);
+    EXPECT_NE(d.message.find("leaves the component library"), std::string::npos) << d.ToString();
+    EXPECT_EQ(d.where.line, 2) << d.ToString();
+    EXPECT_EQ(d.element, "a") << d.ToString();
+    EXPECT_NE(d.hint.find("without lib:"), std::string::npos) << d.ToString();
+  }
+  // A library component still loads.
+  const std::string good = "instances:\n  - {name: d, use: \"lib:rotational/damper\", parameters: {b: 1}}\n"
+                           "elements:\n  - {name: S, kind: Sf, flow: 1}\nbonds:\n  - [S, d.p]\n";
+  try {
+    LoadModelFromString(good, (dir / "good.yaml").string());
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).find("leaves the component library"), std::string::npos) << e.what();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Item 5: a range whose span overflows a double.
+
+TEST(HostileRound3, SweepRangeSpanningMoreThanADoubleHolds) {
+  const SweepRange r = ParseSweepRange("B=1e308:-1e308:3");
+  EXPECT_EQ(SweepValues(r), (std::vector<double>{1e308, 0, -1e308}));
+  const SweepRange w = ParseSweepRange("B=-1.7e308:1.7e308:5");
+  for (double v : SweepValues(w)) EXPECT_TRUE(std::isfinite(v)) << v;
+  EXPECT_EQ(SweepValues(w)[2], 0);
+  // Ordinary ranges are unchanged.
+  EXPECT_EQ(SweepValues(ParseSweepRange("x=0:1:5")), (std::vector<double>{0, 0.25, 0.5, 0.75, 1}));
+}
+
+// ---------------------------------------------------------------------------
+// Item 7: a control character followed by a quote, in a title and a column
+// name, is written to gnuplot as the text it is; the plot is made.
+
+TEST(HostileRound3, ControlCharacterBeforeAQuoteKeepsThePlot) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) GTEST_SKIP() << "no gnuplot";
+  Dir dir;
+  const std::string csv = (dir / "d.csv").string(), png = (dir / "p.svg").string();
+  std::ofstream(csv) << "t,a\x01'b,'\x02'\n0,1,2\n1,2,3\n";
+  const CliResult r = Paynter({"plot", csv, "-o", png, "--title", "x\x01'y'\x7f''"});
+  EXPECT_EQ(r.exit_code(), 0) << r.out;
+  ASSERT_TRUE(fs::exists(png)) << r.out;
+  const std::string svg = testing::ReadFileBytes(png);
+  EXPECT_NE(svg.find("'y'"), std::string::npos) << svg.substr(0, 2000);
+}
+
+// ---------------------------------------------------------------------------
+// Item 8: a device as the model, and a model file over kMaxModelFileBytes.
+
+TEST(HostileRound3, DevicesAndHugeModelFilesAreRefused) {
+  const auto start = std::chrono::steady_clock::now();
+  const CliResult r = Paynter({"check", "/dev/zero"});
+  EXPECT_EQ(r.exit_code(), 1) << r.out;
+  EXPECT_LT(r.seconds, 1.0);
+  EXPECT_NE(r.out.find("/dev/zero"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not a regular file"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("a device"), std::string::npos) << r.out;
+  Dir dir;
+  const fs::path big = dir / "big.yaml";
+  {
+    std::ofstream out(big);
+    out << kSmallModel;
+    const std::string comment = "# " + std::string(1022, 'x') + "\n";
+    for (size_t n = 0; n <= kMaxModelFileBytes / comment.size(); ++n) out << comment;
+  }
+  const CliResult b = Paynter({"check", big.string()});
+  EXPECT_EQ(b.exit_code(), 1) << b.out;
+  EXPECT_NE(b.out.find("larger than 16777216 bytes (kMaxModelFileBytes)"), std::string::npos) << b.out;
+  EXPECT_LT(SecondsSince(start), 5.0);
+  // A FIFO is refused before it is opened (opening it would wait for a
+  // writer for ever).
+  const fs::path fifo = dir / "fifo.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const CliResult p = Paynter({"check", fifo.string()});
+  EXPECT_EQ(p.exit_code(), 1) << p.out;
+  EXPECT_NE(p.out.find("not a regular file"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("a pipe"), std::string::npos) << p.out;
+}
+
+// ---------------------------------------------------------------------------
+// Item 9: a run killed with SIGKILL leaves its temporary; the next output
+// written there removes it (and only temporaries of processes gone). A
+// replaced output keeps its mode.
+
+std::vector<std::string> Temporaries(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().rfind(".paynter-", 0) == 0) names.push_back(e.path().filename().string());
+  return names;
+}
+
+std::string HostName() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::string t;
+  for (const char* c = host; *c && t.size() < 64; ++c)
+    t += std::isalnum(static_cast<unsigned char>(*c)) || *c == '.' || *c == '_' ? *c : '_';
+  return t.empty() ? "host" : t;
+}
+
+TEST(HostileRound3, KilledRunsTemporaryIsRemovedByTheNextWrite) {
+  Dir dir;
+  const std::string model = testing::SourcePath("examples/rlc.yaml");
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int null_fd = ::open("/dev/null", O_WRONLY);
+    ::dup2(null_fd, 1);
+    ::dup2(null_fd, 2);
+    const std::string out = (dir / "long.csv").string();
+    ::execl(PAYNTER_EXE, PAYNTER_EXE, "simulate", model.c_str(), "--t-end", "1e5", "--dt-out", "0.01",
+            "--max-steps", "1000000000", "-o", out.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Wait for its temporary to grow, then kill it as hard as can be.
+  bool grown = false;
+  for (int i = 0; i < 600 && !grown; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (const auto& name : Temporaries(dir.path())) {
+      std::error_code ec;
+      grown = grown || fs::file_size(dir / name, ec) > 0;
+    }
+  }
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(grown) << "the run wrote nothing";
+  const std::vector<std::string> left = Temporaries(dir.path());
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_NE(left[0].find("-" + std::to_string(pid) + "-"), std::string::npos) << left[0];
+  // Temporaries that are not to be removed: of a live process (this one), of
+  // another host, named otherwise.
+  const std::string host = HostName();
+  const std::vector<std::string> kept = {".paynter-" + host + "-" + std::to_string(::getpid()) + "-abcdef.tmp",
+                                         ".paynter-otherhost-" + std::to_string(pid) + "-abcdef.tmp",
+                                         ".paynter-" + host + "-" + std::to_string(pid) + "-abcdef.tmp.keep",
+                                         ".paynter-abcdef.tmp"};
+  for (const auto& k : kept) std::ofstream(dir / k) << "x";
+  // A dead process's temporary that is a link is not followed or removed.
+  fs::create_symlink(dir / "target", dir / (".paynter-" + host + "-" + std::to_string(pid) + "-linkkk.tmp"));
+  const CliResult r = Paynter({"simulate", model, "--t-end", "0.1", "-o", (dir / "short.csv").string()});
+  ASSERT_EQ(r.exit_code(), 0) << r.out;
+  EXPECT_FALSE(fs::exists(dir / left[0]));
+  for (const auto& k : kept) EXPECT_TRUE(fs::exists(dir / k)) << k;
+  EXPECT_TRUE(fs::is_symlink(dir / (".paynter-" + host + "-" + std::to_string(pid) + "-linkkk.tmp")));
+}
+
+TEST(HostileRound3, ReplacedOutputKeepsItsMode) {
+  Dir dir;
+  const fs::path out = dir / "private.csv";
+  std::ofstream(out) << "old\n";
+  ::chmod(out.c_str(), 0600);
+  const CliResult r = Paynter({"simulate", testing::SourcePath("examples/rlc.yaml"), "--t-end", "0.1", "-o", out});
+  ASSERT_EQ(r.exit_code(), 0) << r.out;
+  struct stat st {};
+  ASSERT_EQ(::stat(out.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_NE(testing::ReadFileBytes(out), "old\n");
+  // A new output gets the mode of any new file.
+  const fs::path fresh = dir / "fresh.csv";
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ASSERT_EQ(Paynter({"simulate", testing::SourcePath("examples/rlc.yaml"), "--t-end", "0.1", "-o", fresh}).status, 0);
+  ASSERT_EQ(::stat(fresh.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0666u & ~mask);
+}
+
+// ---------------------------------------------------------------------------
+// Item 10: a sweep at its 10^8-run cap is defined at once, in little memory;
+// one run over the cap is refused before anything else.
+
+TEST(HostileRound3, SweepAtItsCapIsNotMaterialized) {
+  RunOptions base;
+  base.file = testing::SourcePath("examples/rlc.yaml");
+  const auto start = std::chrono::steady_clock::now();
+  const SweepDefinition def =
+      MakeSweep(base, {ParseSweepRange("R=1:2:10000"), ParseSweepRange("L=1:3:10000")}, "");
+  EXPECT_LT(SecondsSince(start), 1.0);
+  EXPECT_EQ(def.size(), 100000000);
+  EXPECT_EQ(def.RunValues(0), (std::vector<double>{1, 1}));
+  EXPECT_EQ(def.RunValues(1), (std::vector<double>{1, 1 + 2.0 / 9999}));
+  EXPECT_EQ(def.RunValues(10000), (std::vector<double>{1 + 1.0 / 9999, 1}));
+  EXPECT_EQ(def.RunValues(def.size() - 1), (std::vector<double>{2, 3}));
+  EXPECT_EQ(def.OptionsFor(def.size() - 1).params.back(), (std::pair<std::string, double>{"L", 3}));
+  try {
+    MakeSweep(base, {ParseSweepRange("R=1:2:10000"), ParseSweepRange("L=1:3:10001")}, "");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("at most 10^8 runs"), std::string::npos) << e.what();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Item 11: a wrong unit on an output is blamed on the output's line.
+
+TEST(HostileRound3, OutputUnitMismatchIsBlamedOnTheOutput) {
+  std::string model = testing::ReadFileBytes(testing::SourcePath("examples/dc_motor_units.yaml"));
+  const size_t at = model.find("current: f_armature A");
+  ASSERT_NE(at, std::string::npos);
+  const int line = 1 + static_cast<int>(std::count(model.begin(), model.begin() + static_cast<long>(at), '\n'));
+  model.replace(at, 21, "current: f_armature V");
+  const Diagnostic d = ErrorOf(model, "motor.yaml");
+  EXPECT_EQ(d.where.line, line) << d.ToString();
+  EXPECT_NE(d.ToString().find("output 'current'"), std::string::npos) << d.ToString();
+  EXPECT_EQ(d.ToString().find("junction"), std::string::npos) << d.ToString();
+  // As written, the example loads.
+  EXPECT_NO_THROW(LoadModel(testing::SourcePath("examples/dc_motor_units.yaml")));
+}
+
+}  // namespace
+}  // namespace paynter
