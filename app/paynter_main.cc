@@ -373,8 +373,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (draw->parsed()) {
-      const MethodView view = LoadForMethod(file, constraints);
-      const Model& m = view.model;
+      MethodView view = LoadForMethod(file, constraints);
+      Model& m = view.model;  // the Lagrangian procedures add their artificial sources
       CausalityOptions opt;
       opt.procedure = ParseProcedure(procedure);
       if (opt.procedure == CausalityProcedure::kLaCAP && !m.generalized.empty()) opt.generalized = m.generalized;
