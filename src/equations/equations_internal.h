@@ -38,8 +38,8 @@ std::vector<std::string> CanonicalTerms(const GiNaC::ex& e, bool latex);
 // collected (textbook.cc). The same function of its symbols; for printing.
 GiNaC::ex TextbookForm(const GiNaC::ex& e, const std::set<std::string>& parameters,
                        const std::set<std::string>& inertias);
-// The same when e expands into a readable number of terms (at most a few
-// hundred); false (and `out` untouched) when it does not.
+// The same when e expands into a readable number of terms (at most 150);
+// false (and `out` untouched) when it does not.
 bool TextbookForm(const GiNaC::ex& e, const std::set<std::string>& parameters, const std::set<std::string>& inertias,
                   GiNaC::ex* out);
 

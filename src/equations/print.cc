@@ -202,6 +202,7 @@ class Textbook {
  public:
   Textbook(const EquationSystem& sys, const Model& model, const std::vector<std::pair<ex, ex>>& where)
       : on_(sys.form != Formulation::kState) {
+    if (!on_) return;
     parameters_.insert(sys.parameter_names.begin(), sys.parameter_names.end());
     // The bodies' masses and moments of inertia: the parameters of the I
     // elements' laws.
@@ -211,19 +212,9 @@ class Textbook {
         if (GiNaC::is_a<GiNaC::symbol>(*it) && parameters_.count(GiNaC::ex_to<GiNaC::symbol>(*it).get_name()))
           inertias_.insert(GiNaC::ex_to<GiNaC::symbol>(*it).get_name());
     }
-    for (const auto& [v, value] : where) values_[v] = value;
-    // The moduli in terms of states and parameters only.
-    for (int pass = 0; pass < 64; ++pass) {
-      bool changed = false;
-      for (auto& [v, value] : values_) {
-        const ex next = SubsSymbols(value, values_);
-        if (!next.is_equal(value)) {
-          value = next;
-          changed = true;
-        }
-      }
-      if (!changed) break;
-    }
+    // The moduli in terms of states and parameters only: each is defined in
+    // terms of those before it (program order), so one pass closes them.
+    for (const auto& [v, value] : where) values_[v] = SubsSymbols(value, values_);
   }
   // The expression to print for `e`, and whether it is a textbook form
   // (otherwise the caller prints `e` as it always has).

@@ -73,8 +73,12 @@ bool IsTrig(const ex& f, bool* is_sin) {
   return false;
 }
 
-// Step 3: one pair of terms combined by an angle-sum identity, if any.
+// Step 3: one pair of terms combined by an angle-sum identity, if any. The
+// partner of a term is looked up in `index` (the terms, by GiNaC's order).
+using TermIndex = std::map<ex, size_t, GiNaC::ex_is_less>;
 bool CombineOnePair(std::vector<ex>* terms) {
+  TermIndex index;
+  for (size_t k = 0; k < terms->size(); ++k) index.emplace((*terms)[k], k);
   for (size_t k = 0; k < terms->size(); ++k) {
     const std::vector<ex> factors = Factors((*terms)[k]);
     for (size_t i = 0; i < factors.size(); ++i) {
@@ -82,22 +86,20 @@ bool CombineOnePair(std::vector<ex>* terms) {
       if (!IsTrig(factors[i], &sin_i)) continue;
       for (size_t j = 0; j < factors.size(); ++j) {
         bool sin_j = false;
-        if (j == i || !IsTrig(factors[j], &sin_j)) continue;
         // cos(a)cos(b) pairs with sin(a)sin(b); sin(a)cos(b) with cos(a)sin(b).
-        if (sin_j) continue;
+        if (j == i || !IsTrig(factors[j], &sin_j) || sin_j) continue;
         ex rest = 1;
         for (size_t m = 0; m < factors.size(); ++m)
           if (m != i && m != j) rest *= factors[m];
         const ex a = factors[i].op(0), b = factors[j].op(0);
         const ex partner = sin_i ? rest * GiNaC::cos(a) * GiNaC::sin(b) : rest * GiNaC::sin(a) * GiNaC::sin(b);
-        for (size_t l = 0; l < terms->size(); ++l) {
-          if (l == k) continue;
-          const bool plus = (*terms)[l].is_equal(partner), minus = (*terms)[l].is_equal(-partner);
-          if (!plus && !minus) continue;
+        for (const bool plus : {true, false}) {
+          auto it = index.find(plus ? partner : ex(-partner));
+          if (it == index.end() || it->second == k) continue;
           const ex combined = sin_i ? rest * GiNaC::sin(plus ? a + b : a - b) : rest * GiNaC::cos(plus ? a - b : a + b);
           std::vector<ex> out;
           for (size_t m = 0; m < terms->size(); ++m)
-            if (m != k && m != l) out.push_back((*terms)[m]);
+            if (m != k && m != it->second) out.push_back((*terms)[m]);
           out.push_back(combined);
           *terms = out;
           return true;
@@ -191,7 +193,7 @@ double ExpandedTerms(const ex& e, double limit) {
 
 bool TextbookForm(const GiNaC::ex& e, const std::set<std::string>& parameters, const std::set<std::string>& inertias,
                   GiNaC::ex* out) {
-  constexpr double kMaxTerms = 400;
+  constexpr double kMaxTerms = 150;
   if (ExpandedTerms(e, kMaxTerms) > kMaxTerms) return false;
   *out = TextbookForm(e, parameters, inertias);
   return true;
