@@ -84,6 +84,28 @@ def test_rlc_against_its_analytic_solution():
     assert np.max(np.abs(r["charge"] - q)) < 1e-9
 
 
+@pytest.mark.parametrize("procedure", ["SCAP", "HaCAP", "LaCAP", "LCAP", "RCAP"])
+def test_causality_takes_every_procedure_on_every_example(procedure):
+    # The report of the command line, or a located error (ModelError, naming
+    # the file) or the conflicts' report (Error with .report); never an
+    # internal error. LaCAP and LCAP failed with "internal: ... pass a mutable
+    # Model" on every model before they were given the model to add their
+    # artificial sources to.
+    examples = sorted(os.listdir(os.path.join(SOURCE, "examples")))
+    for name in [n for n in examples if n.endswith(".yaml")]:
+        path = os.path.join(SOURCE, "examples", name)
+        expected = cli("causality", path, "--procedure", procedure)
+        try:
+            text = paynter.load(path).causality(procedure=procedure)
+            assert expected.returncode == 0, name
+            assert text == expected.stdout, name
+        except paynter.ModelError as e:
+            assert expected.returncode == 1 and name in expected.stderr, name
+            assert e.file and name in e.file and "internal" not in e.message, (name, e.message)
+        except paynter.Error as e:
+            assert hasattr(e, "report") and expected.returncode == 1 and e.report == expected.stdout, (name, str(e))
+
+
 def test_reports_equal_command_line():
     m = paynter.load(B1)
     assert m.check() == cli("check", B1).stdout

@@ -389,8 +389,8 @@ int main(int argc, char** argv) {
     }
     if (draw->parsed()) {
       const CausalityProcedure proc = ParseProcedure(procedure);
-      const MethodView view = LoadForMethod(file, ParseConstraintMethod(constraints));
-      const Model& m = view.model;
+      MethodView view = LoadForMethod(file, ParseConstraintMethod(constraints));
+      Model& m = view.model;  // the Lagrangian procedures add their artificial sources
       CausalityOptions opt;
       opt.procedure = proc;
       if (opt.procedure == CausalityProcedure::kLaCAP && !m.generalized.empty()) opt.generalized = m.generalized;

@@ -31,6 +31,18 @@ std::string PrintCanonical(const GiNaC::ex& e, bool latex);
 // its order (a non-sum: itself).
 std::vector<std::string> CanonicalTerms(const GiNaC::ex& e, bool latex);
 
+// `e` as a textbook prints it: expanded, sin^2+cos^2 = 1 and the angle-sum
+// identities applied, each body's terms gathered (the symbols named in
+// `inertias`: masses and moments of inertia), like terms gathered by their
+// part in everything but the symbols named in `parameters`, common factors
+// collected (textbook.cc). The same function of its symbols; for printing.
+GiNaC::ex TextbookForm(const GiNaC::ex& e, const std::set<std::string>& parameters,
+                       const std::set<std::string>& inertias);
+// The same when e expands into a readable number of terms (at most 150);
+// false (and `out` untouched) when it does not.
+bool TextbookForm(const GiNaC::ex& e, const std::set<std::string>& parameters, const std::set<std::string>& inertias,
+                  GiNaC::ex* out);
+
 // Symbol <-> slot index.
 struct SlotLayout {
   std::vector<GiNaC::symbol> symbols;

@@ -194,7 +194,76 @@ std::string Title(const EquationSystem& sys) {
 // follows except the modulus variables of MTF/MGY elements and their time
 // derivatives, which are listed after ("where ...") as the paper writes t_i
 // and their derivatives.
-void RenderImplicit(const EquationSystem& sys, Style style, std::ostringstream& os) {
+// The classical forms (Lagrange, Hamilton) as a textbook prints them: each
+// expression in TextbookForm, with the moduli it uses kept as names or
+// replaced by their values, whichever reads shorter. The moduli still named
+// are collected in `used`.
+class Textbook {
+ public:
+  Textbook(const EquationSystem& sys, const Model& model, const std::vector<std::pair<ex, ex>>& where)
+      : on_(sys.form != Formulation::kState) {
+    if (!on_) return;
+    parameters_.insert(sys.parameter_names.begin(), sys.parameter_names.end());
+    // The bodies' masses and moments of inertia: the parameters of the I
+    // elements' laws.
+    for (const Element& el : model.elements) {
+      if (el.kind != ElementKind::kI) continue;
+      for (GiNaC::const_preorder_iterator it = el.law.preorder_begin(); it != el.law.preorder_end(); ++it)
+        if (GiNaC::is_a<GiNaC::symbol>(*it) && parameters_.count(GiNaC::ex_to<GiNaC::symbol>(*it).get_name()))
+          inertias_.insert(GiNaC::ex_to<GiNaC::symbol>(*it).get_name());
+    }
+    // The moduli in terms of states and parameters only: each is defined in
+    // terms of those before it (program order), so one pass closes them.
+    for (const auto& [v, value] : where) values_[v] = SubsSymbols(value, values_);
+  }
+  // The expression to print for `e`, and whether it is a textbook form
+  // (otherwise the caller prints `e` as it always has).
+  bool Rewrite(const ex& e, ex* out) {
+    if (!on_) return false;
+    ex named, closed;
+    if (!TextbookForm(e, parameters_, inertias_, &named)) return false;
+    if (values_.empty() || !TextbookForm(SubsSymbols(e, values_), parameters_, inertias_, &closed)) closed = named;
+    const size_t raw = std::min(PrintCanonical(e, false).size(), PrintCanonical(e.expand(), false).size());
+    const size_t a = PrintCanonical(named, false).size(), b = PrintCanonical(closed, false).size();
+    if (a > 2 * raw) return false;
+    // The moduli are written out where that reads about as short and puts no
+    // coordinate below a fraction bar: the pendulum's lever L/2*cos(gamma) is
+    // clearer in its equation than a name, while the quick return's t_i
+    // (which divide by cos(theta3) and the slider's length) stay names, as
+    // seed 000 prints them.
+    *out = b <= 2 * a && !DividesByVariable(closed) ? closed : named;
+    Use(*out);
+    return true;
+  }
+  // Records the moduli that `e` names (and those their values name).
+  void Use(const ex& e) {
+    for (GiNaC::const_preorder_iterator it = e.preorder_begin(); it != e.preorder_end(); ++it)
+      if (GiNaC::is_a<GiNaC::symbol>(*it) && values_.count(*it)) used_.insert(GiNaC::ex_to<GiNaC::symbol>(*it).get_name());
+  }
+  // Whether e has a negative power of something that is not a parameter.
+  bool DividesByVariable(const ex& e) const {
+    for (GiNaC::const_preorder_iterator it = e.preorder_begin(); it != e.preorder_end(); ++it) {
+      if (!GiNaC::is_exactly_a<GiNaC::power>(*it) || !GiNaC::is_a<GiNaC::numeric>(it->op(1)) ||
+          !GiNaC::ex_to<GiNaC::numeric>(it->op(1)).is_negative())
+        continue;
+      const ex base = it->op(0);
+      for (GiNaC::const_preorder_iterator s = base.preorder_begin(); s != base.preorder_end(); ++s)
+        if (GiNaC::is_a<GiNaC::symbol>(*s) && !parameters_.count(GiNaC::ex_to<GiNaC::symbol>(*s).get_name())) return true;
+    }
+    return false;
+  }
+  bool Shows(const ex& v) const { return !on_ || used_.count(GiNaC::ex_to<GiNaC::symbol>(v).get_name()); }
+  bool Rewrite(const ex& e, ex* out, bool) const { return TextbookForm(e, parameters_, inertias_, out); }
+  bool on() const { return on_; }
+
+ private:
+  bool on_;
+  std::set<std::string> parameters_, inertias_;
+  GiNaC::exmap values_;
+  std::set<std::string> used_;
+};
+
+void RenderImplicit(const EquationSystem& sys, const Model& model, Style style, std::ostringstream& os) {
   const bool tex = style == Style::kLatex;
   const std::string eqsign = tex ? " &= " : " = ";
   const std::string eol = tex ? " \\\\\n" : "\n";
@@ -207,13 +276,28 @@ void RenderImplicit(const EquationSystem& sys, Style style, std::ostringstream& 
   for (const auto& d : sys.derivatives) derivs.insert(d.get_name());
   GiNaC::exmap chain;
   std::vector<std::pair<ex, ex>> where;  // kept variables and their values
+  for (const auto& st : sys.rhs.steps) {
+    if (st.kind != ProgramStep::Kind::kAssign) continue;
+    const GiNaC::symbol& target = sys.rhs.symbols[st.target];
+    const ex value = SubsSymbols(st.value, chain);
+    if (keep.count(target.get_name())) where.push_back({target, value});
+    else chain[target] = value;
+  }
+  Textbook book(sys, model, where);
+  // An expression as printed: the textbook's form for the classical forms,
+  // else as it is (`compact`: or expanded, when that reads as short).
+  auto show = [&](const ex& e, bool compact) {
+    ex t;
+    if (book.Rewrite(e, &t)) return ShowRhs(t, style);
+    book.Use(e);
+    return compact ? ShowCompact(e, style) : ShowRhs(e, style);
+  };
+  chain.clear();
   std::ostringstream body;
   for (const auto& st : sys.rhs.steps) {
     if (st.kind == ProgramStep::Kind::kAssign) {
       const GiNaC::symbol& target = sys.rhs.symbols[st.target];
-      const ex value = SubsSymbols(st.value, chain);
-      if (keep.count(target.get_name())) where.push_back({target, value});
-      else chain[target] = value;
+      if (!keep.count(target.get_name())) chain[target] = SubsSymbols(st.value, chain);
       continue;
     }
     const ImplicitBlock* info = nullptr;
@@ -232,20 +316,19 @@ void RenderImplicit(const EquationSystem& sys, Style style, std::ostringstream& 
       for (size_t i = 0; i < n; ++i) {
         for (size_t j = 0; j < n; ++j)
           body << (tex ? "  M_{" : "  M[") << i + 1 << "," << j + 1 << (tex ? "}" : "]") << eqsign
-               << ShowCompact(SubsSymbols(st.jacobian[i * n + j], chain), style) << eol;
+               << show(SubsSymbols(st.jacobian[i * n + j], chain), true) << eol;
         body << (tex ? "  f_{" : "  f[") << i + 1 << (tex ? "}" : "]") << eqsign
-             << ShowCompact(SubsSymbols(-st.residuals[i].subs(zero, GiNaC::subs_options::no_pattern), chain), style)
-             << eol;
+             << show(SubsSymbols(-st.residuals[i].subs(zero, GiNaC::subs_options::no_pattern), chain), true) << eol;
       }
     } else {
-      for (size_t i = 0; i < n; ++i) body << (tex ? "  0 &= " : "  0 = ") << ShowRhs(SubsSymbols(st.residuals[i], chain), style) << eol;
+      for (size_t i = 0; i < n; ++i) body << (tex ? "  0 &= " : "  0 = ") << show(SubsSymbols(st.residuals[i], chain), false) << eol;
     }
   }
   // State derivatives not solved in a block.
   for (size_t i = 0; i < sys.states.size(); ++i) {
     auto it = chain.find(sys.derivatives[i]);
     if (it == chain.end()) continue;
-    body << "  " << ShowDerivative(sys.states[i], style, sys.state_names[i]) << eqsign << ShowRhs(it->second, style)
+    body << "  " << ShowDerivative(sys.states[i], style, sys.state_names[i]) << eqsign << show(it->second, false)
          << eol;
   }
   if (!sys.constraints.empty()) {
@@ -259,18 +342,28 @@ void RenderImplicit(const EquationSystem& sys, Style style, std::ostringstream& 
         if (next.is_equal(closed)) break;
         closed = next;
       }
-      body << (tex ? "  0 &= " : "  constraint 0 = ") << ShowRhs(closed, style) << eol;
+      body << (tex ? "  0 &= " : "  constraint 0 = ") << show(closed, false) << eol;
     }
   }
   os << (tex ? "\\begin{align}\n" : "\n" + Title(sys) + ":\n") << body.str();
-  if (!where.empty()) {
-    os << (tex ? "  & \\text{where} \\\\\n" : "where\n");
-    for (const auto& [v, value] : where) os << "  " << Show(v, style) << eqsign << ShowRhs(value, style) << eol;
+  // The moduli the equations name, each defined in terms of those before it
+  // (so the last are decided first).
+  std::vector<std::string> defined(where.size());
+  for (size_t k = where.size(); k-- > 0;) {
+    if (!book.Shows(where[k].first)) continue;
+    ex t;
+    const bool textbook = book.on() && book.Rewrite(where[k].second, &t, false) &&
+                          PrintCanonical(t, false).size() <= PrintCanonical(where[k].second, false).size();
+    book.Use(textbook ? t : where[k].second);
+    defined[k] = "  " + Show(where[k].first, style) + eqsign + ShowRhs(textbook ? t : where[k].second, style) + eol;
   }
+  std::string where_text;
+  for (const std::string& d : defined) where_text += d;
+  if (!where_text.empty()) os << (tex ? "  & \\text{where} \\\\\n" : "where\n") << where_text;
   if (tex) os << "\\end{align}\n";
 }
 
-std::string Render(const EquationSystem& sys, Style style) {
+std::string Render(const EquationSystem& sys, const Model& model, Style style) {
   std::ostringstream os;
   const bool tex = style == Style::kLatex;
   const std::map<std::string, std::string> dotted = DottedNames(sys);
@@ -301,7 +394,7 @@ std::string Render(const EquationSystem& sys, Style style) {
     }
     if (tex) os << "\\end{align}\n";
   } else {
-    RenderImplicit(sys, style, os);
+    RenderImplicit(sys, model, style, os);
   }
   if (!tex && !sys.output_names.empty()) {
     os << "\noutputs:\n";
@@ -361,8 +454,8 @@ std::string DottedLatexName(const std::string& name) {
   return dotted + "_{" + fmt::format("{}", fmt::join(subscripts, ",")) + "}";
 }
 
-std::string EquationSystem::ToText(const Model&) const { return Render(*this, Style::kText); }
-std::string EquationSystem::ToLatex(const Model&) const { return Render(*this, Style::kLatex); }
+std::string EquationSystem::ToText(const Model& model) const { return Render(*this, model, Style::kText); }
+std::string EquationSystem::ToLatex(const Model& model) const { return Render(*this, model, Style::kLatex); }
 std::string EquationSystem::Latex(const GiNaC::ex& e) const { return ShowLatex(e, DottedNames(*this)); }
 
 }  // namespace paynter

@@ -190,8 +190,10 @@ int CheckReport(const std::string& path, std::ostream& out) {
 
 int CausalityText(const std::string& path, CausalityProcedure procedure, ConstraintMethod constraints,
                   std::ostream& out) {
-  const MethodView view = LoadForMethod(path, constraints);
-  const Model& m = view.model;
+  // Not const: the Lagrangian procedures add their artificial sources to the
+  // model, and the report shows them.
+  MethodView view = LoadForMethod(path, constraints);
+  Model& m = view.model;
   out << MethodHeader(view);
   CausalityOptions opt;
   opt.procedure = procedure;
