@@ -640,6 +640,9 @@ class Checker {
         case LawForm::kFlow: Add(e.law, F(0), ctx, b0, "the flow", weak); break;
         case LawForm::kConstraint: Add(e.law, F(0), ctx, b0, "the flow", weak); break;
         case LawForm::kNone: case LawForm::kField: break;
+        // Switched elements (Coulomb friction, ideal diodes): no unit relation
+        // is drawn from their laws yet.
+        case LawForm::kCoulomb: case LawForm::kDiode: break;
       }
     }
     for (const auto& d : m_.displacements)
