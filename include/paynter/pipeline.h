@@ -51,6 +51,7 @@ struct LoadOptions {
   bool energy = false;                                // the energy pass
   bool poses = false;                                 // the poses pass
   std::map<std::string, double> overrides;            // the overrides pass (--param)
+  bool keep_written = false;                          // Load: keep a copy of the spec as written (LoadedModel::written)
 };
 
 enum class LoadPass { kRead, kSubmodels, kOverrides, kPoses, kMultibody, kVectorBonds, kParasitic, kEnergy };
@@ -71,10 +72,10 @@ LoadPass ParseLoadPass(const std::string& name, const std::string& file = "");
 bool InJointCoordinates(Formulation form);
 
 struct LoadedModel {
-  ModelSpec written;      // after submodels: the model as written, flat (drawings group by it)
+  ModelSpec written;      // with LoadOptions::keep_written: after submodels, the model as written, flat
   ModelSpec spec;         // after every pass: what BuildModel read
   Model model;
-  bool mechanism = false; // the file has a `multibody:` section
+  bool mechanism = false; // the model (its submodels flattened) has a `multibody:` section
 };
 
 // Runs every pass and builds the Model. Throws Error (file, line, element,

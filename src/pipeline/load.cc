@@ -47,8 +47,10 @@ bool InJointCoordinates(Formulation form) {
 namespace {
 
 // Runs the passes up to `last` (all of them when empty) on `spec`, which the
-// read pass has filled; `written` (when given) receives the flat spec as written.
-void RunPasses(ModelSpec* spec, const LoadOptions& o, std::optional<LoadPass> last, ModelSpec* written) {
+// read pass has filled; `written` (when given) receives the flat spec as
+// written, `mechanism` (when given) whether it has a multibody section.
+void RunPasses(ModelSpec* spec, const LoadOptions& o, std::optional<LoadPass> last, ModelSpec* written,
+               bool* mechanism = nullptr) {
   for (const auto& p : LoadPasses()) {
     switch (p.pass) {
       case LoadPass::kRead:
@@ -56,6 +58,7 @@ void RunPasses(ModelSpec* spec, const LoadOptions& o, std::optional<LoadPass> la
       case LoadPass::kSubmodels:
         FlattenSubmodels(spec);
         if (written) *written = *spec;
+        if (mechanism) *mechanism = spec->multibody.present;
         break;
       case LoadPass::kOverrides:
         if (!o.overrides.empty()) ApplyParameterOverrides(spec, o.overrides);
@@ -109,8 +112,7 @@ ModelSpec LoadSpec(const ModelSource& source, const LoadOptions& options, LoadPa
 LoadedModel Load(const ModelSource& source, const LoadOptions& options) {
   LoadedModel m;
   m.spec = Read(source);
-  RunPasses(&m.spec, options, std::nullopt, &m.written);
-  m.mechanism = m.written.multibody.present;
+  RunPasses(&m.spec, options, std::nullopt, options.keep_written ? &m.written : nullptr, &m.mechanism);
   m.model = BuildModel(m.spec);
   return m;
 }
