@@ -17,6 +17,7 @@
 #include <string>
 
 #include "native.h"
+#include "newton.h"
 #include "paynter/causality.h"
 #include "paynter/codegen.h"
 #include "paynter/equations.h"
@@ -128,6 +129,32 @@ std::string RunError(const CompiledProgram& prog, std::vector<double> slots) {
     return e.what();
   }
   return "";
+}
+
+// The minimum-norm solve of redundant constraints: a rank the relative
+// threshold (1e-10) decides, below Eigen's own default, is the rank the
+// decomposition is computed for. With the threshold set after the
+// decomposition, this nearly dependent pair gave [2, 0] or garbage (the
+// transformations of rank 1 were never computed) and the Bricard linkage's
+// multipliers went NaN in some runs and not others.
+TEST(Codegen, MinimumNormSolveUsesTheRankOfItsThreshold) {
+  Eigen::MatrixXd J(2, 2);
+  J << 1, 1, 1, 1 + 1e-12;
+  Eigen::VectorXd r(2);
+  r << 2, 2;
+  int rank = 0;
+  const Eigen::VectorXd x = codegen::MinimumNormSolve(J, 1e-10, r, &rank);
+  EXPECT_EQ(rank, 1);
+  ASSERT_TRUE(x.allFinite());
+  // The least-squares solutions of the rank-1 system x0 + x1 = 2; the one of
+  // minimum norm has x0 = x1.
+  EXPECT_NEAR(x(0), 1.0, 1e-9);
+  EXPECT_NEAR(x(1), 1.0, 1e-9);
+  // At a threshold below the pair's separation it is the full-rank solve.
+  const Eigen::VectorXd y = codegen::MinimumNormSolve(J, 1e-14, r, &rank);
+  EXPECT_EQ(rank, 2);
+  EXPECT_NEAR(y(0), 2.0, 1e-3);
+  EXPECT_NEAR(y(1), 0.0, 1e-3);
 }
 
 TEST(Codegen, TapeAndNativeAgreeOnExpressions) {

@@ -277,6 +277,18 @@ void RuntimeChecks::CheckBlockInputs(const double* s, int block) const {
     }
 }
 
+// The threshold is set before the decomposition: the orthogonal transformations
+// of the complete orthogonal decomposition are computed for the rank decided at
+// that time; a threshold set afterwards makes the solve use transformations that
+// were never computed (uninitialized memory).
+Eigen::VectorXd MinimumNormSolve(const Eigen::MatrixXd& J, double threshold, const Eigen::VectorXd& r, int* rank) {
+  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(J.rows(), J.cols());
+  cod.setThreshold(threshold);
+  cod.compute(J);
+  if (rank) *rank = static_cast<int>(cod.rank());
+  return cod.solve(r);
+}
+
 // ---------------------------------------------------------------------------
 // NewtonSolver
 
@@ -471,9 +483,7 @@ bool NewtonSolver::FactorRedundant(double threshold) {
     for (int j = 0; j < n_; ++j)
       if (!multiplier_[j] && std::fabs(kernel(j, c)) > 1e-8 * mag) return false;
   }
-  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(J_);
-  cod.setThreshold(threshold);
-  du_ = cod.solve(r_);
+  du_ = MinimumNormSolve(J_, threshold, r_, nullptr);
   rank_deficient_ = true;
   if (threshold == 1e-10) redundant_calls_left_ = 50;
   return std::isfinite(InfNorm(du_.data(), n_));
@@ -584,10 +594,9 @@ void NewtonSolver::Solve(double* s, BlockFns& fns) {
       fns.Residual(s, r_.data());
       rnorm = InfNorm(r_.data(), n_);
       if (!std::isfinite(rnorm)) ThrowNonFiniteResidual(s, true);
-      Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(J_);
-      cod.setThreshold(1e-10);
-      du_ = cod.solve(r_);
-      rank_deficient_ = cod.rank() < n_;
+      int rank = 0;
+      du_ = MinimumNormSolve(J_, 1e-10, r_, &rank);
+      rank_deficient_ = rank < n_;
       if (!rank_deficient_) redundant_calls_left_ = 0;  // rank came back: the regular path next time
     } else if (!Factor()) {
       // Redundant constraints: the minimum-norm solution, from u = 0 (so that

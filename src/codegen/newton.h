@@ -73,6 +73,11 @@ class RuntimeChecks {
 // minimum-norm ones, as the dense path's complete orthogonal decomposition
 // gives. Whatever the sparse path cannot solve to the dense path's tolerance
 // (a singular configuration, say) is handed to the dense path.
+// The minimum-norm least-squares solution of J x = r, with the columns whose
+// pivots (column-pivoted QR) fall below threshold times the largest taken as
+// dependent; *rank (when given) receives the rank so decided.
+Eigen::VectorXd MinimumNormSolve(const Eigen::MatrixXd& J, double threshold, const Eigen::VectorXd& r, int* rank);
+
 class NewtonSolver {
  public:
   NewtonSolver(const Plan& plan, int block, const CodegenOptions& options, const RuntimeChecks* checks);

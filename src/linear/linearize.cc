@@ -379,8 +379,11 @@ std::vector<double> Project(const Differentiator& diff, const EquationSystem& sy
   for (int it = 0; it < 50 && !free.empty() && v.h.size() > 0 && v.h.lpNorm<Eigen::Infinity>() > tol; ++it) {
     Eigen::MatrixXd Hf(v.H.rows(), static_cast<int>(free.size()));
     for (size_t j = 0; j < free.size(); ++j) Hf.col(static_cast<int>(j)) = v.H.col(free[j]) * scale(free[j]);
-    Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(Hf);
+    // The threshold before the decomposition: it decides the rank the
+    // decomposition's transformations are computed for.
+    Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(Hf.rows(), Hf.cols());
     cod.setThreshold(kRankTolerance);
+    cod.compute(Hf);
     const Eigen::VectorXd step = cod.solve(v.h);
     std::vector<double> trial = x;
     for (size_t j = 0; j < free.size(); ++j) trial[free[j]] -= step(static_cast<int>(j)) * scale(free[j]);
