@@ -19,6 +19,7 @@
 #include <thread>
 #include <variant>
 
+#include "paynter/analysis.h"
 #include "paynter/run.h"
 
 namespace py = pybind11;
@@ -298,6 +299,77 @@ std::string Report(const Source& src, const std::function<int(std::ostream&)>& r
 
 }  // namespace
 
+namespace {
+
+// A Matrix as a (rows, cols) array (a copy).
+py::array_t<double> ToArray(const Matrix& m) {
+  py::array_t<double> a({static_cast<py::ssize_t>(m.rows), static_cast<py::ssize_t>(m.cols)});
+  auto v = a.mutable_unchecked<2>();
+  for (int i = 0; i < m.rows; ++i)
+    for (int j = 0; j < m.cols; ++j) v(i, j) = m(i, j);
+  return a;
+}
+
+// `paynter compare` as a dict: the table's texts and, per method, its figures.
+py::dict ToPython(const MethodComparison& c) {
+  py::list methods;
+  for (size_t i = 0; i < c.runs.size(); ++i) {
+    const MethodRun& r = c.runs[i];
+    py::dict d;
+    d["method"] = ConstraintMethodName(r.method);
+    d["failure"] = r.failure.empty() ? py::object(py::none()) : py::object(py::str(r.failure));
+    if (r.failure.empty()) {
+      d["integrate_seconds"] = r.solution.stats.integrate_seconds;
+      d["steps"] = r.solution.stats.steps;
+      d["rhs_evals"] = r.solution.stats.rhs_evals;
+      d["position_drift"] = r.report.max_position_drift;
+      d["velocity_drift"] = r.method == ConstraintMethod::kParasitic ? py::object(py::none())
+                                                                        : py::object(py::float_(r.report.max_velocity_drift));
+      d["energy_balance"] = c.energy ? py::object(py::float_(c.EnergyBalance(i))) : py::object(py::none());
+      py::dict diff;
+      for (size_t k = 1; k < c.outputs.size(); ++k) diff[py::str(c.outputs[k])] = c.MaxDifference(i, k);
+      d["max_difference"] = diff;
+    }
+    methods.append(d);
+  }
+  py::dict out;
+  out["methods"] = methods;
+  out["reference"] = ConstraintMethodName(c.runs[c.reference].method);
+  out["outputs"] = std::vector<std::string>(c.outputs.begin() + 1, c.outputs.end());
+  out["markdown"] = ComparisonMarkdown(c);
+  out["csv"] = ComparisonCsv(c);
+  return out;
+}
+
+// A linearized model as a dict of arrays and names (the text of `paynter linearize` as "text").
+py::dict ToPython(const LinearizedModel& r) {
+  const LinearModel& lin = r.lin;
+  py::dict d;
+  d["A"] = ToArray(lin.A);
+  d["B"] = ToArray(lin.B);
+  d["C"] = ToArray(lin.C);
+  d["D"] = ToArray(lin.D);
+  d["states"] = lin.states;
+  d["inputs"] = lin.inputs;
+  d["outputs"] = lin.outputs;
+  d["t"] = lin.t;
+  d["x"] = lin.x;
+  d["dx"] = lin.dx;
+  d["y"] = lin.y;
+  d["all_states"] = lin.all_states;
+  d["dependent"] = lin.dependent;
+  d["all_x"] = lin.all_x;
+  d["V"] = ToArray(lin.V);
+  py::list eig;
+  for (const Mode& m : Modes(lin.A)) eig.append(py::make_tuple(m.lambda, m.zeta, m.wn));
+  d["modes"] = eig;
+  d["how"] = r.how;
+  d["text"] = LinearizationText(r);
+  return d;
+}
+
+}  // namespace
+
 PYBIND11_MODULE(_paynter, m) {
   m.doc() = "paynter's compiled core; use the package `paynter`";
   g_error = PyErr_NewException("paynter.Error", PyExc_Exception, nullptr);
@@ -390,6 +462,64 @@ PYBIND11_MODULE(_paynter, m) {
       return RunOne(prepared, prepared.compiled(), options);
     });
     return ToPython(std::move(out));
+  });
+  // `paynter compare`: every constraint method (as RunOptions says, but the method).
+  m.def("compare", [](const Source& src, const RunOptions& options) {
+    const MethodComparison c = Guarded(src, [&] { return CompareMethods(options); });
+    return ToPython(c);
+  });
+  // `paynter linearize` at an operating point: (params, states) as NAME -> value lists.
+  m.def("linearize", [](const Source& src, const Params& params, const Params& states, std::optional<double> at,
+                        bool steady) {
+    OperatingPointOptions o;
+    o.file = src.path;
+    o.params = params;
+    o.states = states;
+    o.at = at;
+    o.steady = steady;
+    const LinearizedModel r = Guarded(src, [&] { return LinearizeModel(o); });
+    return ToPython(r);
+  });
+  // `paynter bode`: the frequency response of one input to one output, as arrays.
+  m.def("bode", [](const Source& src, const Params& params, const Params& states, std::optional<double> at,
+                   bool steady, const std::string& input, const std::string& output, double w0, double w1,
+                   int points) {
+    OperatingPointOptions o;
+    o.file = src.path;
+    o.params = params;
+    o.states = states;
+    o.at = at;
+    o.steady = steady;
+    std::vector<BodePoint> pts;
+    std::string in_name, out_name;
+    Guarded(src, [&] {
+      const LinearizedModel r = LinearizeModel(o);
+      const int in = LinearChannel(r, input, "input", src.path);
+      const int out = LinearChannel(r, output, "output", src.path);
+      if (w0 == 0 || w1 == 0) {
+        double d0 = 0, d1 = 0;
+        DefaultFrequencyRange(r.lin, &d0, &d1);
+        if (w0 == 0) w0 = d0;
+        if (w1 == 0) w1 = d1;
+      }
+      pts = Bode(r.lin, in, out, w0, w1, points);
+      in_name = r.lin.inputs[in];
+      out_name = r.lin.outputs[out];
+      return 0;
+    });
+    std::vector<double> w, mag, phase;
+    for (const BodePoint& p : pts) {
+      w.push_back(p.w);
+      mag.push_back(p.magnitude_db);
+      phase.push_back(p.phase_deg);
+    }
+    py::dict d;
+    d["omega"] = py::array_t<double>(static_cast<py::ssize_t>(w.size()), w.data());
+    d["magnitude_db"] = py::array_t<double>(static_cast<py::ssize_t>(mag.size()), mag.data());
+    d["phase_deg"] = py::array_t<double>(static_cast<py::ssize_t>(phase.size()), phase.data());
+    d["input"] = in_name;
+    d["output"] = out_name;
+    return d;
   });
   // A list, in input order, of run dicts or exception objects.
   m.def("simulate_many", [](const Source& src, const RunOptions& options, const std::vector<Params>& sets,

@@ -11,6 +11,7 @@
 // paynter/report.h.
 #pragma once
 
+#include "paynter/analysis.h"
 #include "paynter/causality.h"
 #include "paynter/codegen.h"
 #include "paynter/constrained.h"

@@ -22,7 +22,8 @@ import tempfile
 
 from . import _paynter
 
-__all__ = ["Error", "ModelError", "Model", "Result", "load", "loads", "from_dict", "to_yaml", "simulate"]
+__all__ = ["Error", "ModelError", "Model", "Result", "Comparison", "Linearization", "load", "loads", "from_dict",
+           "to_yaml", "simulate"]
 
 #: Every failure of paynter (a failure outside the model: an internal error).
 Error = _paynter.Error
@@ -224,6 +225,78 @@ class Result:
         return fig
 
 
+class Comparison:
+    """Every constraint method on one model, as `paynter compare` tabulates it.
+
+    methods: a list of dicts, one per method (minimal-coordinates,
+    lagrange-multipliers, parasitic, zcp): "method", "failure" (None when it
+    ran, else the reason), "integrate_seconds", "steps", "rhs_evals",
+    "position_drift", "velocity_drift" (None for parasitic), "energy_balance",
+    "max_difference" (output -> largest difference to the reference).
+    reference: the method the differences are to; markdown and csv: the
+    table's texts (those `paynter compare` prints and writes).
+    """
+
+    def __init__(self, raw):
+        self.methods = [dict(m) for m in raw["methods"]]
+        self.reference = raw["reference"]
+        self.outputs = list(raw["outputs"])
+        self.markdown = raw["markdown"]
+        self.csv = raw["csv"]
+
+    def __getitem__(self, method):
+        for m in self.methods:
+            if m["method"] == method:
+                return m
+        raise KeyError("no method %r; the methods are %s" % (method, ", ".join(m["method"] for m in self.methods)))
+
+    def __repr__(self):
+        return self.markdown
+
+    def _repr_markdown_(self):
+        return self.markdown
+
+
+class Linearization:
+    """A model linearized at an operating point, as `paynter linearize` finds it:
+    dx' = A dx + B du, dy = C dx + D du.
+
+    A, B, C, D: numpy arrays; states, inputs, outputs: their names; t, x, dx,
+    y: the operating point, its derivatives and outputs; modes: a list of
+    (eigenvalue, damping ratio, natural frequency in rad/s); how: how the
+    operating point was found. Mechanisms: states are the independent
+    coordinates; all_states, all_x, dependent and V (all states' deviations
+    from the independent ones) as in docs/linear.md. str() is the text of
+    `paynter linearize`.
+    """
+
+    def __init__(self, raw, model, point):
+        for key in ("A", "B", "C", "D", "V", "t", "how", "text"):
+            setattr(self, key, raw[key])
+        for key in ("states", "inputs", "outputs", "x", "dx", "y", "all_states", "dependent", "all_x", "modes"):
+            setattr(self, key, list(raw[key]))
+        self._model, self._point = model, point
+
+    @property
+    def eigenvalues(self):
+        return [m[0] for m in self.modes]
+
+    def bode(self, input=None, output=None, w_from=0.0, w_to=0.0, points=200):
+        """The frequency response of `input` to `output` (either may be left
+        out when the model has only one) at this operating point: a dict of
+        numpy arrays "omega" (rad/s), "magnitude_db", "phase_deg" and the
+        names "input", "output". w_from/w_to = 0: the range from the
+        eigenvalues, as `paynter bode`."""
+        return self._model._bode(self._point, input or "", output or "", float(w_from), float(w_to), int(points))
+
+    def __str__(self):
+        return self.text
+
+    def __repr__(self):
+        return "<paynter.Linearization: %d states, %d inputs, %d outputs at t = %g>" % (
+            len(self.states), len(self.inputs), len(self.outputs), self.t)
+
+
 # ---- models -------------------------------------------------------------------
 
 
@@ -321,6 +394,31 @@ class Model:
                 results.append(Result(item))
         return results
 
+    def compare(self, t_end, **options):
+        """Simulates by every constraint method, as `paynter compare` does
+        (simulate's options as keywords; the energy accounting is added for the
+        balance column), and returns a Comparison."""
+        return Comparison(_paynter.compare(self._source, _run_options(self.path, t_end, **options)))
+
+    def linearize(self, at=None, steady=False, states=None, params=None):
+        """Linearizes at an operating point, as `paynter linearize` does: the
+        initial state, the state reached at time `at`, or a steady state
+        (steady=True); `states` (a dict NAME -> value) gives states' values,
+        `params` overrides parameters. Returns a Linearization."""
+        point = (_param_list(params), _param_list(states), None if at is None else float(at), bool(steady))
+        return Linearization(_paynter.linearize(self._source, *point), self, point)
+
+    def bode(self, input=None, output=None, w_from=0.0, w_to=0.0, points=200, at=None, steady=False, states=None,
+             params=None):
+        """The frequency response of `input` to `output`, as `paynter bode`
+        computes it (see Linearization.bode; the operating point as for
+        linearize)."""
+        point = (_param_list(params), _param_list(states), None if at is None else float(at), bool(steady))
+        return self._bode(point, input or "", output or "", float(w_from), float(w_to), int(points))
+
+    def _bode(self, point, input, output, w_from, w_to, points):
+        raw = _paynter.bode(self._source, *point, input, output, w_from, w_to, points)
+        return {k: raw[k] for k in ("omega", "magnitude_db", "phase_deg", "input", "output")}
 
 def load(path):
     """The model in a YAML file (docs/model-format.md); raises ModelError if it

@@ -284,3 +284,78 @@ def test_plot(tmp_path):
     assert [line.get_label() for line in fig.axes[0].lines] == ["gamma", "gammadot"]
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert [p.name for p in tmp_path.iterdir()] == ["b1.png"]  # no temporary left
+
+
+def test_compare_equals_command_line(tmp_path):
+    b2 = os.path.join(SOURCE, "examples", "B2_slider_crank_hyperstatic.yaml")
+    c = paynter.load(b2).compare(t_end=0.2)
+    prefix = tmp_path / "cmp"
+    p = cli("compare", b2, "--t-end", "0.2", "-o", str(prefix))
+    assert p.returncode == 0, p.stderr
+    rows = [line.split(",") for line in (tmp_path / "cmp.csv").read_text().splitlines()]
+    header, rows = rows[0], rows[1:]
+    assert [r[0] for r in rows] == [m["method"] for m in c.methods] == [
+        "minimal-coordinates", "lagrange-multipliers", "parasitic", "zcp"]
+    assert c.reference == "minimal-coordinates"
+    for row, m in zip(rows, c.methods):
+        assert m["failure"] is None, m["failure"]
+        figures = dict(zip(header, row))
+        # The same runs: the same steps and evaluations, the same drift and differences
+        # (the CSV's three digits); only the time taken differs.
+        assert int(figures["steps"]) == m["steps"] and int(figures["rhs_evals"]) == m["rhs_evals"]
+        assert float(figures["position_drift"]) == float("%.3e" % m["position_drift"])
+        assert float(figures["energy_balance"]) == float("%.3e" % m["energy_balance"])
+        for out in c.outputs:
+            assert float(figures["diff_" + out]) == float("%.3e" % m["max_difference"][out])
+    # The rigid methods keep the hyperstatic crank on its constraints; each
+    # method's motion is the reference's within the tolerances.
+    assert c["lagrange-multipliers"]["position_drift"] < 1e-8
+    assert c["minimal-coordinates"]["max_difference"]["v_piston"] == 0
+    assert 0 < c["lagrange-multipliers"]["max_difference"]["v_piston"] < 1e-3
+    assert c.markdown.splitlines()[0].startswith("| method | time (s) |")
+    with pytest.raises(KeyError, match="no method 'bogus'"):
+        c["bogus"]
+
+
+def test_linearize_and_bode_against_the_rlc_closed_form(tmp_path):
+    # Series RLC: s^2 + (R/L) s + 1/(LC) = 0, and v_cap / V = 1 / (LC s^2 + RC s + 1).
+    R, L, C = 10.0, 0.1, 1e-3
+    m = paynter.load(RLC)
+    lin = m.linearize()
+    assert lin.inputs == ["supply"] and "v_cap" in lin.outputs and lin.A.shape == (2, 2)
+    ev = sorted(lin.eigenvalues, key=lambda z: z.imag)
+    wn = (1 / (L * C)) ** 0.5
+    zeta = R / 2 * (C / L) ** 0.5
+    expected = [complex(-zeta * wn, -wn * (1 - zeta**2) ** 0.5), complex(-zeta * wn, wn * (1 - zeta**2) ** 0.5)]
+    for got, want in zip(ev, expected):
+        assert abs(got - want) < 1e-9 * abs(want)
+    # The command line's matrices, written in the shortest form that reads back exactly.
+    p = cli("linearize", RLC, "-o", str(tmp_path / "rlc"))
+    assert p.returncode == 0, p.stderr
+    assert str(lin) == p.stdout
+    lines = (tmp_path / "rlc_A.csv").read_text().splitlines()
+    assert lines[0].split(",")[1:] == lin.states
+    A = np.array([[float(v) for v in line.split(",")[1:]] for line in lines[1:]])
+    assert np.array_equal(A, lin.A)
+    # Bode of supply -> v_cap: 0 dB and -90 degrees at the natural frequency.
+    b = lin.bode(output="v_cap", w_from=10, w_to=1000, points=201)
+    assert b["input"] == "supply" and b["output"] == "v_cap" and len(b["omega"]) == 201
+    w = b["omega"]
+    h = 1 / (L * C * (1j * w) ** 2 + R * C * (1j * w) + 1)
+    assert np.max(np.abs(b["magnitude_db"] - 20 * np.log10(np.abs(h)))) < 1e-9
+    assert abs(b["phase_deg"][100] + 90) < 1e-9 and abs(w[100] - wn) < 1e-9 * wn
+    p = cli("bode", RLC, "--output", "v_cap", "--from", "10", "--to", "1000", "--points", "201",
+            "-o", str(tmp_path / "b.csv"))
+    assert p.returncode == 0, p.stderr
+    rows = [line.split(",") for line in (tmp_path / "b.csv").read_text().splitlines()[1:]]
+    assert np.array_equal(np.array([[float(v) for v in r] for r in rows]),
+                          np.column_stack([b["omega"], b["magnitude_db"], b["phase_deg"]]))
+    # An operating point with a parameter and a state given, and bad choices.
+    lin2 = m.linearize(params={"R": 20})
+    assert abs(sum(lin2.eigenvalues).real + 20 / L) < 1e-9 * 200  # the trace of A: -R/L
+    with pytest.raises(paynter.ModelError, match="'nope' is not an output"):
+        m.bode(output="nope")
+    with pytest.raises(paynter.ModelError, match="no state 'nope'"):
+        m.linearize(states={"nope": 1})
+    with pytest.raises(paynter.ModelError, match="exclude each other"):
+        m.linearize(at=1, steady=True)

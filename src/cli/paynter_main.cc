@@ -11,9 +11,9 @@
 #include <optional>
 
 #include "commands.h"
+#include "paynter/analysis.h"
 #include "paynter/paynter.h"
 #include "paynter/run.h"
-#include "commands.h"
 
 namespace {
 
@@ -93,145 +93,23 @@ int Simulate(const SimulateArgs& args) {
 }
 
 // Every applicable method on one model: time, steps, the largest difference
-// to minimal coordinates on each output, constraint drift.
+// to minimal coordinates on each output, constraint drift (paynter/analysis.h).
 int Compare(const SimulateArgs& args, const std::string& prefix, const std::string& plot_column) {
-  RunOptions options = args.Options();
-  options.energy = true;
-  options.progress = false;
-  CheckOutputRows(options);
-  struct Run {
-    std::string method;
-    Solution sol;
-    ConstrainedReport report;
-    std::string failure;
-  };
-  std::vector<Run> runs;
-  for (ConstraintMethod m : {ConstraintMethod::kMinimalCoordinates, ConstraintMethod::kLagrangeMultipliers,
-                             ConstraintMethod::kParasitic, ConstraintMethod::kZcp}) {
-    Run r;
-    r.method = ConstraintMethodName(m);
-    try {
-      RunOptions o = options;
-      o.constraints = m;
-      PreparedModel prepared = PrepareModel(o);
-      RunResult run = RunPrepared(prepared, prepared.compiled(), o);
-      r.sol = std::move(run.solution);
-      r.report = std::move(run.report);
-      r.report.method = m;
-    } catch (const Error& e) {
-      r.failure = e.what();
-      const auto nl = r.failure.find('\n');
-      if (nl != std::string::npos) r.failure = r.failure.substr(0, nl);
-    }
-    runs.push_back(std::move(r));
-  }
-  // The reference: minimal coordinates, else the first method that ran.
-  size_t ref_index = 0;
-  while (ref_index < runs.size() && !runs[ref_index].failure.empty()) ++ref_index;
-  if (ref_index == runs.size()) {
-    Diagnostic d;
-    d.message = "compare: no method could simulate the model; minimal-coordinates: " + runs[0].failure;
-    d.hint = "simulate the model with --constraints lagrange-multipliers --stats to see why";
-    throw Error(std::move(d));
-  }
-  const Run& ref = runs[ref_index];
-  if (ref_index > 0) std::cout << fmt::format("differences are to {} (minimal-coordinates did not run)\n\n", ref.method);
-  const auto& all_cols = ref.sol.columns;
-  // The model's outputs (the energy accounting's columns go into one figure).
-  std::vector<std::string> cols;
-  for (const auto& c : all_cols)
-    if (c.rfind("energy_", 0) != 0) cols.push_back(c);
-  const bool energy = cols.size() < all_cols.size();
-  // The energy balance: max |stored - stored(0) - delivered + dissipated|
-  // relative to the largest of the three.
-  auto balance = [](const Solution& s) {
-    const auto st = s.Column("energy_stored"), in = s.Column("energy_delivered"), out = s.Column("energy_dissipated");
-    double err = 0, scale = 0;
-    for (size_t i = 0; i < st.size(); ++i) {
-      err = std::max(err, std::fabs(st[i] - st[0] - in[i] + out[i]));
-      scale = std::max({scale, std::fabs(st[i]), std::fabs(in[i]), std::fabs(out[i])});
-    }
-    return scale > 0 ? err / scale : err;
-  };
-  std::string md = "| method | time (s) | steps | rhs evaluations | position drift | velocity drift |";
-  std::string csv = "method,time_s,steps,rhs_evals,position_drift,velocity_drift";
-  if (energy) md += " energy balance |", csv += ",energy_balance";
-  for (size_t c = 1; c < cols.size(); ++c) {
-    md += fmt::format(" max diff {} |", cols[c]);
-    csv += ",diff_" + cols[c];
-  }
-  md += "\n|---|---:|---:|---:|---:|---:|";
-  if (energy) md += "---:|";
-  for (size_t c = 1; c < cols.size(); ++c) md += "---:|";
-  md += "\n";
-  csv += "\n";
-  for (const auto& r : runs) {
-    if (!r.failure.empty()) {
-      md += fmt::format("| {} | not run: {} |\n", r.method, r.failure);
-      csv += fmt::format("{},,,,,\n", r.method);
-      continue;
-    }
-    const bool parasitic = r.method == "parasitic";
-    md += fmt::format("| {} | {:.4f} | {} | {} | {} | {} |", r.method, r.sol.stats.integrate_seconds,
-                      r.sol.stats.steps, r.sol.stats.rhs_evals,
-                      parasitic ? fmt::format("{:.2e} (stretch)", r.report.max_position_drift)
-                                : fmt::format("{:.2e}", r.report.max_position_drift),
-                      parasitic ? std::string("-") : fmt::format("{:.2e}", r.report.max_velocity_drift));
-    csv += fmt::format("{},{:.6g},{},{},{:.3e},{:.3e}", r.method, r.sol.stats.integrate_seconds, r.sol.stats.steps,
-                       r.sol.stats.rhs_evals, r.report.max_position_drift,
-                       parasitic ? 0.0 : r.report.max_velocity_drift);
-    if (energy) {
-      const double b = balance(r.sol);
-      md += fmt::format(" {:.2e} |", b);
-      csv += fmt::format(",{:.3e}", b);
-    }
-    for (size_t c = 1; c < cols.size(); ++c) {
-      double diff = 0;
-      size_t rc = 0;
-      while (rc < r.sol.columns.size() && r.sol.columns[rc] != cols[c]) ++rc;
-      const size_t nrows = std::min(r.sol.rows.size(), ref.sol.rows.size());
-      for (size_t k = 0; k < nrows && rc < r.sol.columns.size(); ++k)
-        diff = std::max(diff, std::fabs(r.sol.rows[k][rc] - ref.sol.rows[k][c]));
-      md += fmt::format(" {:.2e} |", diff);
-      csv += fmt::format(",{:.3e}", diff);
-    }
-    md += "\n";
-    csv += "\n";
-  }
+  const MethodComparison c = CompareMethods(args.Options());
+  if (c.reference > 0)
+    std::cout << fmt::format("differences are to {} (minimal-coordinates did not run)\n\n",
+                             ConstraintMethodName(c.runs[c.reference].method));
+  const std::string md = ComparisonMarkdown(c);
   std::cout << md;
   if (!prefix.empty()) {
     WriteFileAtomically(prefix + ".md", md, "comparison table");
-    WriteFileAtomically(prefix + ".csv", csv, "comparison table");
+    WriteFileAtomically(prefix + ".csv", ComparisonCsv(c), "comparison table");
   }
   if (!plot_column.empty()) {
     // The difference of each method to minimal coordinates on one output, in
     // time (as the paper's figures 21 and 31): PREFIX_<column>.csv and .png.
-    size_t c = 0;
-    while (c < cols.size() && cols[c] != plot_column) ++c;
-    if (c == 0 || c == cols.size()) {
-      Diagnostic d;
-      d.message = fmt::format("compare --plot: no output '{}'", plot_column);
-      d.expected = "one of the model's outputs";
-      d.got = plot_column;
-      throw Error(std::move(d));
-    }
-    std::string text = "t";
     std::vector<std::string> series;
-    for (size_t k = 1; k < runs.size(); ++k)
-      if (runs[k].failure.empty()) {
-        text += "," + runs[k].method;
-        series.push_back(runs[k].method);
-      }
-    text += "\n";
-    for (size_t i = 0; i < ref.sol.rows.size(); ++i) {
-      text += fmt::format("{:.10g}", ref.sol.rows[i][0]);
-      for (size_t k = 1; k < runs.size(); ++k) {
-        if (!runs[k].failure.empty()) continue;
-        const double v = i < runs[k].sol.rows.size() ? runs[k].sol.rows[i][c] - ref.sol.rows[i][c] : 0.0;
-        text += fmt::format(",{:.6e}", v);
-      }
-      text += "\n";
-    }
+    const std::string text = DifferenceCsv(c, plot_column, &series);
     const std::string base = (prefix.empty() ? std::string("compare") : prefix) + "_" + plot_column;
     WriteFileAtomically(base + ".csv", text, "difference table");
     PlotCsv(base + ".csv", base + ".png", series, "", "difference to minimal coordinates: " + plot_column);
