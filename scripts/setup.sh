@@ -1,30 +1,42 @@
 #!/usr/bin/env bash
 # Installs the Debian packages paynter builds and runs with, if any are missing.
 # Idempotent: does nothing when everything is present. Needs root (or sudo) only to install.
-# Extra packages may be named as arguments (scripts/fuzz.sh asks for clang).
+#   setup.sh --program   what the program needs to build, simulate and plot (scripts/run.sh)
+#   setup.sh [PKG ...]   that, and what the tests, the Python module, sweeps, reports and
+#                        LaTeX need (scripts/test.sh); extra packages may be named
+#                        (scripts/fuzz.sh asks for clang)
 set -euo pipefail
 
+program_only=0
+if [ "${1:-}" = "--program" ]; then program_only=1; shift; fi
+
+# The program: compiler, CMake, the libraries it links, gnuplot for `paynter plot`.
 PACKAGES=(
   build-essential cmake pkg-config
   libeigen3-dev libsundials-dev libginac-dev libcln-dev libsuitesparse-dev
   libyaml-cpp-dev libcli11-dev libfmt-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
-  graphviz gnuplot-nox
-  # the Python module (docs/python.md): pybind11 and Debian's Python with numpy;
-  # pytest runs its tests, pandas and matplotlib serve Result.to_pandas and plot
-  pybind11-dev python3-dev python3-numpy python3-pytest python3-pandas python3-matplotlib
-  unzip  # the FMU test unpacks exported FMUs (tests/fmi_importer.cc)
-  # sweeps: HDF5 output, MPI ranks (mpirun), and h5py to read the files in the tests
-  libhdf5-dev libopenmpi-dev openmpi-bin python3-h5py
-  # paynter report: npm installs the page's libraries (web/package.json); the
-  # report test loads the pages in headless Chromium
-  nodejs chromium
-  texlive-latex-base  # pdflatex: the test that equations --latex --standalone compiles
-  "$@"
+  gnuplot-nox
 )
-# Debian's nodejs comes without npm (a package of its own); another nodejs
-# (NodeSource's) brings it along and conflicts with it.
-command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)
+if [ $program_only -eq 0 ]; then
+  PACKAGES+=(
+    libgtest-dev libgmock-dev libbenchmark-dev
+    graphviz  # `paynter draw` renders with dot
+    # the Python module (docs/python.md): pybind11 and Debian's Python with numpy;
+    # pytest runs its tests, pandas and matplotlib serve Result.to_pandas and plot
+    pybind11-dev python3-dev python3-numpy python3-pytest python3-pandas python3-matplotlib
+    unzip  # the FMU test unpacks exported FMUs (tests/fmi_importer.cc)
+    # sweeps: HDF5 output, MPI ranks (mpirun), and h5py to read the files in the tests
+    libhdf5-dev libopenmpi-dev openmpi-bin python3-h5py
+    # paynter report: npm installs the page's libraries (web/package.json); the
+    # report test loads the pages in headless Chromium
+    nodejs chromium
+    texlive-latex-base  # pdflatex: the test that equations --latex --standalone compiles
+    "$@"
+  )
+  # Debian's nodejs comes without npm (a package of its own); another nodejs
+  # (NodeSource's) brings it along and conflicts with it.
+  command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -48,6 +60,7 @@ fi
 
 # The browser libraries `paynter report` inlines (uPlot, KaTeX), at the
 # versions of web/package-lock.json, when they are missing or older than it.
+[ $program_only -eq 1 ] && exit 0
 web="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/web"
 if [ ! -f "$web/node_modules/.package-lock.json" ] || [ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ]; then
   echo "paynter setup: npm ci in $web" >&2

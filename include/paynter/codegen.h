@@ -113,6 +113,9 @@ int NumSlots(const LoweredProgram& program);  // the size of the slot array Run 
 // Implicit blocks (solved by Newton's method, whose start and factorizations
 // carry over from one call to the next).
 int NumBlocks(const LoweredProgram& program);
+// The C code native code compiles for a lowered program, as `paynter equations
+// --emit-c` prints it.
+std::string GeneratedC(const LoweredProgram& program);
 // A lowered program as bytes (for this build of paynter only), appended to `out`.
 void WriteLoweredProgram(const LoweredProgram& program, std::string* out);
 // Reads one from the front of `in` and advances it; null (and `in` unchanged) when

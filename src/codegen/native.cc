@@ -686,8 +686,6 @@ CSource GenerateCSource(const Plan& plan, const NativeTuning& tuning) {
   return src;
 }
 
-std::string FindCCompiler() { return FindCompiler(); }
-std::string NativeCompileFlags(size_t ops) { return CompileFlags(ops); }
 
 struct NativeProgram::NativeBlock final : BlockFns {
   NativeBlock(const Plan& plan, int b, const CodegenOptions& o, const RuntimeChecks* c) : solver(plan, b, o, c) {}
@@ -1087,5 +1085,12 @@ std::string PrivateCacheDir(const std::string& configured, std::string* why) {
   if (why) *why = candidates.empty() ? "$XDG_CACHE_HOME and $HOME are not set" : reasons;
   return "";
 }
+
+}  // namespace paynter
+
+namespace paynter {
+
+std::string FindCCompiler() { return codegen::FindCompiler(); }
+std::string NativeCompileFlags(size_t ops) { return codegen::CompileFlags(ops); }
 
 }  // namespace paynter

@@ -40,7 +40,7 @@ std::string GenerateC(const Plan& plan, const NativeTuning& tuning = {});
 
 // The C source of a plan as a single translation unit, with the names of the
 // functions that run it, for code that calls them itself (the FMU export,
-// src/fmi/): group g's straight code is group_fns[g] called in order (each
+// through paynter/c_source.h's ProgramCSource): group g's straight code is group_fns[g] called in order (each
 // returns nonzero when a slot it wrote is NaN or Inf); block b's residual
 // r(s, w, r) and Jacobian (its structural non-zeros, BlockPlan::jacobian_nz
 // order) are residual_fns[b] and jacobian_fns[b] in order, the Jacobian's
@@ -53,11 +53,7 @@ struct CSource {
 };
 CSource GenerateCSource(const Plan& plan, const NativeTuning& tuning = {});
 
-// The system C compiler as native code finds it ($CC, else clang, cc, gcc);
-// throws paynter::Error when there is none.
-std::string FindCCompiler();
-// Optimization and exactness flags native code uses for a program of `ops` operations.
-std::string NativeCompileFlags(size_t ops);
+// FindCCompiler and NativeCompileFlags: paynter/c_source.h.
 
 class NewtonSolver;
 

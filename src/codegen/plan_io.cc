@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "native.h"
+#include "paynter/c_source.h"
 #include "paynter/codegen.h"
 #include "paynter/error.h"
 
@@ -78,7 +79,7 @@ std::string DiagnosticExpr::text() const {
 // ---------------------------------------------------------------------------
 // Plans
 
-void WritePlan(ByteWriter& w, const Plan& plan) {
+void WritePlan(PlanWriter& w, const Plan& plan) {
   std::vector<std::string> names;
   names.reserve(plan.symbols.size());
   for (const DiagnosticExpr& s : plan.symbols) names.push_back(s.text());
@@ -92,7 +93,7 @@ void WritePlan(ByteWriter& w, const Plan& plan) {
   w(plan.slot_names);
 }
 
-bool ReadPlan(ByteReader& r, Plan* plan) {
+bool ReadPlan(PlanReader& r, Plan* plan) {
   std::vector<std::string> names;
   r(names);
   if (!r.ok()) return false;
@@ -214,13 +215,33 @@ int NumBlocks(const LoweredProgram& program) { return static_cast<int>(program.p
 
 const codegen::Plan& PlanOf(const LoweredProgram& program) { return program.plan; }
 
+std::string GeneratedC(const LoweredProgram& program) { return codegen::GenerateC(program.plan); }
+
+CSource ProgramCSource(const LoweredProgram& program, const std::string& prefix) {
+  const codegen::Plan& plan = program.plan;
+  codegen::NativeTuning tuning;
+  tuning.prefix = prefix;
+  const codegen::CSource c = codegen::GenerateCSource(plan, tuning);
+  CSource out;
+  out.text = c.text;
+  out.num_slots = plan.num_slots;
+  out.num_w = c.num_w;
+  out.num_ops = c.num_ops;
+  for (size_t g = 0; g < plan.groups.size(); ++g) out.groups.push_back({c.group_fns[g], plan.groups[g].block});
+  for (size_t b = 0; b < plan.blocks.size(); ++b) {
+    const codegen::BlockPlan& bp = plan.blocks[b];
+    out.blocks.push_back({bp.unknowns, bp.jacobian_nz, bp.linear, c.residual_fns[b], c.jacobian_fns[b]});
+  }
+  return out;
+}
+
 void WriteLoweredProgram(const LoweredProgram& program, std::string* out) {
-  codegen::ByteWriter w(out);
+  codegen::PlanWriter w(out);
   codegen::WritePlan(w, program.plan);
 }
 
 std::shared_ptr<const LoweredProgram> ReadLoweredProgram(std::string_view* in) {
-  codegen::ByteReader r(*in);
+  codegen::PlanReader r(*in);
   auto p = std::make_shared<LoweredProgram>();
   if (!codegen::ReadPlan(r, &p->plan)) return nullptr;
   *in = r.Rest();

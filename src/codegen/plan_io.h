@@ -1,12 +1,10 @@
-// codegen/plan_io.h — the binary form of lowered plans (and of what the stage
-// cache stores with them): a writer, a defensive reader, and each struct's
-// fields listed once for both.
+// codegen/plan_io.h — the binary form of lowered plans: the caches' writer and
+// reader (paynter/byte_io.h) extended to diagnostic expressions, and each plan
+// struct's fields listed once for both.
 //
-// The format is for the cache of this very build (the cache key holds the build's
-// identity), so it is native-endian and has no versioning of its own. The reader
-// never trusts the bytes: every length is checked against what is left, a failed
-// read leaves the reader failed (and the value empty), and a plan read back is
-// validated (ValidPlan) before anything uses it.
+// The format is for the caches of this very build (their keys hold the build's
+// identity). The reader never trusts the bytes (paynter/byte_io.h), and a plan
+// read back is validated (ValidPlan) before anything uses it.
 #pragma once
 
 #include <cstdint>
@@ -17,102 +15,31 @@
 #include <type_traits>
 #include <vector>
 
+#include "paynter/byte_io.h"
 #include "tape.h"
 
 namespace paynter::codegen {
 
-class ByteWriter {
+// The caches' writer and reader (paynter/byte_io.h) with the plans' diagnostic
+// expressions, stored as their text and read back in the plan's symbol names.
+class PlanWriter : public BasicByteWriter<PlanWriter> {
  public:
-  explicit ByteWriter(std::string* out) : out_(out) {}
-  template <class T>
-  requires std::is_arithmetic_v<T> || std::is_enum_v<T>
-  void operator()(const T& v) { out_->append(reinterpret_cast<const char*>(&v), sizeof v); }
-  void operator()(const std::string& s) {
-    Size(s.size());
-    out_->append(s);
-  }
+  using BasicByteWriter::BasicByteWriter;
+  using BasicByteWriter::operator();
   void operator()(const DiagnosticExpr& e) { (*this)(e.text()); }
-  template <class T>
-  void operator()(const std::vector<T>& v) {
-    Size(v.size());
-    for (const T& x : v) (*this)(x);
-  }
-  template <class T>
-  requires std::is_class_v<T>
-  void operator()(const T& v) {
-    Fields(*this, const_cast<T&>(v));  // Fields only reads through a writer
-  }
-
- private:
-  void Size(size_t n) { (*this)(static_cast<uint64_t>(n)); }
-  std::string* out_;
 };
 
-class ByteReader {
+class PlanReader : public BasicByteReader<PlanReader> {
  public:
-  explicit ByteReader(std::string_view in) : p_(in.data()), end_(in.data() + in.size()) {}
-  bool ok() const { return ok_; }
-  void Fail() { ok_ = false; }
-  size_t remaining() const { return ok_ ? size_t(end_ - p_) : 0; }
-  std::string_view Rest() const { return std::string_view(p_, remaining()); }
-  // The symbol names of the plan being read, for its diagnostic expressions.
-  std::shared_ptr<const SymbolNames> names;
-
-  void operator()(bool& v) {
-    uint8_t b = 0;
-    (*this)(b);
-    v = b != 0;
-  }
-  template <class T>
-  requires std::is_arithmetic_v<T> || std::is_enum_v<T>
-  void operator()(T& v) {
-    if (remaining() < sizeof v) {
-      ok_ = false;
-      v = T{};
-      return;
-    }
-    std::memcpy(&v, p_, sizeof v);
-    p_ += sizeof v;
-  }
-  void operator()(std::string& s) {
-    const size_t n = Size(1);
-    s.assign(p_, n);
-    p_ += n;
-  }
+  using BasicByteReader::BasicByteReader;
+  using BasicByteReader::operator();
   void operator()(DiagnosticExpr& e) {
     std::string text;
     (*this)(text);
     e = DiagnosticExpr::FromText(std::move(text), names);
   }
-  template <class T>
-  void operator()(std::vector<T>& v) {
-    const size_t n = Size(1);  // every element takes a byte at least
-    v.clear();
-    v.resize(n);
-    for (T& x : v) {
-      (*this)(x);
-      if (!ok_) break;
-    }
-    if (!ok_) v.clear();
-  }
-  template <class T>
-  requires std::is_class_v<T>
-  void operator()(T& v) { Fields(*this, v); }
-
- private:
-  // A length, failed (0) unless `unit`-byte items of that many fit in what is left.
-  size_t Size(size_t unit) {
-    uint64_t n = 0;
-    (*this)(n);
-    if (!ok_ || n > remaining() / unit) {
-      ok_ = false;
-      return 0;
-    }
-    return static_cast<size_t>(n);
-  }
-  const char* p_;
-  const char* end_;
-  bool ok_ = true;
+  // The symbol names of the plan being read, for its diagnostic expressions.
+  std::shared_ptr<const SymbolNames> names;
 };
 
 // Each struct's stored fields, once for writing and reading: a new field is one line.
@@ -160,9 +87,9 @@ void Fields(F& f, WrittenSlot& w) {
 }
 
 // A plan: its symbol names first (the diagnostic expressions are read in them).
-void WritePlan(ByteWriter& w, const Plan& plan);
+void WritePlan(PlanWriter& w, const Plan& plan);
 // Reads and validates a plan; false (reader failed) when the bytes are not one.
-bool ReadPlan(ByteReader& r, Plan* plan);
+bool ReadPlan(PlanReader& r, Plan* plan);
 // Whether every index of `plan` is in range, so that both backends may run it.
 bool ValidPlan(const Plan& plan);
 

@@ -49,7 +49,7 @@ Program SmallProgram() {
 
 std::string Bytes(const Plan& plan) {
   std::string out;
-  ByteWriter w(&out);
+  PlanWriter w(&out);
   WritePlan(w, plan);
   return out;
 }
@@ -63,7 +63,7 @@ std::string Printed(const GiNaC::ex& e) {
 TEST(PlanIo, ReadBackIsTheSameCodeAndDiagnostics) {
   const Plan plan = Lower(SmallProgram());
   const std::string bytes = Bytes(plan);
-  ByteReader r(bytes);
+  PlanReader r(bytes);
   Plan back;
   ASSERT_TRUE(ReadPlan(r, &back));
   EXPECT_EQ(r.remaining(), 0u);
@@ -121,7 +121,7 @@ TEST(PlanIo, DamagedBytesAreRejectedOrSafe) {
   CodegenOptions tape;
   tape.backend = Backend::kTape;
   auto attempt = [&](const std::string& damaged) {
-    ByteReader r(damaged);
+    PlanReader r(damaged);
     Plan plan;
     if (!ReadPlan(r, &plan)) return false;
     EXPECT_TRUE(ValidPlan(plan));

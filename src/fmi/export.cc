@@ -11,7 +11,6 @@
 #include <sstream>
 
 #include "fmu.h"
-#include "codegen/plan_io.h"
 #include "paynter/hash.h"
 #include "paynter/causality.h"
 #include "paynter/constrained.h"
@@ -217,11 +216,8 @@ FmuReport ExportFmu(const FmuOptions& o) {
     for (size_t i = 0; i < l.state_names.size(); ++i) m.output_slots.push_back(l.first_state_slot + int(i));
   }
 
-  codegen::NativeTuning rhs_tuning, out_tuning;
-  rhs_tuning.prefix = "pn_rhs_";
-  out_tuning.prefix = "pn_out_";
-  m.rhs = codegen::GenerateCSource(PlanOf(*l.rhs), rhs_tuning);
-  m.outputs = codegen::GenerateCSource(PlanOf(*l.outputs), out_tuning);
+  m.rhs = ProgramCSource(*l.rhs, "pn_rhs_");
+  m.outputs = ProgramCSource(*l.outputs, "pn_out_");
   int num_slots = l.num_slots;
   for (const auto* p : {l.rhs.get(), l.outputs.get()}) num_slots = std::max(num_slots, NumSlots(*p));
 
@@ -272,8 +268,8 @@ FmuReport ExportFmu(const FmuOptions& o) {
     if (!f.flush()) throw Error(fmt::format("cannot write '{}'", (dir.path / name).string()));
   }
   const fs::path so = dir.path / (m.identifier + ".so");
-  std::vector<std::string> argv = Words(codegen::FindCCompiler());
-  for (const std::string& w : Words(codegen::NativeCompileFlags(m.rhs.num_ops + m.outputs.num_ops))) argv.push_back(w);
+  std::vector<std::string> argv = Words(FindCCompiler());
+  for (const std::string& w : Words(NativeCompileFlags(m.rhs.num_ops + m.outputs.num_ops))) argv.push_back(w);
   for (const char* w : {"-fPIC", "-shared", "-fvisibility=hidden", "-o"}) argv.push_back(w);
   argv.push_back(so.string());
   for (const char* f : {"fmu.c", "model.c", "rhs.c", "outputs.c"}) argv.push_back((dir.path / f).string());

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "codegen/native.h"
+#include "paynter/c_source.h"
 #include "paynter/fmi.h"
 #include "paynter/simulation.h"
 
@@ -28,7 +28,7 @@ struct FmuModel {
   std::vector<bool> tunable;  // per parameter
   std::vector<int> output_slots;
   std::vector<Variable> variables;  // in the order of ModelVariables
-  codegen::CSource rhs, outputs;
+  CSource rhs, outputs;
   FmuOptions options;
 };
 

@@ -14,8 +14,6 @@
 #include "paynter/multibody.h"
 #include "paynter/report.h"
 #include "paynter/units.h"
-#include "codegen/native.h"
-#include "codegen/plan_io.h"
 
 namespace paynter {
 namespace {
@@ -258,7 +256,7 @@ int GeneratedCodeText(const std::string& path, Formulation form, ConstraintMetho
   const LoweredModel lowered = LowerModel(BuildEquations(a.model, a.graph));
   auto program = [&](const char* what, const std::shared_ptr<const LoweredProgram>& p) {
     if (!p) return;
-    out << "/* ---- " << what << " ---- */\n" << codegen::GenerateC(PlanOf(*p));
+    out << "/* ---- " << what << " ---- */\n" << GeneratedC(*p);
   };
   program("right-hand side", lowered.rhs);
   program("outputs", lowered.outputs);

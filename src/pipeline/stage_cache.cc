@@ -17,7 +17,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "codegen/plan_io.h"
+#include "paynter/byte_io.h"
 #include "paynter/hash.h"
 
 namespace paynter {
@@ -72,8 +72,6 @@ void Fields(F& f, SwitchRow& r) {
 namespace {
 
 namespace fs = std::filesystem;
-using codegen::ByteReader;
-using codegen::ByteWriter;
 
 constexpr char kMagic[] = "paynter stages 3\n";  // the format; bump it when a stored field changes meaning
 constexpr uint64_t kMaxEntryBytes = uint64_t(1) << 31;
