@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -153,6 +154,40 @@ TEST(Cli, BadModelExitsNonZeroWithLocatedMessage) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("bad.yaml:2:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("unknown element kind 'Q'"), std::string::npos) << r.out;
+  fs::remove_all(dir);
+}
+
+// A newcomer's first mistakes: the version, a mistyped command, a missing
+// model file before a missing option, and "-" for the standard output.
+TEST(Cli, VersionMistypedCommandMissingFileAndStandardOutput) {
+  Result r = RunCli("--version");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(std::regex_match(r.out, std::regex("paynter [0-9]+\\.[0-9]+\\.[0-9]+\n"))) << r.out;
+  r = RunCli("simulat examples/rlc.yaml --t-end 1 -o x.csv");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.out.rfind("paynter: error: 'simulat' is not a command", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("did you mean 'simulate'?"), std::string::npos) << r.out;
+  r = RunCli("frobnicate");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("paynter --help lists the commands"), std::string::npos) << r.out;
+  // The missing file is named, not the --t-end the command also lacks.
+  const fs::path dir = TempDir();
+  r = RunCli("simulate " + (dir / "nonexist.yaml").string() + " -o " + (dir / "x.csv").string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.out.rfind((dir / "nonexist.yaml").string() + ": error: cannot open the model file", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.find("--t-end"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir / "x.csv"));
+  // -o -: the rows on the standard output, no file named "-".
+  const std::string cmd = "cd " + dir.string() + " && " + std::string(PAYNTER_EXE) + " simulate " +
+                          testing::SourcePath("examples/rlc.yaml") + " --t-end 0.002 --dt-out 0.001 -o - 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[512];
+  while (fgets(buf, sizeof buf, p)) out += buf;
+  EXPECT_EQ(pclose(p), 0);
+  EXPECT_EQ(out.rfind("t,current,v_cap,charge,v_res\n0,0,0,0,0\n0.001,", 0), 0u) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 4) << out;
+  EXPECT_FALSE(fs::exists(dir / "-"));
   fs::remove_all(dir);
 }
 

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -115,6 +117,45 @@ int Compare(const SimulateArgs& args, const std::string& prefix, const std::stri
     PlotCsv(base + ".csv", base + ".png", series, "", "difference to minimal coordinates: " + plot_column);
   }
   return 0;
+}
+
+// Before the options are read: a command that does not exist is named with
+// the nearest one, and a model file that does not exist is reported before
+// any option the command requires (the file is what a user mistypes first).
+std::optional<int> CheckCommandAndFile(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return std::nullopt;
+  const std::string command = argv[1];
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+  if (std::find(names.begin(), names.end(), command) == names.end()) {
+    Diagnostic d;
+    d.where.file = "paynter";
+    d.message = fmt::format("'{}' is not a command", command);
+    d.expected = fmt::format("one of: {}", fmt::join(names, ", "));
+    d.got = command;
+    const std::string near = DidYouMean(command, names);
+    d.hint = near.empty() ? "paynter --help lists the commands" : near;
+    std::cerr << Error(std::move(d)).what() << "\n";
+    return 1;
+  }
+  // The commands whose first argument is a model file (plot's is a CSV file,
+  // which it reports itself).
+  static const char* const kModelFirst[] = {"check", "causality", "equations", "simulate", "compare", "expand", "draw",
+                                            "report", "fmu", "linearize", "bode", "sweep"};
+  if (argc < 3 || argv[2][0] == '-' ||
+      std::find_if(std::begin(kModelFirst), std::end(kModelFirst), [&](const char* c) { return command == c; }) ==
+          std::end(kModelFirst))
+    return std::nullopt;
+  std::error_code ec;
+  if (std::filesystem::exists(argv[2], ec)) return std::nullopt;
+  Diagnostic d;
+  d.where.file = argv[2];
+  d.message = "cannot open the model file";
+  d.expected = "a readable YAML file";
+  d.got = "no such file";
+  d.hint = fmt::format("paynter {} FILE ...: the model file comes first (examples/ holds models to start from)", command);
+  std::cerr << Error(std::move(d)).what() << "\n";
+  return 1;
 }
 
 }  // namespace
@@ -230,6 +271,8 @@ int main(int argc, char** argv) {
   RegisterLinearCommands(&app);
   CLI::App* sweep = AddSweepCommand(app);
 
+  app.set_version_flag("--version", std::string("paynter ") + PAYNTER_VERSION);
+  if (const std::optional<int> rc = CheckCommandAndFile(app, argc, argv)) return *rc;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

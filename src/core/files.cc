@@ -21,6 +21,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// "-" is the standard output, as for the tools of the command line.
+std::string OutputTarget(const std::string& path) { return path == "-" ? "/dev/stdout" : path; }
+
 // The mode a new file gets from open(..., 0666): 0666 less the umask.
 mode_t DefaultFileMode() {
   static const mode_t mode = [] {
@@ -205,7 +208,8 @@ void MoveIntoPlace(const std::string& tmp, const std::string& target, const std:
   }
 }
 
-void WriteFileAtomically(const std::string& path, const std::string& text, const std::string& what) {
+void WriteFileAtomically(const std::string& path_given, const std::string& text, const std::string& what) {
+  const std::string path = OutputTarget(path_given);
   if (IsSpecialOutput(path)) {
     const int fd = OpenInPlace(path, what);
     const bool ok = WriteAll(fd, text.data(), text.size());
@@ -285,8 +289,8 @@ void UnregisterTemporary(int slot) {
 }  // namespace
 
 OutputFile::OutputFile(const std::string& target, const std::string& what)
-    : target_(target), what_(what), buffer_(new char[kBufferSize]) {
-  fd_ = CreateTemporary(target, ".tmp", &tmp_);
+    : target_(OutputTarget(target)), what_(what), buffer_(new char[kBufferSize]) {
+  fd_ = CreateTemporary(target_, ".tmp", &tmp_);
   slot_ = RegisterTemporary(tmp_);
 }
 
