@@ -191,6 +191,17 @@ TEST(Cli, VersionMistypedCommandMissingFileAndStandardOutput) {
   fs::remove_all(dir);
 }
 
+// compare on a model without constraints says so, naming the model file once
+// (each method's own error was nested in it, file and all).
+TEST(Cli, CompareOnAModelWithoutConstraintsSaysSo) {
+  const std::string b1 = testing::SourcePath("examples/B1_pendulum.yaml");
+  const Result r = RunCli("compare " + b1 + " --t-end 1");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.out.rfind(b1 + ": error: compare: the model has no constraints", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("hint:     simulate it: paynter simulate " + b1), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("<model>"), std::string::npos) << r.out;
+}
+
 TEST(Cli, FailedSimulationLeavesNoOutputFile) {
   const fs::path dir = TempDir();
   const fs::path model = dir / "blowup.yaml";

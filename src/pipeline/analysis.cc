@@ -68,16 +68,26 @@ MethodComparison CompareMethods(RunOptions options) {
       r.report = std::move(run.report);
       r.report.method = m;
     } catch (const Error& e) {
-      r.failure = e.what();
+      // The message alone (its first line): the file is the comparison's.
+      r.failure = e.diagnostic().message.empty() ? e.what() : e.diagnostic().message;
       const auto nl = r.failure.find('\n');
       if (nl != std::string::npos) r.failure = r.failure.substr(0, nl);
     }
     c.runs.push_back(std::move(r));
   }
   while (c.reference < c.runs.size() && !c.runs[c.reference].failure.empty()) ++c.reference;
-  if (c.reference == c.runs.size())
+  if (c.reference == c.runs.size()) {
+    const bool unconstrained = std::all_of(c.runs.begin(), c.runs.end(), [](const MethodRun& r) {
+      return r.failure.find("the model has no constraint source") != std::string::npos ||
+             r.failure.find("the model has no joint constraint") != std::string::npos;
+    });
+    if (unconstrained)
+      ThrowAt({options.file}, "", "compare: the model has no constraints: the constraint methods have nothing to compare",
+              "a mechanism (joints that close a loop, or constraint sources)", "a model without constraints",
+              fmt::format("simulate it: paynter simulate {} --t-end T -o out.csv", options.file));
     ThrowAt({options.file}, "", "compare: no method could simulate the model; minimal-coordinates: " + c.runs[0].failure,
             "", "", "simulate the model with --constraints lagrange-multipliers --stats to see why");
+  }
   const auto& all = c.runs[c.reference].solution.columns;
   for (const auto& col : all)
     if (col.rfind("energy_", 0) != 0) c.outputs.push_back(col);
