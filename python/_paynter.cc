@@ -376,6 +376,7 @@ PYBIND11_MODULE(_paynter, m) {
   g_model_error = PyErr_NewException("paynter.ModelError", g_error, nullptr);
   m.attr("Error") = py::handle(g_error);
   m.attr("ModelError") = py::handle(g_model_error);
+  m.attr("version") = PAYNTER_VERSION;
 
   py::class_<Source>(m, "Source")
       .def(py::init<std::string, std::string>(), py::arg("path"), py::arg("display") = "")

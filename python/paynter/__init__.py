@@ -15,6 +15,7 @@ model and options give the same report text and the same numbers as
 import atexit
 import hashlib
 import math
+import numbers
 import os
 import shutil
 import sys
@@ -24,6 +25,9 @@ from . import _paynter
 
 __all__ = ["Error", "ModelError", "Model", "Result", "Comparison", "Linearization", "load", "loads", "from_dict",
            "to_yaml", "simulate"]
+
+#: The version of paynter (that of `paynter --version`).
+__version__ = _paynter.version
 
 #: Every failure of paynter (a failure outside the model: an internal error).
 Error = _paynter.Error
@@ -304,6 +308,9 @@ def _run_options(path, t_end, t0=0.0, method=None, rtol=1e-6, atol=1e-9, dt_out=
                  params=None, form="state", constraints="auto", backend="auto", block_solve="auto",
                  parasitic_stiffness=0.0, parasitic_damping=0.0, assemble=False, stabilize=True, energy=False,
                  stage_cache=True, drift_tolerance=None):
+    for name, value in (("t_end", t_end), ("t0", t0)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError("%s must be a number (seconds), not %s" % (name, type(value).__name__))
     o = _paynter.RunOptions()
     o.file = path
     o.t0, o.t_end = float(t0), float(t_end)

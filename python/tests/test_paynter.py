@@ -359,3 +359,17 @@ def test_linearize_and_bode_against_the_rlc_closed_form(tmp_path):
         m.linearize(states={"nope": 1})
     with pytest.raises(paynter.ModelError, match="exclude each other"):
         m.linearize(at=1, steady=True)
+
+
+def test_version_and_times_that_are_not_numbers():
+    p = cli("--version")
+    assert p.returncode == 0 and p.stdout == "paynter %s\n" % paynter.__version__
+    m = paynter.load(RLC)
+    with pytest.raises(TypeError, match="t_end must be a number"):
+        m.simulate("10")
+    with pytest.raises(TypeError, match="t0 must be a number"):
+        m.simulate(1, t0=None)
+    with pytest.raises(TypeError, match="t_end must be a number"):
+        m.simulate(True)
+    r = m.simulate(np.float64(0.01))
+    assert r.t[-1] == 0.01
