@@ -4,6 +4,7 @@
 // text and the same numbers; the rows of a run go straight into one
 // contiguous buffer that numpy arrays view without copying.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -463,6 +464,38 @@ PYBIND11_MODULE(_paynter, m) {
       return RunOne(prepared, prepared.compiled(), options);
     });
     return ToPython(std::move(out));
+  });
+  // The model as a run sees it (form, constraint method and parameters of
+  // `options`; tape backend, no native compile): its parameters' values, the
+  // states and the outputs.
+  m.def("describe", [](const Source& src, RunOptions options) {
+    options.backend = Backend::kTape;
+    std::vector<std::string> pnames, states, outputs;
+    std::vector<double> pvalues;
+    Guarded(src, [&] {
+      const PreparedModel prepared = PrepareModel(options);
+      const LoweredModel& l = prepared.staged().lowered;
+      pnames = l.parameter_names;
+      pvalues = l.parameter_values;
+      states = l.state_names;
+      outputs = l.output_names;
+      // The values a run sets over the prepared ones (RunPrepared's params).
+      for (const auto& [name, value] : options.params) {
+        const auto it = std::find(pnames.begin(), pnames.end(), name);
+        if (it == pnames.end())
+          ThrowAt({options.file}, "", fmt::format("params: the model has no parameter '{}'", name),
+                  "one of: " + fmt::format("{}", fmt::join(pnames, ", ")), name, DidYouMean(name, pnames));
+        pvalues[it - pnames.begin()] = value;
+      }
+      return 0;
+    });
+    py::dict params;
+    for (size_t i = 0; i < pnames.size(); ++i) params[py::str(pnames[i])] = pvalues[i];
+    py::dict d;
+    d["parameters"] = params;
+    d["states"] = states;
+    d["outputs"] = outputs;
+    return d;
   });
   // `paynter compare`: every constraint method (as RunOptions says, but the method).
   m.def("compare", [](const Source& src, const RunOptions& options) {

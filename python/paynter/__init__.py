@@ -401,6 +401,29 @@ class Model:
                 results.append(Result(item))
         return results
 
+    def describe(self, **options):
+        """The model as a run with these options (simulate's keywords: form,
+        constraints, params, ...) sees it: a dict of "parameters" (name ->
+        value, derived parameters included), "states" and "outputs" (names,
+        in the order of a Result's columns)."""
+        d = _paynter.describe(self._source, _run_options(self.path, 1.0, **options))
+        return {"parameters": dict(d["parameters"]), "states": list(d["states"]), "outputs": list(d["outputs"])}
+
+    @property
+    def parameters(self):
+        """The parameters' values, as the model file gives them (derived ones included)."""
+        return self.describe()["parameters"]
+
+    @property
+    def states(self):
+        """The names of the state variables (state form)."""
+        return self.describe()["states"]
+
+    @property
+    def outputs(self):
+        """The names of the outputs, as a Result's columns after t."""
+        return self.describe()["outputs"]
+
     def compare(self, t_end, **options):
         """Simulates by every constraint method, as `paynter compare` does
         (simulate's options as keywords; the energy accounting is added for the

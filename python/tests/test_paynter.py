@@ -373,3 +373,18 @@ def test_version_and_times_that_are_not_numbers():
         m.simulate(True)
     r = m.simulate(np.float64(0.01))
     assert r.t[-1] == 0.01
+
+
+def test_parameters_states_and_outputs():
+    m = paynter.load(RLC)
+    assert m.parameters == {"V": 5.0, "R": 10.0, "L": 0.1, "C": 1e-3}
+    assert sorted(m.states) == ["p_coil", "q_capacitor"]
+    assert m.outputs == ["current", "v_cap", "charge", "v_res"]
+    r = m.simulate(0.01)
+    assert r.columns == ["t"] + m.outputs
+    assert m.describe(params={"R": 20})["parameters"]["R"] == 20.0
+    # A mechanism in joint coordinates has its joint coordinates as states.
+    b1 = paynter.load(B1_3D)
+    assert len(b1.describe(form="lagrange2")["states"]) < len(b1.states)
+    with pytest.raises(paynter.ModelError, match="no parameter 'Rx'"):
+        m.describe(params={"Rx": 1})
