@@ -31,14 +31,10 @@ CausalityProcedure ParseProcedure(const std::string& name) {
     std::transform(b.begin(), b.end(), b.begin(), ::tolower);
     if (a == b) return p;
   }
-  Diagnostic d;
-  d.message = fmt::format("unknown causality procedure '{}'", name);
-  d.expected = "SCAP, HaCAP, LaCAP, LCAP or RCAP";
-  d.got = name;
-  d.hint = name == "BHCAP" || name == "bhcap"
-               ? "BHCAP (Boltzmann-Hamel) needs quasi-velocities, which paynter does not model yet"
-               : "see docs/methods.md for what each procedure does";
-  throw Error(d);
+  ThrowAt({}, "", fmt::format("unknown causality procedure '{}'", name), "SCAP, HaCAP, LaCAP, LCAP or RCAP", name,
+          name == "BHCAP" || name == "bhcap"
+              ? "BHCAP (Boltzmann-Hamel) needs quasi-velocities, which paynter does not model yet"
+              : "see docs/methods.md for what each procedure does");
 }
 
 std::string ProcedureName(CausalityProcedure p) {
@@ -72,14 +68,11 @@ class Engine {
         for (int j : generalized) {
           const int i = InertiaOn(j);
           if (i < 0) {
-            Diagnostic d;
-            d.where = m_.elements[j].where;
-            d.element = m_.elements[j].name;
-            d.message = "HaCAP puts the I element of each independent generalized 1-junction in integral causality";
-            d.expected = "an I element on 1-junction '" + m_.elements[j].name + "'";
-            d.got = "none";
-            d.hint = "attach the coordinate's inertia to its 1-junction, or choose another junction under 'independent:'";
-            throw Error(d);
+            ThrowAt(
+                m_.elements[j].where, m_.elements[j].name,
+                "HaCAP puts the I element of each independent generalized 1-junction in integral causality",
+                "an I element on 1-junction '" + m_.elements[j].name + "'", "none",
+                "attach the coordinate's inertia to its 1-junction, or choose another junction under 'independent:'");
           }
           if (g_.effort_to[m_.elements[i].bonds[0]] < 0) Impose(i, false, "HaCAP: integral " + m_.elements[i].name);
         }
@@ -446,11 +439,10 @@ CausalGraph AssignCausality(const Model& model, const CausalityOptions& options)
 
 void RequireNoConflicts(const Model& model, const CausalGraph& graph) {
   if (!graph.relaxed.empty()) {
-    Diagnostic d;
-    d.message = fmt::format("{} bonds are relaxed (no causality): RCAP gives a causality report, not equations",
-                            graph.relaxed.size());
-    d.hint = "use SCAP, HaCAP or LaCAP to form equations";
-    throw Error(d);
+    ThrowAt({}, "",
+            fmt::format("{} bonds are relaxed (no causality): RCAP gives a causality report, not equations",
+                        graph.relaxed.size()),
+            "", "", "use SCAP, HaCAP or LaCAP to form equations");
   }
   if (graph.conflicts.empty()) return;
   const CausalConflict& c = graph.conflicts.front();

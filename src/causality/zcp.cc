@@ -450,13 +450,10 @@ std::string ZeroOrderPathReport(const Model& m, const std::vector<ZeroOrderPath>
 
 const ZeroOrderPath& SelectZeroOrderPath(const std::vector<ZeroOrderPath>& paths, int n) {
   if (n >= 1 && n <= static_cast<int>(paths.size())) return paths[n - 1];
-  Diagnostic d;
-  d.message = fmt::format("there is no zero-order causal path {}", n);
-  d.expected = paths.empty() ? "none: the model has no zero-order causal path"
-                             : fmt::format("a path number from 1 to {}", paths.size());
-  d.got = std::to_string(n);
-  d.hint = "'paynter causality FILE' lists the zero-order causal paths with their numbers";
-  throw Error(d);
+  ThrowAt({}, "", fmt::format("there is no zero-order causal path {}", n),
+          paths.empty() ? "none: the model has no zero-order causal path"
+                        : fmt::format("a path number from 1 to {}", paths.size()),
+          std::to_string(n), "'paynter causality FILE' lists the zero-order causal paths with their numbers");
 }
 
 }  // namespace paynter

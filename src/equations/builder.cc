@@ -589,12 +589,12 @@ class EquationBuilder {
     if (it != dot_.end()) return it->second;
     const int k = Defining(v);
     if (k < 0) {
-      Diagnostic d;
-      d.message = fmt::format("the time derivative of '{}' is needed but '{}' is itself a state derivative",
-                              v.get_name(), v.get_name());
-      d.hint = "a storage element in derivative causality depends on another one's derivative (a higher-index "
-               "model); add a compliance or an inertia to break the chain";
-      throw Error(d);
+      ThrowAt({}, "",
+              fmt::format("the time derivative of '{}' is needed but '{}' is itself a state derivative", v.get_name(),
+                          v.get_name()),
+              "", "",
+              "a storage element in derivative causality depends on another one's derivative (a higher-index "
+              "model); add a compliance or an inertia to break the chain");
     }
     symbol dv("d" + v.get_name(), "\\dot{" + TexOf(v.get_name()) + "}");
     dot_.emplace(v, dv);
@@ -1044,11 +1044,7 @@ Formulation ParseFormulation(const std::string& name) {
   if (name == "hamilton") return Formulation::kHamilton;
   if (name == "lagrange1") return Formulation::kLagrange1;
   if (name == "lagrange2") return Formulation::kLagrange2;
-  Diagnostic d;
-  d.message = fmt::format("unknown formulation '{}'", name);
-  d.expected = "state, lagrange1, lagrange2 or hamilton";
-  d.got = name;
-  throw Error(d);
+  ThrowAt({}, "", fmt::format("unknown formulation '{}'", name), "state, lagrange1, lagrange2 or hamilton", name);
 }
 
 std::string FormulationName(Formulation f) {

@@ -28,13 +28,7 @@ namespace fs = std::filesystem;
 
 [[noreturn]] void Fail(const FmuOptions& o, std::string message, std::string expected, std::string got,
                        std::string hint) {
-  Diagnostic d;
-  d.where.file = o.model_file;
-  d.message = std::move(message);
-  d.expected = std::move(expected);
-  d.got = std::move(got);
-  d.hint = std::move(hint);
-  throw Error(std::move(d));
+  ThrowAt({o.model_file}, "", std::move(message), std::move(expected), std::move(got), std::move(hint));
 }
 
 void CheckOptions(const FmuOptions& o) {
@@ -284,11 +278,8 @@ FmuReport ExportFmu(const FmuOptions& o) {
     if (output.size() > 2000) output = output.substr(0, 2000) + "\n...";
     std::string cmd;
     for (const std::string& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
-    Diagnostic d;
-    d.where.file = o.model_file;
-    d.message = fmt::format("the C compiler failed on the FMU's code: {}\n{}", cmd, output);
-    d.hint = "set CC to a working C compiler";
-    throw Error(std::move(d));
+    ThrowAt({o.model_file}, "", fmt::format("the C compiler failed on the FMU's code: {}\n{}", cmd, output), "", "",
+            "set CC to a working C compiler");
   }
   const std::string library = ReadFile(so);
   std::vector<std::pair<std::string, std::string>> files = {{"modelDescription.xml", fmi::ModelDescription(m)},

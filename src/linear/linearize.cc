@@ -188,12 +188,9 @@ class Differentiator {
     }
     if (!GiNaC::is_a<GiNaC::numeric>(v) || !GiNaC::ex_to<GiNaC::numeric>(v).is_real() ||
         !std::isfinite(GiNaC::ex_to<GiNaC::numeric>(v).to_double())) {
-      Diagnostic d;
-      d.message = fmt::format("linearize: {} has no finite value at the operating point", what);
-      d.expected = "a differentiable expression there";
-      d.got = Text(e);
-      d.hint = "abs(), step() and the like have no derivative at their kink; choose another operating point";
-      throw Error(std::move(d));
+      ThrowAt({}, "", fmt::format("linearize: {} has no finite value at the operating point", what),
+              "a differentiable expression there", Text(e),
+              "abs(), step() and the like have no derivative at their kink; choose another operating point");
     }
     return GiNaC::ex_to<GiNaC::numeric>(v).to_double();
   }
@@ -399,14 +396,13 @@ std::vector<double> Project(const Differentiator& diff, const EquationSystem& sy
   }
   if (v.h.size() == 0 || v.h.lpNorm<Eigen::Infinity>() <= accept) return x;
   const int w = Worst(v.h);
-  Diagnostic d;
-  d.message = "linearize: the operating point is off the constraint manifold of the mechanism, and no "
-              "configuration there meets the constraints";
-  d.expected = fmt::format("every constraint within {:.3g} (the joints assembled)", accept);
-  d.got = fmt::format("{} is {:.6g} after Gauss-Newton on the states not given", rows[w].what, v.h(w));
-  d.hint = "the states given with --state (held as given) contradict the joints: give fewer, or values a "
-           "configuration of the mechanism can take (a joint coordinate such as <J>_angle moves the bodies)";
-  throw Error(std::move(d));
+  ThrowAt({}, "",
+          "linearize: the operating point is off the constraint manifold of the mechanism, and no "
+          "configuration there meets the constraints",
+          fmt::format("every constraint within {:.3g} (the joints assembled)", accept),
+          fmt::format("{} is {:.6g} after Gauss-Newton on the states not given", rows[w].what, v.h(w)),
+          "the states given with --state (held as given) contradict the joints: give fewer, or values a "
+          "configuration of the mechanism can take (a joint coordinate such as <J>_angle moves the bodies)");
 }
 
 // The linearization at (t, x); for a mechanism in independent coordinates.
@@ -433,12 +429,10 @@ LinearModel LinearizeWith(const Differentiator& diff, const EquationSystem& sys,
     for (double a : x) xmax = std::max(xmax, std::fabs(a));
     if (v.h.lpNorm<Eigen::Infinity>() > 1e-7 * (1 + xmax)) {
       const int w = Worst(v.h);
-      Diagnostic d;
-      d.message = "linearize: the operating point is off the constraint manifold of the mechanism";
-      d.expected = "a state where every constraint holds (|value| below 1e-7)";
-      d.got = fmt::format("{} = {:.6g}", rows[w].what, v.h(w));
-      d.hint = "move it onto the constraints first (ProjectOntoConstraints; the commands do)";
-      throw Error(std::move(d));
+      ThrowAt({}, "", "linearize: the operating point is off the constraint manifold of the mechanism",
+              "a state where every constraint holds (|value| below 1e-7)",
+              fmt::format("{} = {:.6g}", rows[w].what, v.h(w)),
+              "move it onto the constraints first (ProjectOntoConstraints; the commands do)");
     }
     const Eigen::VectorXd scale = ColumnScale(sys);
     const Eigen::MatrixXd Hs = v.H * scale.asDiagonal();
@@ -511,16 +505,15 @@ LinearModel LinearizeWith(const Differentiator& diff, const EquationSystem& sys,
         // no point nearby to compare with: no verdict
       }
       if (near_rank > rank) {
-        Diagnostic d;
-        d.message = "linearize: the mechanism is at a singular configuration: the Jacobian of its constraints loses "
-                    "rank at the operating point";
-        d.expected = fmt::format("rank {} of the {} constraint rows, as a small step away on the constraints",
-                                 near_rank, rows.size());
-        d.got = fmt::format("rank {} (a direction that looks free to first order is not a motion of the mechanism)",
-                            rank);
-        d.hint = "links are aligned there (a change point or a dead centre of the loop); linearize a little "
-                 "away from it (--state, --param, --at)";
-        throw Error(std::move(d));
+        ThrowAt(
+            {}, "",
+            "linearize: the mechanism is at a singular configuration: the Jacobian of its constraints loses "
+            "rank at the operating point",
+            fmt::format("rank {} of the {} constraint rows, as a small step away on the constraints", near_rank,
+                        rows.size()),
+            fmt::format("rank {} (a direction that looks free to first order is not a motion of the mechanism)", rank),
+            "links are aligned there (a change point or a dead centre of the loop); linearize a little "
+            "away from it (--state, --param, --at)");
       }
     }
     diff.set_tangent(true);
@@ -710,17 +703,15 @@ std::vector<double> SteadyState(const EquationSystem& system, const std::vector<
   int worst = 0;
   for (int i = 1; i < n; ++i)
     if (std::fabs(f[i]) > std::fabs(f[worst])) worst = i;
-  Diagnostic d;
-  d.message = "--steady: Newton's method found no steady state f(x, u) = 0";
-  d.expected = fmt::format("every state derivative below {:.3g}", target);
-  d.got = n == 0 ? "no states"
+  ThrowAt({}, "", "--steady: Newton's method found no steady state f(x, u) = 0",
+          fmt::format("every state derivative below {:.3g}", target),
+          n == 0 ? "no states"
                  : fmt::format("d{}/dt = {:.6g} after {} step(s){}, at {} = {:.6g}", system.state_names[worst],
                                f[worst], steps, slow == 3 ? " (the last 3 took off less than 1% each)" : "",
-                               system.state_names[worst], x[worst]);
-  d.hint = "the model may have no steady state for these inputs (a constant force on a free mass, a motor "
-           "running at speed), or Newton started too far from it: give a start with --state NAME=VALUE, "
-           "or linearize along a trajectory with --at T";
-  throw Error(std::move(d));
+                               system.state_names[worst], x[worst]),
+          "the model may have no steady state for these inputs (a constant force on a free mass, a motor "
+          "running at speed), or Newton started too far from it: give a start with --state NAME=VALUE, "
+          "or linearize along a trajectory with --at T");
 }
 
 std::vector<Mode> Modes(const Matrix& A) {
@@ -757,10 +748,8 @@ std::complex<double> FrequencyResponse(const LinearModel& lin, int input, int ou
   }
   Eigen::FullPivLU<Eigen::MatrixXcd> lu(M);
   if (lu.rank() < n) {
-    Diagnostic d;
-    d.message = fmt::format("bode: jw is an eigenvalue of A at w = {:g} rad/s: the response is infinite there", w);
-    d.hint = "leave out that frequency (a pure integrator at w = 0, an undamped mode at its frequency)";
-    throw Error(std::move(d));
+    ThrowAt({}, "", fmt::format("bode: jw is an eigenvalue of A at w = {:g} rad/s: the response is infinite there", w),
+            "", "", "leave out that frequency (a pure integrator at w = 0, an undamped mode at its frequency)");
   }
   const Eigen::VectorXcd x = lu.solve(b);
   for (int j = 0; j < n; ++j) h += lin.C(output, j) * x(j);
@@ -769,11 +758,9 @@ std::complex<double> FrequencyResponse(const LinearModel& lin, int input, int ou
 
 std::vector<BodePoint> Bode(const LinearModel& lin, int input, int output, double w0, double w1, int points) {
   if (!(w0 > 0) || !(w1 > w0) || !std::isfinite(w1) || points < 2 || points > 1000000) {
-    Diagnostic d;
-    d.message = "bode: a frequency range needs 0 < from < to and at least 2 points (at most 1000000)";
-    d.expected = "--from W0 --to W1 --points N with 0 < W0 < W1, N >= 2";
-    d.got = fmt::format("--from {:g} --to {:g} --points {}", w0, w1, points);
-    throw Error(std::move(d));
+    ThrowAt({}, "", "bode: a frequency range needs 0 < from < to and at least 2 points (at most 1000000)",
+            "--from W0 --to W1 --points N with 0 < W0 < W1, N >= 2",
+            fmt::format("--from {:g} --to {:g} --points {}", w0, w1, points));
   }
   std::vector<BodePoint> out;
   double previous = 0;

@@ -233,14 +233,7 @@ class JointCoordinateExpander {
 
   [[noreturn]] void Fail(const SourceLocation& where, const std::string& who, const std::string& message,
                          const std::string& expected, const std::string& got, const std::string& hint) {
-    Diagnostic d;
-    d.where = where;
-    d.element = who;
-    d.message = message;
-    d.expected = expected;
-    d.got = got;
-    d.hint = hint;
-    throw Error(std::move(d));
+    ThrowAt(where, who, message, expected, got, hint);
   }
 
   // The joints on the tree path from body b to the ground.

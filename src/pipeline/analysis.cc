@@ -149,14 +149,12 @@ std::string ComparisonCsv(const MethodComparison& c) {
 std::string DifferenceCsv(const MethodComparison& c, const std::string& output, std::vector<std::string>* series) {
   const size_t k = static_cast<size_t>(std::find(c.outputs.begin(), c.outputs.end(), output) - c.outputs.begin());
   if (k == 0 || k == c.outputs.size()) {
-    Diagnostic d;
-    d.message = fmt::format("compare --plot: no output '{}'", output);
-    d.expected = fmt::format("one of the model's outputs: {}",
-                             fmt::join(std::vector<std::string>(c.outputs.begin() + (c.outputs.empty() ? 0 : 1),
-                                                                c.outputs.end()),
-                                       ", "));
-    d.got = output;
-    throw Error(std::move(d));
+    ThrowAt({}, "", fmt::format("compare --plot: no output '{}'", output),
+            fmt::format(
+                "one of the model's outputs: {}",
+                fmt::join(std::vector<std::string>(c.outputs.begin() + (c.outputs.empty() ? 0 : 1), c.outputs.end()),
+                          ", ")),
+            output);
   }
   const Solution& ref = c.runs[c.reference].solution;
   const size_t fc = ColumnIndex(ref, output);

@@ -25,17 +25,15 @@ void RequireLagrangeApplies(const Model& model, const CausalGraph& graph, Formul
   if (graph.conflicts.empty() || (form != Formulation::kLagrange1 && form != Formulation::kLagrange2)) return;
   for (const auto& e : model.elements)
     if (e.form == LawForm::kConstraint) {
-      Diagnostic d;
-      d.where.file = model.file;
-      d.message = fmt::format("--form {} is not available for a bond graph with constraint sources (Se with "
-                              "'constraint:'): their constraint forces conflict with the generalized velocities",
-                              FormulationName(form));
-      d.expected = "--form state or hamilton with constraint sources";
-      d.got = fmt::format("--form {} ({} causal conflicts of the artificial sources)", FormulationName(form),
-                          graph.conflicts.size());
-      d.hint = "write the mechanism under 'multibody:' (paynter then forms Lagrange's equations in its joint "
-               "coordinates), or simulate with --constraints minimal-coordinates";
-      throw Error(std::move(d));
+      ThrowAt({model.file}, "",
+              fmt::format("--form {} is not available for a bond graph with constraint sources (Se with "
+                          "'constraint:'): their constraint forces conflict with the generalized velocities",
+                          FormulationName(form)),
+              "--form state or hamilton with constraint sources",
+              fmt::format("--form {} ({} causal conflicts of the artificial sources)", FormulationName(form),
+                          graph.conflicts.size()),
+              "write the mechanism under 'multibody:' (paynter then forms Lagrange's equations in its joint "
+              "coordinates), or simulate with --constraints minimal-coordinates");
     }
 }
 
@@ -144,13 +142,10 @@ MethodView LoadForMethod(const std::string& path, ConstraintMethod constraints, 
     bool any = false;
     for (const auto& e : v.model.elements) any = any || e.form == LawForm::kConstraint;
     if (!any) {
-      Diagnostic d;
-      d.where.file = path;
-      d.message = fmt::format("--constraints {}: the model has no joint constraint", ConstraintMethodName(constraints));
-      d.expected = "a multibody model with joints, or Se elements with 'constraint:'";
-      d.got = "no constraint source";
-      d.hint = "leave out --constraints";
-      throw Error(std::move(d));
+      ThrowAt({path}, "",
+              fmt::format("--constraints {}: the model has no joint constraint", ConstraintMethodName(constraints)),
+              "a multibody model with joints, or Se elements with 'constraint:'", "no constraint source",
+              "leave out --constraints");
     }
   }
   if (v.method == ConstraintMethod::kZcp) {
@@ -239,11 +234,8 @@ int EquationsText(const std::string& path, bool latex, Formulation form, bool ex
   out << (latex ? Commented(after) : after);
   if (explain) {
     if (eqs.form != Formulation::kLagrange2) {
-      Diagnostic d;
-      d.message = "--explain shows the Lagrange subsystem of the second-kind formulation";
-      d.expected = "--form lagrange2";
-      d.got = "--form " + FormulationName(form);
-      throw Error(d);
+      ThrowAt({}, "", "--explain shows the Lagrange subsystem of the second-kind formulation", "--form lagrange2",
+              "--form " + FormulationName(form));
     }
     out << "\n" << eqs.ExplainLagrange(a.model);
   }
@@ -332,20 +324,11 @@ std::vector<std::pair<std::string, double>> ParseParameterOverrides(const std::v
       v = std::stod(kv.substr(eq + 1), &used);
       if (used != kv.size() - eq - 1) throw std::invalid_argument("trailing");
     } catch (const std::exception&) {
-      Diagnostic d;
-      d.where.file = file;
-      d.message = fmt::format("bad {} '{}'", option, kv);
-      d.expected = "NAME=NUMBER";
-      d.got = kv;
-      throw Error(d);
+      ThrowAt({file}, "", fmt::format("bad {} '{}'", option, kv), "NAME=NUMBER", kv);
     }
     if (!std::isfinite(v)) {
-      Diagnostic d;
-      d.where.file = file;
-      d.message = fmt::format("{} {}: the value is not a finite number", option, kv);
-      d.expected = "NAME=NUMBER, a finite number";
-      d.got = kv;
-      throw Error(d);
+      ThrowAt({file}, "", fmt::format("{} {}: the value is not a finite number", option, kv),
+              "NAME=NUMBER, a finite number", kv);
     }
     out.emplace_back(kv.substr(0, eq), v);
   }
@@ -359,12 +342,8 @@ namespace {
 void RequireFiniteOverrides(const RunOptions& options) {
   for (const auto& [name, value] : options.params) {
     if (std::isfinite(value)) continue;
-    Diagnostic d;
-    d.where.file = options.file;
-    d.message = fmt::format("parameter {}: the value is not a finite number", name);
-    d.expected = "a finite number";
-    d.got = fmt::format("{}", value);
-    throw Error(std::move(d));
+    ThrowAt({options.file}, "", fmt::format("parameter {}: the value is not a finite number", name), "a finite number",
+            fmt::format("{}", value));
   }
 }
 
@@ -393,15 +372,13 @@ PreparedModel PrepareModel(const RunOptions& options) {
       method != ConstraintMethod::kLagrangeMultipliers &&
       (options.form != Formulation::kHamilton ||
        LoadSpec(ModelSource::File(options.file), {}, LoadPass::kSubmodels).multibody.present)) {
-    Diagnostic d;
-    d.where.file = options.file;
-    d.message = fmt::format("--constraints {} does not combine with --form {}", ConstraintMethodName(method),
-                            FormulationName(options.form));
-    d.expected = "--form state with --constraints, or --form lagrange1|lagrange2|hamilton alone";
-    d.got = fmt::format("--form {} --constraints {}", FormulationName(options.form), ConstraintMethodName(method));
-    d.hint = "Lagrange's and Hamilton's equations of a mechanism are formed in its joint coordinates, which leave "
-             "no joint constraint to relax or to solve";
-    throw Error(std::move(d));
+    ThrowAt({options.file}, "",
+            fmt::format("--constraints {} does not combine with --form {}", ConstraintMethodName(method),
+                        FormulationName(options.form)),
+            "--form state with --constraints, or --form lagrange1|lagrange2|hamilton alone",
+            fmt::format("--form {} --constraints {}", FormulationName(options.form), ConstraintMethodName(method)),
+            "Lagrange's and Hamilton's equations of a mechanism are formed in its joint coordinates, which leave "
+            "no joint constraint to relax or to solve");
   }
   c.codegen_.backend = options.backend == Backend::kAuto ? Backend::kTiered : options.backend;
   c.codegen_.block_solve = options.block_solve;
@@ -491,14 +468,11 @@ void CheckOutputRows(const RunOptions& options) {
   constexpr double kMaxOutputRows = 1e7;
   const double rows = (options.t_end - options.t0) / options.dt_out;
   if (!(options.dt_out > 0) || !std::isfinite(rows) || rows <= kMaxOutputRows) return;  // the solvers check the rest
-  Diagnostic d;
-  d.where.file = options.file;
-  d.message = fmt::format("--dt-out {:g} asks for {:.3g} output rows over [{:g}, {:g}]", options.dt_out, rows,
-                          options.t0, options.t_end);
-  d.expected = fmt::format("at most {:.0f} output rows", kMaxOutputRows);
-  d.got = fmt::format("(t_end - t0)/dt_out = {:.3g}", rows);
-  d.hint = fmt::format("use --dt-out {:g} or more", (options.t_end - options.t0) / kMaxOutputRows);
-  throw Error(std::move(d));
+  ThrowAt({options.file}, "",
+          fmt::format("--dt-out {:g} asks for {:.3g} output rows over [{:g}, {:g}]", options.dt_out, rows, options.t0,
+                      options.t_end),
+          fmt::format("at most {:.0f} output rows", kMaxOutputRows), fmt::format("(t_end - t0)/dt_out = {:.3g}", rows),
+          fmt::format("use --dt-out {:g} or more", (options.t_end - options.t0) / kMaxOutputRows));
 }
 
 RunResult RunPrepared(const PreparedModel& prepared, CompiledModel& cm, const RunOptions& options, RowSink* output) {
@@ -510,15 +484,13 @@ RunResult RunPrepared(const PreparedModel& prepared, CompiledModel& cm, const Ru
   for (const auto& [name, value] : options.params) {
     const int i = cm.ParameterIndex(name);
     if (i >= 0 && !prepared.parameter_settable(name) && value != values[i]) {
-      Diagnostic d;
-      d.where.file = options.file;
-      d.message = fmt::format("parameter {}: the model was prepared with {} = {:g}; numbers of its build are "
-                              "computed from it",
-                              name, name, values[i]);
-      d.expected = fmt::format("{} = {:g}, or a model prepared with the new value", name, values[i]);
-      d.got = fmt::format("{} = {:g}", name, value);
-      d.hint = "prepare the model again with this value (PrepareModel with RunOptions::params)";
-      throw Error(std::move(d));
+      ThrowAt({options.file}, "",
+              fmt::format("parameter {}: the model was prepared with {} = {:g}; numbers of its build are "
+                          "computed from it",
+                          name, name, values[i]),
+              fmt::format("{} = {:g}, or a model prepared with the new value", name, values[i]),
+              fmt::format("{} = {:g}", name, value),
+              "prepare the model again with this value (PrepareModel with RunOptions::params)");
     }
     cm.SetParameter(name, value);
   }

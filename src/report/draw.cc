@@ -292,12 +292,8 @@ void RenderDot(const std::string& dot_source, const std::string& path) {
   std::string ext = target.extension().string();
   if (!ext.empty()) ext = ext.substr(1);
   if (ext != "svg" && ext != "png" && ext != "pdf" && ext != "dot") {
-    Diagnostic d;
-    d.where = {path, 0, 0};
-    d.message = "unknown drawing format";
-    d.expected = "a file name ending in .svg, .png, .pdf or .dot";
-    d.got = ext.empty() ? "no extension" : "." + ext;
-    throw Error(d);
+    ThrowAt({path, 0, 0}, "", "unknown drawing format", "a file name ending in .svg, .png, .pdf or .dot",
+            ext.empty() ? "no extension" : "." + ext);
   }
   if (ext == "dot") return WriteFileAtomically(path, dot_source, "drawing");
   if (!CommandExists("dot"))

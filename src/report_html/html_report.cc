@@ -120,14 +120,10 @@ class Json {
 std::string ReadWebFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    Diagnostic d;
-    d.where.file = path.string();
-    d.message = "report: a file of the page is missing";
-    d.expected = "the page's script, style and the npm libraries (uPlot, KaTeX) in web/";
-    d.got = "no readable file";
-    d.hint = "run scripts/setup.sh (it runs `npm ci` in web/), or set PAYNTER_WEB_DIR to a web/ directory "
-             "with node_modules/";
-    throw Error(std::move(d));
+    ThrowAt({path.string()}, "", "report: a file of the page is missing",
+            "the page's script, style and the npm libraries (uPlot, KaTeX) in web/", "no readable file",
+            "run scripts/setup.sh (it runs `npm ci` in web/), or set PAYNTER_WEB_DIR to a web/ directory "
+            "with node_modules/");
   }
   std::stringstream ss;
   ss << in.rdbuf();

@@ -70,13 +70,13 @@ void EventHandling::Settle(double t, const double* x) {
     // their indicator is zero up to rounding, on either side).
     if (!changed) return;
   }
-  Diagnostic d;
-  d.message = fmt::format("the modes do not settle at t = {}: after {} rounds a condition or switched element still "
-                          "changes its mode",
-                          t, kSettleRounds);
-  d.hint = "the model's conditions contradict each other here (a mode whose own condition depends on it), or a "
-           "reset leaves its state on both sides of a condition";
-  throw Error(std::move(d));
+  ThrowAt({}, "",
+          fmt::format("the modes do not settle at t = {}: after {} rounds a condition or switched element still "
+                      "changes its mode",
+                      t, kSettleRounds),
+          "", "",
+          "the model's conditions contradict each other here (a mode whose own condition depends on it), or a "
+          "reset leaves its state on both sides of a condition");
 }
 
 void EventHandling::Attach(OdeProblem* p, double t0, const std::vector<double>& x0, double t_end) {
@@ -160,20 +160,18 @@ void EventHandling::CheckAccumulation(size_t event, double t) {
   const double point = t + interval * r / (1 - r);
   if (point > t_end_) return;
   const std::string& name = m_.event_rows()[event].name;
-  Diagnostic d;
-  d.element = name;
-  d.message = fmt::format(
-      "event '{}' fires ever sooner: {} times in a row, each interval at most {} of the one before (the last "
-      "{:.3g} s), so its firings accumulate at about t = {:.6g}, before t_end = {} (a Zeno point)",
-      name, f.shrinking, kZenoRatio, interval, point, t_end_);
-  d.expected = fmt::format("at most {} firings in a row at intervals shrinking by {}% or more, when they would "
-                           "accumulate before t_end",
-                           kZenoFirings, std::lround(100 * (1 - kZenoRatio)));
-  d.got = fmt::format("firing {} of '{}' at t = {:.6g}", f.count, name, t);
-  d.hint = fmt::format("end the run before t = {:.4g}, or give the model what happens there (an event with "
-                       "'stop: true', or a mode in which the ball rests)",
-                       point);
-  throw Error(std::move(d));
+  ThrowAt({}, name,
+          fmt::format(
+              "event '{}' fires ever sooner: {} times in a row, each interval at most {} of the one before (the last "
+              "{:.3g} s), so its firings accumulate at about t = {:.6g}, before t_end = {} (a Zeno point)",
+              name, f.shrinking, kZenoRatio, interval, point, t_end_),
+          fmt::format("at most {} firings in a row at intervals shrinking by {}% or more, when they would "
+                      "accumulate before t_end",
+                      kZenoFirings, std::lround(100 * (1 - kZenoRatio))),
+          fmt::format("firing {} of '{}' at t = {:.6g}", f.count, name, t),
+          fmt::format("end the run before t = {:.4g}, or give the model what happens there (an event with "
+                      "'stop: true', or a mode in which the ball rests)",
+                      point));
 }
 
 bool EventHandling::OnEvent(double t, double* x, const int* crossed) {
@@ -198,10 +196,8 @@ bool EventHandling::OnEvent(double t, double* x, const int* crossed) {
   }
   for (const auto& [state, value] : resets) {
     if (!std::isfinite(value)) {
-      Diagnostic d;
-      d.message = fmt::format("an event's reset gives {} = {} at t = {}", m_.state_names()[state], value, t);
-      d.hint = "check the reset's expression";
-      throw Error(std::move(d));
+      ThrowAt({}, "", fmt::format("an event's reset gives {} = {} at t = {}", m_.state_names()[state], value, t), "",
+              "", "check the reset's expression");
     }
     x[state] = value;
   }

@@ -112,11 +112,8 @@ std::string CompiledModel::codegen_note() const {
 
 void CompiledModel::SetParameter(const std::string& name, double value) {
   if (!std::isfinite(value)) {
-    Diagnostic d;
-    d.message = fmt::format("the value of parameter '{}' is not a finite number", name);
-    d.expected = "a finite number";
-    d.got = fmt::format("{} = {}", name, value);
-    throw Error(d);
+    ThrowAt({}, "", fmt::format("the value of parameter '{}' is not a finite number", name), "a finite number",
+            fmt::format("{} = {}", name, value));
   }
   for (size_t i = 0; i < parameter_names_.size(); ++i) {
     if (parameter_names_[i] == name) {
@@ -124,11 +121,7 @@ void CompiledModel::SetParameter(const std::string& name, double value) {
       return;
     }
   }
-  Diagnostic d;
-  d.message = fmt::format("unknown parameter '{}'", name);
-  d.expected = "a parameter declared in the model";
-  d.got = name;
-  throw Error(d);
+  ThrowAt({}, "", fmt::format("unknown parameter '{}'", name), "a parameter declared in the model", name);
 }
 
 int CompiledModel::ParameterIndex(const std::string& name) const {
@@ -140,11 +133,7 @@ int CompiledModel::ParameterIndex(const std::string& name) const {
 double CompiledModel::GetParameter(const std::string& name) const {
   for (size_t i = 0; i < parameter_names_.size(); ++i)
     if (parameter_names_[i] == name) return slots_[first_parameter_ + i];
-  Diagnostic d;
-  d.message = fmt::format("unknown parameter '{}'", name);
-  d.expected = "a parameter declared in the model";
-  d.got = name;
-  throw Error(d);
+  ThrowAt({}, "", fmt::format("unknown parameter '{}'", name), "a parameter declared in the model", name);
 }
 
 void CompiledModel::CalcConstraints(double t, const double* x, double* multiplier, double* velocity,

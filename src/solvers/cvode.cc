@@ -250,13 +250,10 @@ SolverStats IntegrateCvode(const OdeProblem& problem,
   // Setup failures (bad arguments, out of memory) are not the model's fault.
   auto check = [&data](int flag, const char* call) {
     if (flag < 0) {
-      Diagnostic d;
-      d.message = fmt::format("CVODE setup failed: {} returned {}{}", call,
-                              FlagName(flag),
-                              data.last_error.empty() ? ""
-                                                      : ": " + data.last_error);
-      d.hint = "this may be a bug in paynter: please report it";
-      throw Error(std::move(d));
+      ThrowAt({}, "",
+              fmt::format("CVODE setup failed: {} returned {}{}", call, FlagName(flag),
+                          data.last_error.empty() ? "" : ": " + data.last_error),
+              "", "", "this may be a bug in paynter: please report it");
     }
   };
   auto check_ptr = [&check](const void* p, const char* call) {

@@ -130,23 +130,20 @@ SolverStats IntegrateDae(const DaeProblem& problem, const std::vector<double>& y
   const int n = problem.n;
   if (n < 1 || static_cast<int>(y0.size()) != n || static_cast<int>(yp0.size()) != n ||
       static_cast<int>(problem.differential.size()) != n || !problem.residual) {
-    Diagnostic d;
-    d.message = "IntegrateDae: the problem is malformed";
-    d.expected = fmt::format("n >= 1, y0, yp0 and differential of size n, a residual");
-    d.got = fmt::format("n = {}, sizes {}, {}, {}", n, y0.size(), yp0.size(), problem.differential.size());
-    d.hint = "this is a bug in the caller";
-    throw Error(std::move(d));
+    ThrowAt({}, "", "IntegrateDae: the problem is malformed",
+            fmt::format("n >= 1, y0, yp0 and differential of size n, a residual"),
+            fmt::format("n = {}, sizes {}, {}, {}", n, y0.size(), yp0.size(), problem.differential.size()),
+            "this is a bug in the caller");
   }
   Data data;
   data.problem = &problem;
   Owned o;
   auto check = [&](int flag, const char* call) {
     if (flag < 0) {
-      Diagnostic d;
-      d.message = fmt::format("IDA setup failed: {} returned {}{}", call, flag,
-                              data.last_error.empty() ? "" : ": " + data.last_error);
-      d.hint = "this may be a bug in paynter: please report it";
-      throw Error(std::move(d));
+      ThrowAt({}, "",
+              fmt::format("IDA setup failed: {} returned {}{}", call, flag,
+                          data.last_error.empty() ? "" : ": " + data.last_error),
+              "", "", "this may be a bug in paynter: please report it");
     }
   };
   check(SUNContext_Create(nullptr, &o.ctx), "SUNContext_Create");
@@ -211,11 +208,11 @@ SolverStats IntegrateDae(const DaeProblem& problem, const std::vector<double>& y
       check(IDAGetRootInfo(ida, roots_found.data()), "IDAGetRootInfo");
       if (num_events > 0 && tret - last_event <= 64 * 2.2e-16 * std::max(1.0, std::fabs(tret))) {
         if (++burst > internal::kMaxEventBurst) {
-          Diagnostic d;
-          d.message = fmt::format("ida failed at t = {}: more than {} events without time advancing", tret,
-                                  internal::kMaxEventBurst);
-          d.hint = "an event's reset may leave its own condition true, or events accumulate here (a Zeno point)";
-          throw Error(std::move(d));
+          ThrowAt({}, "",
+                  fmt::format("ida failed at t = {}: more than {} events without time advancing", tret,
+                              internal::kMaxEventBurst),
+                  "", "",
+                  "an event's reset may leave its own condition true, or events accumulate here (a Zeno point)");
         }
       } else {
         burst = 0;

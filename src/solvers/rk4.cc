@@ -217,20 +217,14 @@ SolverStats IntegrateRK4(const OdeProblem& problem, const std::vector<double>& x
   // Refuse up front what cannot work, rather than after hours of stepping.
   const double tmax = std::max(std::fabs(t0), std::fabs(t_end));
   if (tmax + h == tmax) {
-    Diagnostic d;
-    d.message = "rk4: the step is too small to advance the time";
-    d.expected = fmt::format("step > {} at |t| = {}", 2 * kEps * tmax, tmax);
-    d.got = fmt::format("step = {}", h);
-    d.hint = "increase the step";
-    throw Error(std::move(d));
+    ThrowAt({}, "", "rk4: the step is too small to advance the time",
+            fmt::format("step > {} at |t| = {}", 2 * kEps * tmax, tmax), fmt::format("step = {}", h),
+            "increase the step");
   }
   if ((t_end - t0) / h > static_cast<double>(options.max_steps)) {
-    Diagnostic d;
-    d.message = "rk4: the run would exceed the step budget";
-    d.expected = fmt::format("at most max_steps = {} steps", options.max_steps);
-    d.got = fmt::format("(t_end - t0) / step = {:.3g} steps", (t_end - t0) / h);
-    d.hint = "increase the step or max_steps";
-    throw Error(std::move(d));
+    ThrowAt({}, "", "rk4: the run would exceed the step budget",
+            fmt::format("at most max_steps = {} steps", options.max_steps),
+            fmt::format("(t_end - t0) / step = {:.3g} steps", (t_end - t0) / h), "increase the step or max_steps");
   }
 
   if (EventLocator(problem, Method::kRK4).active()) return RunRK4<true>(problem, x0, options, observer, progress);

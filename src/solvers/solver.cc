@@ -30,12 +30,7 @@ std::string Lower(std::string s) {
 [[noreturn]] void ThrowBadOption(const std::string& option,
                                  const std::string& expected,
                                  const std::string& got, const std::string& hint) {
-  Diagnostic d;
-  d.message = fmt::format("invalid solver option '{}'", option);
-  d.expected = expected;
-  d.got = got;
-  d.hint = hint;
-  throw Error(std::move(d));
+  ThrowAt({}, "", fmt::format("invalid solver option '{}'", option), expected, got, hint);
 }
 
 void RequireFinite(const char* name, double value) {
@@ -66,12 +61,7 @@ Method ParseMethod(const std::string& name) {
       hint = "rk4: fixed step; dopri5: adaptive, non-stiff (as ode45); "
              "bdf: adaptive, stiff (CVODE)";
   }
-  Diagnostic d;
-  d.message = "unknown integration method";
-  d.expected = "one of rk4, dopri5, bdf";
-  d.got = fmt::format("'{}'", name);
-  d.hint = hint;
-  throw Error(std::move(d));
+  ThrowAt({}, "", "unknown integration method", "one of rk4, dopri5, bdf", fmt::format("'{}'", name), hint);
 }
 
 std::string MethodName(Method m) {
@@ -154,30 +144,20 @@ SolverStats Integrate(const OdeProblem& problem, const std::vector<double>& x0,
   if (problem.n < 0)
     throw Error(fmt::format("OdeProblem.n = {} is negative", problem.n));
   if (x0.size() != static_cast<size_t>(problem.n)) {
-    Diagnostic d;
-    d.message = "the initial state does not match the problem size";
-    d.expected = fmt::format("{} initial values", problem.n);
-    d.got = fmt::format("{} initial values", x0.size());
-    throw Error(std::move(d));
+    ThrowAt({}, "", "the initial state does not match the problem size", fmt::format("{} initial values", problem.n),
+            fmt::format("{} initial values", x0.size()));
   }
   if (!problem.state_names.empty() &&
       problem.state_names.size() != static_cast<size_t>(problem.n)) {
-    Diagnostic d;
-    d.message = "OdeProblem.state_names has the wrong length";
-    d.expected = fmt::format("{} names (or none)", problem.n);
-    d.got = fmt::format("{} names", problem.state_names.size());
-    throw Error(std::move(d));
+    ThrowAt({}, "", "OdeProblem.state_names has the wrong length", fmt::format("{} names (or none)", problem.n),
+            fmt::format("{} names", problem.state_names.size()));
   }
   if (problem.n > 0 && !problem.rhs)
     throw Error("OdeProblem.rhs is empty: no right-hand side to integrate");
   if (int i = internal::FirstNonFinite(x0.data(), problem.n); i >= 0) {
-    Diagnostic d;
-    d.message = fmt::format("the initial value of state '{}' is not finite",
-                            internal::StateName(problem, i));
-    d.expected = "finite initial values";
-    d.got = fmt::format("{} = {}", internal::StateName(problem, i), x0[i]);
-    d.hint = "check the initial conditions and the parameters they depend on";
-    throw Error(std::move(d));
+    ThrowAt({}, "", fmt::format("the initial value of state '{}' is not finite", internal::StateName(problem, i)),
+            "finite initial values", fmt::format("{} = {}", internal::StateName(problem, i), x0[i]),
+            "check the initial conditions and the parameters they depend on");
   }
 
   static const Observer kNoObserver = [](double, const double*) {};
@@ -345,11 +325,8 @@ std::string DescribeNonFinite(const OdeProblem& problem, double t,
 void ThrowFailure(const OdeProblem& problem, Method method, double t,
                   const double* x, const std::string& reason,
                   const std::string& hint) {
-  Diagnostic d;
-  d.message = fmt::format("{} failed at t = {}: {}{}", MethodName(method), t,
-                          reason, FormatState(problem, x));
-  d.hint = hint;
-  throw Error(std::move(d));
+  ThrowAt({}, "", fmt::format("{} failed at t = {}: {}{}", MethodName(method), t, reason, FormatState(problem, x)), "",
+          "", hint);
 }
 
 void RethrowRhsError(const Error& e, const OdeProblem& problem, Method method,

@@ -61,12 +61,9 @@ const paynter_sweep_io& SweepIoModule() {
   static std::string tried;
   std::call_once(once, [] { io = Load(&tried); });
   if (io) return *io;
-  Diagnostic d;
-  d.message = fmt::format("sweep: the module for HDF5 files and MPI ({}) could not be loaded", kModule);
-  d.expected = "the module built or installed with this paynter";
-  d.got = "looked in:" + tried;
-  d.hint = "build the target paynter_sweep_io (it is built with the paynter program), or write a CSV (-o results.csv)";
-  throw Error(std::move(d));
+  ThrowAt({}, "", fmt::format("sweep: the module for HDF5 files and MPI ({}) could not be loaded", kModule),
+          "the module built or installed with this paynter", "looked in:" + tried,
+          "build the target paynter_sweep_io (it is built with the paynter program), or write a CSV (-o results.csv)");
 }
 
 }  // namespace paynter

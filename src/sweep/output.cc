@@ -216,12 +216,8 @@ class Hdf5SweepOutput : public SweepSink {
  private:
   void Check(int status, const std::string& what) const {
     if (status == 0) return;
-    Diagnostic d;
-    d.where.file = path_;
-    d.message = fmt::format("HDF5 could not {}", what);
-    d.expected = "a writable file on a disk with room";
-    d.got = "an HDF5 error";
-    throw Error(std::move(d));
+    ThrowAt({path_}, "", fmt::format("HDF5 could not {}", what), "a writable file on a disk with room",
+            "an HDF5 error");
   }
 
   // UTF-8 strings (h5py reads them as str): one (scalar) or a list.
@@ -330,21 +326,12 @@ std::unique_ptr<SweepSink> OpenSweepOutput(const std::string& path, const SweepD
 #ifdef PAYNTER_HDF5
     return std::make_unique<Hdf5SweepOutput>(path, def);
 #else
-    Diagnostic d;
-    d.where.file = path;
-    d.message = "this build of paynter has no HDF5 output";
-    d.expected = "a build with libhdf5-dev installed (scripts/setup.sh)";
-    d.got = path;
-    d.hint = "write a CSV (-o results.csv), or install libhdf5-dev and build again";
-    throw Error(std::move(d));
+    ThrowAt({path}, "", "this build of paynter has no HDF5 output",
+            "a build with libhdf5-dev installed (scripts/setup.sh)", path,
+            "write a CSV (-o results.csv), or install libhdf5-dev and build again");
 #endif
   }
-  Diagnostic d;
-  d.where.file = path;
-  d.message = "sweep: unknown output format";
-  d.expected = "a file name ending in .h5 or .hdf5 (HDF5) or .csv";
-  d.got = path;
-  throw Error(std::move(d));
+  ThrowAt({path}, "", "sweep: unknown output format", "a file name ending in .h5 or .hdf5 (HDF5) or .csv", path);
 }
 
 }  // namespace paynter

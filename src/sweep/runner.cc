@@ -243,17 +243,13 @@ SweepReport RunSweep(const SweepDefinition& def, const SweepSettings& settings, 
     if (report.ranks == 1) throw;
     const int first = MpiFirstFailure(false);
     if (first == rank) throw;
-    Diagnostic d;
-    d.message = fmt::format("sweep: rank {} of the MPI job could not prepare the model", first);
-    d.hint = "run the same command without mpirun to see its error";
-    throw Error(std::move(d));
+    ThrowAt({}, "", fmt::format("sweep: rank {} of the MPI job could not prepare the model", first), "", "",
+            "run the same command without mpirun to see its error");
   }
   const int failed_rank = report.ranks > 1 ? MpiFirstFailure(ok) : -1;
   if (failed_rank >= 0) {
-    Diagnostic d;
-    d.message = fmt::format("sweep: rank {} of the MPI job could not prepare the model", failed_rank);
-    d.hint = "run the same command without mpirun to see its error";
-    throw Error(std::move(d));
+    ThrowAt({}, "", fmt::format("sweep: rank {} of the MPI job could not prepare the model", failed_rank), "", "",
+            "run the same command without mpirun to see its error");
   }
   SweepPlan plan;
   plan.def = &def;
