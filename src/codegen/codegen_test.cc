@@ -131,10 +131,10 @@ std::string RunError(const CompiledProgram& prog, std::vector<double> slots) {
   return "";
 }
 
-// The minimum-norm solve of redundant constraints: a rank the relative
-// threshold (1e-10) decides, below Eigen's own default, is the rank the
-// decomposition is computed for. With the threshold set after the
-// decomposition, this nearly dependent pair gave [2, 0] or garbage (the
+// The minimum-norm solve of redundant constraints: a direction whose singular
+// value is far below the threshold (1e-10 of the largest) is left out. With
+// Eigen's complete orthogonal decomposition given its threshold after
+// decomposing, this nearly dependent pair gave [0, 2] or garbage (the
 // transformations of rank 1 were never computed) and the Bricard linkage's
 // multipliers went NaN in some runs and not others.
 TEST(Codegen, MinimumNormSolveUsesTheRankOfItsThreshold) {
@@ -147,14 +147,28 @@ TEST(Codegen, MinimumNormSolveUsesTheRankOfItsThreshold) {
   EXPECT_EQ(rank, 1);
   ASSERT_TRUE(x.allFinite());
   // The least-squares solutions of the rank-1 system x0 + x1 = 2; the one of
-  // minimum norm has x0 = x1.
-  EXPECT_NEAR(x(0), 1.0, 1e-9);
-  EXPECT_NEAR(x(1), 1.0, 1e-9);
-  // At a threshold below the pair's separation it is the full-rank solve.
-  const Eigen::VectorXd y = codegen::MinimumNormSolve(J, 1e-14, r, &rank);
+  // minimum norm has x0 = x1. The filter keeps a fraction 2 (s/eps)^2 of the
+  // left-out direction (s = 5e-13, eps = 2e-10: 1.3e-5 of it).
+  EXPECT_NEAR(x(0), 1.0, 1e-4);
+  EXPECT_NEAR(x(1), 1.0, 1e-4);
+  // At a threshold well below the pair's separation it is the full-rank solve.
+  const Eigen::VectorXd y = codegen::MinimumNormSolve(J, 1e-16, r, &rank);
   EXPECT_EQ(rank, 2);
   EXPECT_NEAR(y(0), 2.0, 1e-3);
   EXPECT_NEAR(y(1), 0.0, 1e-3);
+  // Continuous in J: as the pair's separation s passes the threshold, the
+  // solution moves from [1, 1] to the exact [2, 0] without a jump.
+  double previous = 1.0;
+  for (double s = 1e-12; s <= 1e-6; s *= 1.25) {
+    Eigen::MatrixXd K(2, 2);
+    K << 1, 1, 1, 1 + s;
+    Eigen::VectorXd rs(2);
+    rs << 2, 2 + s * 1e-3;  // a consistent right-hand side: x = [2 - 1e-3, 1e-3]
+    const Eigen::VectorXd z = codegen::MinimumNormSolve(K, 1e-10, rs, nullptr);
+    EXPECT_LT(std::fabs(z(1) - previous), 0.25) << "s = " << s;  // no jump between steps of 25 %
+    previous = z(1);
+  }
+  EXPECT_NEAR(previous, 1e-3, 1e-5);
 }
 
 TEST(Codegen, TapeAndNativeAgreeOnExpressions) {

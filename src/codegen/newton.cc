@@ -277,16 +277,37 @@ void RuntimeChecks::CheckBlockInputs(const double* s, int block) const {
     }
 }
 
-// The threshold is set before the decomposition: the orthogonal transformations
-// of the complete orthogonal decomposition are computed for the rank decided at
-// that time; a threshold set afterwards makes the solve use transformations that
-// were never computed (uninitialized memory).
+// By the singular values, with Tikhonov's filter factors iterated twice: the
+// component along singular vector i is (1 - (eps^2 / (s_i^2 + eps^2))^2) (u_i . r) / s_i,
+// eps = threshold * s_max.
+// Well above eps (s_i >> eps) that is the exact inverse; far below it (the
+// directions redundant constraints leave undetermined) the component vanishes,
+// as in the minimum-norm solution; in between it changes continuously. A hard
+// rank decision (a pivoted QR's, or a truncated SVD's) would not: near a
+// singular configuration of a mechanism (the N four-bar's crossings) a
+// singular value passes the threshold back and forth between evaluations, the
+// forces jump between two ranks' solutions, and the integrator's steps
+// collapse. (Eigen's complete orthogonal decomposition was used here; given
+// its threshold after decomposing, it solved with transformations never
+// computed.)
 Eigen::VectorXd MinimumNormSolve(const Eigen::MatrixXd& J, double threshold, const Eigen::VectorXd& r, int* rank) {
-  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(J.rows(), J.cols());
-  cod.setThreshold(threshold);
-  cod.compute(J);
-  if (rank) *rank = static_cast<int>(cod.rank());
-  return cod.solve(r);
+  const Eigen::JacobiSVD<Eigen::MatrixXd> svd(J, Eigen::ComputeThinU | Eigen::ComputeThinV);
+  const Eigen::VectorXd& sv = svd.singularValues();
+  const double eps = sv.size() ? threshold * sv(0) : 0.0;
+  const Eigen::VectorXd c = svd.matrixU().transpose() * r;
+  Eigen::VectorXd y = Eigen::VectorXd::Zero(sv.size());
+  int k = 0;
+  for (int i = 0; i < sv.size(); ++i) {
+    if (sv(i) > eps) ++k;
+    const double d = sv(i) * sv(i) + eps * eps;
+    if (!(d > 0)) continue;
+    // Iterated twice (as the sparse path refines its regularized solve): the
+    // filter 1 - (eps^2 / (s^2 + eps^2))^2 is sharper, still continuous.
+    const double f = sv(i) / d;
+    for (int it = 0; it < 2; ++it) y(i) += f * (c(i) - sv(i) * y(i));
+  }
+  if (rank) *rank = k;
+  return svd.matrixV() * y;
 }
 
 // ---------------------------------------------------------------------------

@@ -73,9 +73,10 @@ class RuntimeChecks {
 // minimum-norm ones, as the dense path's complete orthogonal decomposition
 // gives. Whatever the sparse path cannot solve to the dense path's tolerance
 // (a singular configuration, say) is handed to the dense path.
-// The minimum-norm least-squares solution of J x = r, with the columns whose
-// pivots (column-pivoted QR) fall below threshold times the largest taken as
-// dependent; *rank (when given) receives the rank so decided.
+// The least-squares solution of J x = r of minimum norm in the directions whose
+// singular values fall well below threshold times the largest (Tikhonov's
+// filter, continuous in J; newton.cc says why); *rank (when given) receives
+// the number of singular values above that bound.
 Eigen::VectorXd MinimumNormSolve(const Eigen::MatrixXd& J, double threshold, const Eigen::VectorXd& r, int* rank);
 
 class NewtonSolver {
