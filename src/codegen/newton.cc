@@ -277,16 +277,11 @@ void RuntimeChecks::CheckBlockInputs(const double* s, int block) const {
     }
 }
 
+// The threshold is set before the decomposition: the orthogonal transformations
+// of the complete orthogonal decomposition are computed for the rank decided at
+// that time; a threshold set afterwards makes the solve use transformations that
+// were never computed (uninitialized memory).
 Eigen::VectorXd MinimumNormSolve(const Eigen::MatrixXd& J, double threshold, const Eigen::VectorXd& r, int* rank) {
-  if (std::max(J.rows(), J.cols()) <= kMinimumNormSvdSize) {
-    Eigen::BDCSVD<Eigen::MatrixXd> svd(J, Eigen::ComputeThinU | Eigen::ComputeThinV);
-    svd.setThreshold(threshold);  // used by rank() and solve(), after the decomposition
-    if (rank) *rank = static_cast<int>(svd.rank());
-    return svd.solve(r);
-  }
-  // The threshold is set before the decomposition: the orthogonal
-  // transformations of the complete orthogonal decomposition are computed for
-  // the rank decided at that time.
   Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(J.rows(), J.cols());
   cod.setThreshold(threshold);
   cod.compute(J);
@@ -490,7 +485,7 @@ bool NewtonSolver::FactorRedundant(double threshold) {
   }
   du_ = MinimumNormSolve(J_, threshold, r_, nullptr);
   rank_deficient_ = true;
-  if (threshold == kRedundantThreshold) redundant_calls_left_ = 50;
+  if (threshold == 1e-10) redundant_calls_left_ = 50;
   return std::isfinite(InfNorm(du_.data(), n_));
 }
 
@@ -600,7 +595,7 @@ void NewtonSolver::Solve(double* s, BlockFns& fns) {
       rnorm = InfNorm(r_.data(), n_);
       if (!std::isfinite(rnorm)) ThrowNonFiniteResidual(s, true);
       int rank = 0;
-      du_ = MinimumNormSolve(J_, kRedundantThreshold, r_, &rank);
+      du_ = MinimumNormSolve(J_, 1e-10, r_, &rank);
       rank_deficient_ = rank < n_;
       if (!rank_deficient_) redundant_calls_left_ = 0;  // rank came back: the regular path next time
     } else if (!Factor()) {

@@ -70,31 +70,13 @@ class RuntimeChecks {
 // and the solution refined on J itself from u = 0 (iterated Tikhonov). Redundant
 // constraints make J singular only along multipliers; the refinement converges
 // on the rest and leaves no component along the kernel, so the forces are the
-// minimum-norm ones, as the dense path's truncated singular value decomposition
+// minimum-norm ones, as the dense path's complete orthogonal decomposition
 // gives. Whatever the sparse path cannot solve to the dense path's tolerance
 // (a singular configuration, say) is handed to the dense path.
-// The minimum-norm least-squares solution of J x = r, with the singular values
-// below threshold times the largest taken as zero (a truncated singular value
-// decomposition); *rank (when given) receives the rank so decided. Singular
-// values, not the pivots of a column-pivoted QR: near a singular configuration
-// of a mechanism a small singular value passes the threshold once as it falls,
-// where the QR's pivots cross it back and forth from one evaluation to the
-// next (the solution then jumped between two ranks, and an integrator's steps
-// shrank to nothing at the N four-bar's crossings). Above kMinimumNormSvdSize
-// unknowns, where the decomposition would cost several times a QR's at every
-// evaluation, a complete orthogonal decomposition (pivoted QR) decides.
-constexpr long kMinimumNormSvdSize = 128;
+// The minimum-norm least-squares solution of J x = r, with the columns whose
+// pivots (column-pivoted QR) fall below threshold times the largest taken as
+// dependent; *rank (when given) receives the rank so decided.
 Eigen::VectorXd MinimumNormSolve(const Eigen::MatrixXd& J, double threshold, const Eigen::VectorXd& r, int* rank);
-
-// The threshold of MinimumNormSolve for blocks of constraint multipliers. A
-// block G M^-1 G^T is conditioned as the square of the joints' G, so a
-// singular configuration of a mechanism (links aligned) brings a singular
-// value below 1e-10 of the largest about 1e-5 rad before it; the force along
-// it is then left out (the accelerations miss that constraint, which the
-// projection after the step restores, losing energy), over a span that
-// shrinks with the threshold. Redundant constraints give singular values of
-// the order of rounding (1e-16 of the largest), well below it.
-constexpr double kRedundantThreshold = 1e-12;
 
 class NewtonSolver {
  public:
@@ -132,7 +114,7 @@ class NewtonSolver {
   // Redundant constraints: when J_ is singular only in the directions of
   // constraint multipliers (unknowns lambda_*), du_ = the minimum-norm
   // least-squares solution. False when any other unknown is undetermined.
-  bool FactorRedundant(double threshold = kRedundantThreshold);
+  bool FactorRedundant(double threshold = 1e-10);
   [[noreturn]] void ThrowSingularConfiguration(const double* s);
   void LoadU(const double* s);
   void StoreU(double* s) const;
@@ -169,7 +151,7 @@ class NewtonSolver {
   bool rank_deficient_ = false;              // the last factorization was FactorRedundant's
   long damped_solves_ = 0;                   // near-singular configurations passed by damped least squares
   // A block found redundant (kernel in the multipliers only) is solved by the
-  // minimum-norm solve directly for the next calls, the
+  // complete orthogonal decomposition directly for the next calls, the
   // kernel being checked again after 50 calls.
   int redundant_calls_left_ = 0;
 };
