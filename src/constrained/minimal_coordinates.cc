@@ -17,8 +17,8 @@
 // fold (its dependent block turns singular) as the mechanism moves. The
 // condition number of the dependent blocks is watched after every accepted
 // step (at a pace set by its trend), and the coordinates are chosen again at
-// the step where it is four times worse than at the choice, or past the
-// limit, or would be within two more steps. A step whose evaluation falls past
+// the step where it is twice as bad as at the choice, or past the limit, or
+// would be within two more steps. A step whose evaluation falls past
 // a fold (no solution for the dependent positions) sends the run back to the
 // last accepted step, to choose there. Where the best choice is beyond the
 // limit (a singular configuration of the mechanism) the run stops there.
@@ -343,7 +343,7 @@ Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double
     // last rate, at least every 10th step). A partition's fold comes fast (the
     // inverse condition falls about linearly to zero), and past it the
     // dependent positions have no solution: the coordinates are chosen again
-    // at the step where the condition is four times that at the choice, or
+    // at the step where the condition is twice that at the choice, or
     // passes the limit, or at its rate would within two more steps. The new
     // round starts there, once the outputs up to that step are recorded: at
     // the next evaluation after them.
@@ -352,7 +352,7 @@ Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double
     std::vector<double> last_x = x;
     std::optional<Repartition> pending;
     double inverse = 1 / chosen_condition, inverse_t = t, rate = 0, next_check = t;
-    const double trigger = std::max(1 / limit, 0.25 / chosen_condition);
+    const double trigger = std::max(1 / limit, 0.5 / chosen_condition);
     long steps = 0, checked = 0;
     problem.project = [&](double tt, double* y) {
       const std::vector<double>& f = part.Full(tt, y);
@@ -367,7 +367,7 @@ Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double
       inverse_t = tt;
       checked = steps;
       const double ahead = now - 2 * last_h * std::max(rate, 0.0);
-      if (now < trigger || (ahead < 1 / limit && now < 0.5 / chosen_condition)) {
+      if (now < trigger || ahead < 1 / limit) {
         pending = Repartition{tt, f, 1 / now};
       } else {
         next_check = rate > 0 ? tt + 0.3 * (now - trigger) / rate : HUGE_VAL;
