@@ -16,6 +16,12 @@ inline bool IsPositionOrigin(const std::string& origin) {
   return origin.rfind("displacement (", 0) == 0 || origin == "integral of its rate";
 }
 
+// The bodies' orientation quaternions of the multibody library: the index of
+// the first state of every run of consecutive states <B>_q0 .. <B>_q3. The
+// orientation does not depend on a quaternion's norm (R is formed from the
+// normalized quaternion), so the position constraints leave the norm free.
+std::vector<int> QuaternionGroups(const CompiledModel& model);
+
 // The constraint drift at an output time (t, x): recorded in the report's
 // largest drifts, and, beyond options.drift_tolerance, an Error that names
 // the joint and the method (methods.cc).

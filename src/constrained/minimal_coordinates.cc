@@ -10,23 +10,43 @@
 // position constraints (Newton, least squares where constraints are
 // redundant) and the dependent momenta from the flow constraints (linear),
 // then the model's rhs gives the independent derivatives. The constraints
-// hold to the Newton tolerance at every evaluation: no drift. When the
-// dependent block becomes ill-conditioned (a singular position of the chosen
-// partition: condition number above 1e4, checked at every 10th output time)
-// the coordinates are chosen again there, or before, when the trend of the
-// condition number says it will be within ten outputs (a partition's fold,
-// where its dependent block turns singular, comes fast).
+// hold to the Newton tolerance at every evaluation: no drift. A body's
+// quaternion counts its unit norm among the position constraints.
+//
+// A choice of coordinates is good only near where it was made: it reaches a
+// fold (its dependent block turns singular) as the mechanism moves. The
+// condition number of the dependent blocks is watched after every accepted
+// step (at a pace set by its trend), and the coordinates are chosen again at
+// the step where it is twice as bad as at the choice, or past the limit, or
+// would be within two more steps. A step whose evaluation falls past
+// a fold (no solution for the dependent positions) sends the run back to the
+// last accepted step, to choose there. Where the best choice is beyond the
+// limit (a singular configuration of the mechanism) the run stops there.
+// Restarts between two output times integrate to the next one first, so the
+// output grid is the run's.
 #include <fmt/format.h>
 
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "internal.h"
 
 namespace paynter::constrained {
 namespace {
 
+
+// The condition number of a (tall) matrix of full column rank, from the
+// eigenvalues of A^T A: cheaper than a singular value decomposition and
+// accurate for the condition numbers that matter here (up to about 1e7;
+// beyond, it is large, which is all that is asked).
+double ConditionOf(const Eigen::MatrixXd& a) {
+  const Eigen::MatrixXd g = a.transpose() * a;
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> e(g, Eigen::EigenvaluesOnly);
+  const auto& v = e.eigenvalues();  // ascending
+  return std::sqrt(v[v.size() - 1] / std::max(v[0], 1e-300 * v[v.size() - 1] + 1e-300));
+}
 
 struct Repartition {
   double t;
@@ -44,8 +64,15 @@ class Partitioned {
       if (m.state_inertia()[i] > 0) mom_.push_back(i);
       else if (IsPositionOrigin(m.state_origins()[i])) pos_candidates_.push_back(i);
     }
+    // A body's quaternion has four coordinates for three rotations: its unit
+    // norm is one more position constraint (row nc + k), else one of its
+    // coordinates would be integrated as independent though it is not a
+    // degree of freedom (with a fold of its own where it no longer fixes the
+    // quaternion's scale).
+    quaternions_ = QuaternionGroups(m);
+    for (size_t k = 0; k < quaternions_.size(); ++k) rows_pos_.push_back(nc + static_cast<int>(k));
     c_.resize(nc);
-    g_.resize(nc);
+    g_.resize(nc + quaternions_.size());
   }
 
   // Chooses the dependent coordinates at x (assembled).
@@ -101,24 +128,25 @@ class Partitioned {
   // Condition number of the dependent blocks at the last full state.
   double Condition(double t) {
     double worst = 1;
-    if (!dep_pos_.empty()) {
-      Eigen::JacobiSVD<Eigen::MatrixXd> s(PositionJacobian(t, dep_pos_));
-      const auto& v = s.singularValues();
-      worst = std::max(worst, v[0] / std::max(v[v.size() - 1], 1e-300));
-    }
+    if (!dep_pos_.empty()) worst = std::max(worst, ConditionOf(PositionJacobian(t, dep_pos_)));
     if (!dep_mom_.empty()) {
       Eigen::MatrixXd a = MomentumJacobian(t, dep_mom_);
       for (int j = 0; j < a.cols(); ++j) a.col(j) *= m_.state_inertia()[dep_mom_[j]];
-      Eigen::JacobiSVD<Eigen::MatrixXd> s(a);
-      const auto& v = s.singularValues();
-      worst = std::max(worst, v[0] / std::max(v[v.size() - 1], 1e-300));
+      worst = std::max(worst, ConditionOf(a));
     }
     return worst;
   }
   double limit() const { return limit_; }
 
  private:
-  void Eval(double t) { m_.CalcConstraints(t, x_.data(), nullptr, c_.data(), g_.data()); }
+  void Eval(double t) {
+    m_.CalcConstraints(t, x_.data(), nullptr, c_.data(), g_.data());
+    const size_t nc = c_.size();
+    for (size_t k = 0; k < quaternions_.size(); ++k) {
+      const double* q = x_.data() + quaternions_[k];
+      g_[nc + k] = 0.5 * (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3] - 1);
+    }
+  }
 
   Eigen::MatrixXd PositionJacobian(double t, const std::vector<int>& cols) {
     Eval(t);
@@ -236,7 +264,7 @@ class Partitioned {
 
   const CompiledModel& m_;
   double limit_;
-  std::vector<int> rows_pos_, mom_, pos_candidates_, dep_pos_, dep_mom_, indep_;
+  std::vector<int> rows_pos_, mom_, pos_candidates_, dep_pos_, dep_mom_, indep_, quaternions_;
   std::vector<double> x_, c_, g_;
   Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> qd_, ad_;
   bool qd_valid_ = false, ad_valid_ = false;
@@ -247,57 +275,136 @@ class Partitioned {
 Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double>& x0, const SolverOptions& solver,
                             const ConstrainedOptions& options, ConstrainedReport* report) {
   Partitioned part(model, options.condition_limit > 0 ? options.condition_limit : 1e4);
+  const double limit = part.limit();
   std::vector<double> x = x0;
   double t = solver.t0;
   Solution all = StartSolution(model, options.output);
   std::vector<double> dx(model.num_states());
   ConstraintProjector watcher(model);
-  double left_condition = 0;  // of the partition the last one replaced
+  // The output grid of the whole run, t0 + k dt_out: a round that starts
+  // between two of its times first integrates to the next one (a bridge, whose
+  // start is not recorded), then on along the grid.
+  const double dt_out = solver.dt_out > 0 ? solver.dt_out : (solver.t_end - solver.t0) / 1000;
+  const double merge = 1e-9 * dt_out;
+  // A round that starts at an output time lays its grid from there: its times
+  // differ from the run's by rounding, within `merge`.
+  auto next_output = [&](double tt) {
+    double k = std::floor((tt - solver.t0) / dt_out) + 1;
+    while (solver.t0 + k * dt_out <= tt + merge) ++k;
+    while (k > 1 && solver.t0 + (k - 1) * dt_out > tt + merge) --k;
+    const double g = solver.t0 + k * dt_out;
+    return g >= solver.t_end - merge ? solver.t_end : g;
+  };
+  bool on_grid = true, choose = true;
+  double chosen_condition = 1, left_condition = 0;
+  std::string failure;  // the solve whose failure forced the last restart
   for (int round = 0;; ++round) {
     if (round > 1000) {
       Diagnostic d;
-      d.message = "minimal coordinates: more than 1000 changes of independent coordinates";
+      d.message = fmt::format("minimal coordinates: more than 1000 changes of independent coordinates (t = {})", t);
       d.hint = "the mechanism may stay at a singular configuration; try --constraints lagrange-multipliers";
       throw Error(std::move(d));
     }
-    part.Choose(t, x);
-    // A new choice not twice better conditioned than the one it replaces (or
-    // beyond the limit): no set of independent coordinates is good here (a
-    // singular configuration of the mechanism, a branch point), and going on
-    // would pick a branch at random.
-    if (round > 0) {
-      const double c = part.Condition(t);
-      const double bound = std::min(part.limit(), 0.5 * left_condition);
-      if (c > bound) {
+    if (choose) {
+      part.Choose(t, x);
+      chosen_condition = part.Condition(t);
+      // The best partition beyond the limit: no set of independent
+      // coordinates determines the others here, a singular configuration of
+      // the mechanism (links aligned, a branch point); going on would pick a
+      // branch at random.
+      if (chosen_condition > limit) {
         Diagnostic d;
-        d.message = fmt::format("minimal coordinates: no well-conditioned independent coordinates at t = {}", t);
-        d.expected = fmt::format(
-            "a coordinate partition with condition number below {:.3g} (below {:.3g}, and at least twice better "
-            "conditioned than the partition it replaces, {:.3g})",
-            bound, part.limit(), left_condition);
-        d.got = fmt::format("{:.3g} for the best one (a singular configuration of the mechanism)", c);
-        d.hint = "the mechanism passes a branch point; try --constraints lagrange-multipliers";
+        d.message = fmt::format(
+            "minimal coordinates: no independent coordinates determine the others at t = {} (a singular "
+            "configuration of the mechanism)", t);
+        d.expected = fmt::format("a choice of independent coordinates whose dependent block has a condition number "
+                                 "below {:.3g}", limit);
+        d.got = fmt::format("{:.6g} for the best choice there{}", chosen_condition,
+                            left_condition > 0 ? fmt::format(" (the coordinates used until then: {:.3g})",
+                                                             left_condition)
+                                               : std::string());
+        d.hint = "the mechanism passes a singular configuration, where its joints' constraints become dependent; "
+                 "--constraints lagrange-multipliers integrates every coordinate and passes it";
+        if (!failure.empty()) d.hint += "; the solve that failed there: " + failure;
         throw Error(std::move(d));
       }
+      failure.clear();
+      ++report->partitions;
+      report->independent.clear();
+      for (int i : part.independent()) report->independent.push_back(model.state_names()[i]);
     }
-    ++report->partitions;
-    report->independent.clear();
-    for (int i : part.independent()) report->independent.push_back(model.state_names()[i]);
+    choose = true;
     OdeProblem problem;
     problem.n = part.size();
     for (int i : part.independent()) problem.state_names.push_back(model.state_names()[i]);
+    // After every accepted step: the state there (a restart point should a
+    // later solve fail) and the condition of the dependent blocks, at a pace
+    // set by its trend (again when 0.3 of the way left to the trigger at its
+    // last rate, at least every 10th step). A partition's fold comes fast (the
+    // inverse condition falls about linearly to zero), and past it the
+    // dependent positions have no solution: the coordinates are chosen again
+    // at the step where the condition is twice that at the choice, or
+    // passes the limit, or at its rate would within two more steps. The new
+    // round starts there, once the outputs up to that step are recorded: at
+    // the next evaluation after them.
+    const double round_start = t;
+    double next_out = next_output(t), last_t = t, last_h = 0;
+    std::vector<double> last_x = x;
+    std::optional<Repartition> pending;
+    double inverse = 1 / chosen_condition, inverse_t = t, rate = 0, next_check = t;
+    const double trigger = std::max(1 / limit, 0.5 / chosen_condition);
+    long steps = 0, checked = 0;
+    problem.project = [&](double tt, double* y) {
+      const std::vector<double>& f = part.Full(tt, y);
+      last_h = tt - last_t;
+      last_t = tt;
+      last_x = f;
+      ++steps;
+      if (pending || (tt < next_check && steps - checked < 10)) return false;
+      const double now = 1 / part.Condition(tt);
+      if (tt > inverse_t) rate = (inverse - now) / (tt - inverse_t);  // > 0: worsening
+      inverse = now;
+      inverse_t = tt;
+      checked = steps;
+      const double ahead = now - 2 * last_h * std::max(rate, 0.0);
+      if (now < trigger || ahead < 1 / limit) {
+        pending = Repartition{tt, f, 1 / now};
+      } else {
+        next_check = rate > 0 ? tt + 0.3 * (now - trigger) / rate : HUGE_VAL;
+      }
+      return false;
+    };
     problem.rhs = [&](double tt, const double* y, double* dy) {
-      const std::vector<double>& xs = part.Full(tt, y);
-      model.CalcDerivatives(tt, xs.data(), dx.data());
+      if (pending && pending->t < next_out) throw *pending;
+      const std::vector<double>* xs = nullptr;
+      try {
+        xs = &part.Full(tt, y);
+      } catch (const Error& e) {
+        // Past a fold within a step (no solution for these independent
+        // coordinates): start again from the last accepted step, with
+        // coordinates chosen there; where that makes no progress the error stands.
+        if (last_t > round_start && last_t < next_out) {
+          failure = e.what();
+          failure = failure.substr(0, failure.find('\n'));
+          throw Repartition{last_t, last_x, 1 / inverse};
+        }
+        throw;
+      }
+      model.CalcDerivatives(tt, xs->data(), dx.data());
       for (int k = 0; k < part.size(); ++k) dy[k] = dx[part.independent()[k]];
     };
     SolverOptions so = solver;
     so.t0 = t;
-    // The output grid of the whole run: a restart happens at one of its times.
-    so.dt_out = solver.dt_out > 0 ? solver.dt_out : (solver.t_end - solver.t0) / 1000;
-    bool first = true;
-    long outputs = 0, checked = 0;
-    double inverse = 1;  // 1 / condition at the last check (output number `checked`)
+    Solution bridge;
+    const bool bridging = !on_grid;
+    if (bridging) {
+      so.t_end = next_out;
+      so.dt_out = next_out - t;
+    } else {
+      so.dt_out = dt_out;
+    }
+    double watched_t = t;
+    std::vector<double> watched_x;
     try {
       SimulateFrom(
           model, problem, part.Restrict(x), so,
@@ -307,35 +414,35 @@ Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double
           },
           [&](double tt, const double* xs) {
             WatchDrift(model, options, ConstraintMethod::kMinimalCoordinates, watcher, tt, xs, report);
-            const bool at_restart = first && round > 0;
-            first = false;
-            // The condition is checked at every 10th output time (it costs two
-            // Jacobians and their singular values), at every one once it is
-            // above a hundredth of the limit. Near a fold the inverse condition
-            // falls about linearly: the coordinates are chosen again when it
-            // is past the limit, or will be within ten more outputs at its last
-            // rate (past a fold the dependent positions may follow the wrong
-            // branch before any test sees it).
-            ++outputs;
-            if (!at_restart && tt < solver.t_end && (outputs % 10 == 0 || inverse < 100 / part.limit())) {
-              const double now = 1 / part.Condition(tt);
-              const double per_output = (inverse - now) / static_cast<double>(outputs - checked);
-              const bool last_adjacent = outputs - checked == 1;
-              inverse = now;
-              checked = outputs;
-              if (now < 1 / part.limit() || (last_adjacent && now - 10 * per_output < 1 / part.limit()))
-                throw Repartition{tt, std::vector<double>(xs, xs + model.num_states()), 1 / now};
-            }
+            next_out = next_output(tt);
+            watched_t = tt;
+            if (bridging) watched_x.assign(xs, xs + model.num_states());
           },
-          &all);
-      return all;
+          bridging ? &bridge : &all);
     } catch (const Repartition& r) {
-      // The row at r.t was not recorded (watch threw first): the next round
-      // starts there and records it.
+      // The outputs up to r.t are recorded; r.t itself is one of them only
+      // when it lies on the grid.
       t = r.t;
       x = r.x;
       left_condition = r.condition;
+      on_grid = r.t == watched_t;
+      continue;
     }
+    if (!bridging) return all;
+    // The bridge reached the next output time: its row goes to the run, and
+    // the same coordinates go on from there along the grid.
+    if (!bridge.rows.empty() && bridge.rows.back()[0] == watched_t && !all.LastRowAt(watched_t))
+      all.AddRow(bridge.rows.back().data());
+    all.stats.steps += bridge.stats.steps;
+    all.stats.rejected += bridge.stats.rejected;
+    all.stats.rhs_evals += bridge.stats.rhs_evals;
+    all.stats.jac_evals += bridge.stats.jac_evals;
+    all.stats.integrate_seconds += bridge.stats.integrate_seconds;
+    t = watched_t;
+    x = watched_x;
+    on_grid = true;
+    choose = false;
+    if (t >= solver.t_end) return all;
   }
 }
 

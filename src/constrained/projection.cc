@@ -201,15 +201,7 @@ ConstraintProjector::ConstraintProjector(const CompiledModel& model) : m_(model)
   // The bodies' orientation quaternions (<B>_q0 .. <B>_q3, consecutive
   // states): the orientation does not depend on their norm, which a
   // minimum-norm position step changes; they are normalized after it.
-  for (int i = 0; i + 3 < n; ++i) {
-    const std::string& s = model.state_names()[i];
-    if (s.size() > 3 && s.compare(s.size() - 3, 3, "_q0") == 0) {
-      const std::string base = s.substr(0, s.size() - 1);
-      bool group = true;
-      for (int k = 1; k < 4; ++k) group = group && model.state_names()[i + k] == base + std::to_string(k);
-      if (group) quaternions_.push_back(i);
-    }
-  }
+  quaternions_ = constrained::QuaternionGroups(model);
   cache_->w.resize(mom_.size());
   for (size_t j = 0; j < mom_.size(); ++j) cache_->w[j] = model.state_inertia()[mom_[j]];
   // The position states are the displacements the position constraints
@@ -568,3 +560,22 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
 }
 
 }  // namespace paynter
+
+namespace paynter::constrained {
+
+std::vector<int> QuaternionGroups(const CompiledModel& model) {
+  std::vector<int> groups;
+  const int n = model.num_states();
+  for (int i = 0; i + 3 < n; ++i) {
+    const std::string& s = model.state_names()[i];
+    if (s.size() > 3 && s.compare(s.size() - 3, 3, "_q0") == 0) {
+      const std::string base = s.substr(0, s.size() - 1);
+      bool group = true;
+      for (int k = 1; k < 4; ++k) group = group && model.state_names()[i + k] == base + std::to_string(k);
+      if (group) groups.push_back(i);
+    }
+  }
+  return groups;
+}
+
+}  // namespace paynter::constrained
