@@ -16,6 +16,7 @@
 #include "paynter/error.h"
 #include "paynter/model.h"
 #include "paynter/multibody.h"
+#include "paynter/pipeline.h"
 #include "paynter/simulation.h"
 
 namespace {

@@ -91,6 +91,9 @@ def case(seed, k, verbose=False):
     for _ in range(rng.randint(1, 3)):
         what = rng.choice(["check", "causality", "equations", "simulate", "simulate", "simulate", "simulate_many"])
         wrong = False
+        if os.environ.get("PAYNTER_FUZZ_CALL"):  # which call a hang is in
+            with open(os.environ["PAYNTER_FUZZ_CALL"], "w") as f:
+                f.write("%s (seed model %s)" % (what, name))
         try:
             if what == "check":
                 model.check()
@@ -159,7 +162,8 @@ def parent(args):
     findings = os.path.join(args.out, "findings")
     os.makedirs(findings, exist_ok=True)
     cache = tempfile.mkdtemp(prefix="paynter-fuzz-cache-")
-    env = dict(os.environ, XDG_CACHE_HOME=cache, PYTHONPATH=args.module)
+    env = dict(os.environ, XDG_CACHE_HOME=cache, PYTHONPATH=args.module,
+               PAYNTER_FUZZ_CALL=os.path.join(args.out, "call"))
     state = os.path.join(args.out, "state")
     executions, cases, crashes, hangs = 0, 0, 0, 0
     outcomes = {}
@@ -185,7 +189,9 @@ def parent(args):
                 p.wait()
                 hangs += 1
                 with open(os.path.join(findings, "hang-%d-%s.json" % (args.seed, cur[0])), "w") as f:
-                    json.dump({"seed": args.seed, "case": int(cur[0]), "error": "over %d s" % LIMIT_SECONDS}, f)
+                    call = open(env["PAYNTER_FUZZ_CALL"]).read() if os.path.exists(env["PAYNTER_FUZZ_CALL"]) else ""
+                    json.dump({"seed": args.seed, "case": int(cur[0]), "error": "over %d s" % LIMIT_SECONDS,
+                               "call": call}, f)
                 break
         err = p.stderr.read().decode(errors="replace")
         if os.path.exists(state + ".outcomes"):

@@ -49,7 +49,7 @@ export LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp:print_suppressions=0
 run() {
   local target=$1 seconds=$2
   local seeds=("fuzz/corpus/$target")
-  mkdir -p "$BUILD_DIR/corpus/$target"
+  mkdir -p "$BUILD_DIR/corpus/$target" "fuzz/corpus/$target"
   if [ "$target" = fuzz_model ]; then
     # The examples up to 8 KB (the mutated inputs are as large at most).
     mkdir -p "$BUILD_DIR/seeds"
