@@ -2,8 +2,8 @@
 """Fuzzer of the FMU export (not coverage-guided): mutated example models
 (fuzz/mutate.py) through `paynter fmu FILE -o OUT.fmu` with random options.
 
-    python3 fuzz/fuzz_fmu.py [--runs N] [--seed S] [--paynter build/paynter] [--out DIR]
-    python3 fuzz/fuzz_fmu.py --case SEED K     # print case K's model and command
+    /usr/bin/python3 fuzz/fuzz_fmu.py [--runs N] [--seed S] [--paynter build/paynter] [--out DIR]
+    /usr/bin/python3 fuzz/fuzz_fmu.py --case SEED K     # print case K's model and command
 
 One execution is one export. Findings, written to DIR/findings (default
 build-fuzz/fmu): an exit status other than 0 or 1; "internal error" in the
