@@ -523,10 +523,10 @@ TEST(HostileRound3, NumberWithAHugeExponentIsReadAtOnce) {
 }
 
 // Found by the fuzzing campaign (fuzz_expression, leaks under LeakSanitizer):
-// a power of numbers with a floating-point number on one side beyond the
+// a power of numbers with a floating-point number on one side far beyond the
 // range of doubles overflowed inside the algebra library, and 0^0 was
 // refused by it; each threw from inside the power it was forming, which
-// leaked. The reader refuses them first: the power beyond the range taken in
+// leaked. The reader refuses them first: a power beyond 2^(+-10^6) taken in
 // double precision, as a power of exact numbers is, and zero to a power that
 // is not positive.
 TEST(HostileRound3, PowersWithoutAValueAreRefusedByTheReader) {
@@ -536,7 +536,7 @@ TEST(HostileRound3, PowersWithoutAValueAreRefusedByTheReader) {
   };
   for (const Case& c : {Case{"8888888888888888888888888888888888888888^88888888881e-6", "beyond the range of numbers"},
                         Case{"2.0^1e30", "beyond the range of numbers"}, Case{"0.5^1e30", "beyond the range of numbers"},
-                        Case{"10^-400.5", "beyond the range of numbers"}, Case{"0^0", "zero to the power 0"},
+                        Case{"0^0", "zero to the power 0"},
                         Case{"1 + 0^(2-2)", "zero to the power 0"}}) {
     const std::string yaml = std::string("parameters: {a: \"") + c.text +
                              "\"}\nelements:\n  - {name: S, kind: Se, effort: a}\n  - {name: J, kind: \"1\"}\n"

@@ -236,7 +236,7 @@ class Reader {
   // ((1 + t/10)^n holds (1/10)^n exactly). So a power of two numbers whose
   // exact value would have more than kMaxExactBits bits is taken in double
   // precision, and so is a power of numbers one of which is a floating-point
-  // number when its magnitude is beyond 2^±1000; an integer exponent beyond
+  // number when its magnitude is beyond 2^±10^6; an integer exponent beyond
   // kMaxExactExponent of any other base is a floating-point number (the code
   // computes pow(x, n) either way).
   GiNaC::ex Power(const GiNaC::ex& base, GiNaC::ex exponent, size_t at) {
@@ -266,11 +266,13 @@ class Reader {
           if (bits > kMaxExactBits) return in_double();
         } else if (b.is_real() && x.is_real() && !b.is_zero()) {
           // A floating-point number on either side: the algebra library
-          // computes the power in floating point, and one beyond its range
-          // throws from inside it (leaking the power it was forming). A power
-          // beyond the range of doubles is taken in double precision here.
+          // computes the power in its floating point, whose range is far
+          // wider than a double's (1.5^2000 / 1.5^1999 is 1.5), but one
+          // beyond even that range throws from inside it (leaking the power
+          // it was forming). A power beyond 2^(+-10^6) is taken in double
+          // precision here, where it has no value.
           const double log2_magnitude = x.to_double() * std::log2(std::fabs(b.to_double()));
-          if (!(std::fabs(log2_magnitude) <= 1000)) return in_double();
+          if (!(std::fabs(log2_magnitude) <= 1e6)) return in_double();
         }
       } else if (x.is_integer() && GiNaC::abs(x) > kMaxExactExponent) {
         exponent = GiNaC::numeric(x.to_double());
