@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,10 +14,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 
 #include "paynter/files.h"
+#include "paynter/report.h"
 #include "paynter/sweep.h"
 #include "test_util.h"
 
@@ -429,6 +432,124 @@ TEST(HostileRound3, OutputUnitMismatchIsBlamedOnTheOutput) {
   EXPECT_EQ(d.ToString().find("junction"), std::string::npos) << d.ToString();
   // As written, the example loads.
   EXPECT_NO_THROW(LoadModel(testing::SourcePath("examples/dc_motor_units.yaml")));
+}
+
+// ---------------------------------------------------------------------------
+// Found beside the fuzzing campaign (docs/reliability.md): the other inputs
+// paynter reads whole, a --params table and the CSV of `paynter plot`, were
+// opened whatever they were: /dev/zero was read for ever (one endless line,
+// memory growing) and a FIFO waited for a writer. They are refused as a model
+// file is.
+
+// What `read` throws, run in a child process that a hang (5 s) or a runaway
+// allocation (1 GB) ends: "" when it throws no Error.
+std::string ErrorInChild(const std::function<void()>& read) {
+  int pipe_fd[2];
+  if (::pipe(pipe_fd) != 0) return "pipe failed";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(pipe_fd[0]);
+    ::alarm(5);
+    const rlimit limit{rlim_t{1} << 30, rlim_t{1} << 30};
+    ::setrlimit(RLIMIT_AS, &limit);
+    std::string what = "no error";
+    try {
+      read();
+    } catch (const Error& e) {
+      what = e.what();
+    } catch (...) {
+      what = "not a paynter::Error";
+    }
+    if (::write(pipe_fd[1], what.data(), what.size()) < 0) ::_exit(3);
+    ::_exit(0);
+  }
+  ::close(pipe_fd[1]);
+  std::string what;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(pipe_fd[0], buf, sizeof buf)) > 0;) what.append(buf, static_cast<size_t>(n));
+  ::close(pipe_fd[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!WIFEXITED(status)) return "the child ended by signal " + std::to_string(WTERMSIG(status));
+  return what;
+}
+
+TEST(HostileRound3, SpecialFilesAreRefusedAsTablesAndPlotInput) {
+  Dir dir;
+  const fs::path fifo = dir / "fifo.csv";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string png = (dir / "x.png").string();
+  struct Case {
+    std::string path, got;
+  };
+  for (const Case& c : {Case{"/dev/zero", "a device"}, Case{fifo.string(), "a pipe"},
+                        Case{dir.path().string(), "a directory"}}) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::string table = ErrorInChild([&] { ReadParameterTable(c.path); });
+    EXPECT_NE(table.find("the parameter table is not a regular file"), std::string::npos) << table;
+    EXPECT_NE(table.find(c.got), std::string::npos) << table;
+    EXPECT_NE(table.find(c.path), std::string::npos) << table;
+    const std::string plot = ErrorInChild([&] { PlotCsv(c.path, png, {}, "", ""); });
+    EXPECT_NE(plot.find("the CSV file is not a regular file"), std::string::npos) << plot;
+    EXPECT_NE(plot.find(c.got), std::string::npos) << plot;
+    EXPECT_LT(SecondsSince(start), 2.0) << c.path;
+  }
+  EXPECT_FALSE(fs::exists(png));
+}
+
+// Found by the fuzzing campaign (fuzz_expression): a number with a huge
+// exponent (5632234631e308593196) kept the algebra library forming the power
+// of ten exactly for longer than the campaign's 10 s. Such a number is read
+// in double precision: beyond 1e308 it has no value, below 5e-324 it is 0.
+TEST(HostileRound3, NumberWithAHugeExponentIsReadAtOnce) {
+  auto with_parameter = [](const std::string& value) {
+    return "parameters: {a: " + value + "}\nelements:\n  - {name: S, kind: Se, effort: a}\n  - {name: J, kind: \"1\"}\n"
+           "  - {name: M, kind: I, inertance: 1}\nbonds:\n  - {from: S, to: J}\n  - {from: J, to: M}\n";
+  };
+  const auto start = std::chrono::steady_clock::now();
+  const std::string huge = ErrorInChild([&] { LoadModelFromString(with_parameter("5632234631e308593196"), "e.yaml"); });
+  EXPECT_NE(huge.find("e.yaml:1:"), std::string::npos) << huge;
+  EXPECT_NE(huge.find("beyond the range of numbers"), std::string::npos) << huge;
+  const std::string tiny = ErrorInChild([&] {
+    const Model m = LoadModelFromString(with_parameter("2 + 5632234631e-308593196"), "e.yaml");
+    if (m.parameters.at(0).value != 2) throw Error("wrong value " + std::to_string(m.parameters.at(0).value));
+    throw Error("read");
+  });
+  EXPECT_NE(tiny.find("read"), std::string::npos) << tiny;
+  EXPECT_LT(SecondsSince(start), 2.0);
+  // Exponents a double holds read exactly as before.
+  EXPECT_EQ(LoadModelFromString(with_parameter("2.5e3"), "e.yaml").parameters.at(0).value, 2500);
+  EXPECT_DOUBLE_EQ(LoadModelFromString(with_parameter("1e1000 * 1e-990"), "e.yaml").parameters.at(0).value, 1e10);
+}
+
+// Found by the fuzzing campaign (fuzz_expression, leaks under LeakSanitizer):
+// a power of numbers with a floating-point number on one side far beyond the
+// range of doubles overflowed inside the algebra library, and 0^0 was
+// refused by it; each threw from inside the power it was forming, which
+// leaked. The reader refuses them first: a power beyond 2^(+-10^6) taken in
+// double precision, as a power of exact numbers is, and zero to a power that
+// is not positive.
+TEST(HostileRound3, PowersWithoutAValueAreRefusedByTheReader) {
+  struct Case {
+    const char* text;
+    const char* says;
+  };
+  for (const Case& c : {Case{"8888888888888888888888888888888888888888^88888888881e-6", "beyond the range of numbers"},
+                        Case{"2.0^1e30", "beyond the range of numbers"}, Case{"0.5^1e30", "beyond the range of numbers"},
+                        Case{"0^0", "zero to the power 0"},
+                        Case{"1 + 0^(2-2)", "zero to the power 0"}}) {
+    const std::string yaml = std::string("parameters: {a: \"") + c.text +
+                             "\"}\nelements:\n  - {name: S, kind: Se, effort: a}\n  - {name: J, kind: \"1\"}\n"
+                             "  - {name: M, kind: I, inertance: 1}\nbonds:\n  - {from: S, to: J}\n  - {from: J, to: M}\n";
+    const Diagnostic d = ErrorOf(yaml, "p.yaml");
+    EXPECT_EQ(d.where.line, 1) << d.ToString();
+    EXPECT_NE(d.ToString().find(c.says), std::string::npos) << c.text << ": " << d.ToString();
+  }
+  // Within the range, as before.
+  EXPECT_DOUBLE_EQ(LoadModelFromString("parameters: {a: \"2.0^10\"}\n" + std::string(kSmallModel), "p.yaml")
+                       .parameters.at(0)
+                       .value,
+                   1024);
 }
 
 }  // namespace

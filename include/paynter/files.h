@@ -26,6 +26,16 @@ namespace paynter {
 // counts as not regular). Such an output is written in place.
 bool IsSpecialOutput(const std::string& path);
 
+// An input paynter reads whole (a model file, a --params table, the CSV of
+// `paynter plot`) is a regular file: one that exists and is a device
+// (/dev/zero would be read for ever), a FIFO (opening it waits for a writer),
+// a socket or a directory is refused before it is opened, with an Error naming
+// the file: "the <what> is not a regular file", got "a device", "a pipe", ...
+// (stat: a link to a regular file is one). A path that does not exist passes
+// (the caller's open says so).
+void RequireRegularInput(const std::string& path, const std::string& what, const std::string& expected,
+                         const std::string& hint);
+
 // Creates a new empty file with an unpredictable name ending in `suffix`, in the
 // directory of `target` (so the rename into place is atomic), and returns its
 // name. Its mode is that of the regular file `target` it will replace, else

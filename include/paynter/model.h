@@ -471,7 +471,10 @@ using ExpressionNames = std::function<GiNaC::ex(const std::string&)>;
 // of docs/model-format.md. A syntax error throws std::invalid_argument with a
 // printable reason that gives the character; a text that reads but has no
 // value (a division by zero, zero to a negative power, a power of numbers
-// beyond 1e308, YAML's .nan and .inf) throws std::domain_error alike. A power
+// beyond 1e308, YAML's .nan and .inf) throws std::domain_error alike. A
+// number with an exponent beyond 1024 (1e5000) is read in double precision:
+// beyond 1e308 in magnitude it has no value (std::domain_error), and it reads
+// as 0 below the smallest double. A power
 // of numbers with more than 4096 bits is taken in double precision, and an
 // integer exponent beyond 1024 of anything else is a floating-point number, so
 // that no text makes exact arithmetic grow without bound.

@@ -77,6 +77,14 @@ struct SweepDefinition {
 SweepDefinition MakeSweep(const RunOptions& base, const std::vector<SweepRange>& ranges,
                           const std::string& table_path);
 
+// The sweep of `paynter sweep`'s command line: `params` are its --param texts
+// (NAME=START:STOP:COUNT ranges, NAME=VALUE fixed values, the latter added to
+// base.params), `log` the names of the ranges spaced in the logarithm, `table`
+// the --params file ("" for none). Throws Error for a bad text, a --log name
+// of no range, and as MakeSweep.
+SweepDefinition DefineSweep(RunOptions base, const std::vector<std::string>& params,
+                            const std::vector<std::string>& log, const std::string& table);
+
 // One run's outcome, as the sinks receive it.
 struct SweepRunResult {
   long index = 0;

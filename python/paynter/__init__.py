@@ -304,15 +304,17 @@ class Linearization:
 # ---- models -------------------------------------------------------------------
 
 
-def _run_options(path, t_end, t0=0.0, method=None, rtol=1e-6, atol=1e-9, dt_out=0.0, step=1e-3, max_steps=None,
-                 params=None, form="state", constraints="auto", backend="auto", block_solve="auto",
+def _run_options(path, display, t_end, t0=0.0, method=None, rtol=1e-6, atol=1e-9, dt_out=0.0, step=1e-3,
+                 max_steps=None, params=None, form="state", constraints="auto", backend="auto", block_solve="auto",
                  parasitic_stiffness=0.0, parasitic_damping=0.0, assemble=False, stabilize=True, energy=False,
                  stage_cache=True, drift_tolerance=None):
     for name, value in (("t_end", t_end), ("t0", t0)):
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise TypeError("%s must be a number (seconds), not %s" % (name, type(value).__name__))
     o = _paynter.RunOptions()
-    o.file = path
+    # A bad choice's error names the model as its other errors do ("<string>"
+    # for a model from loads, not the private file it is written to).
+    o.file = display or path
     o.t0, o.t_end = float(t0), float(t_end)
     o.method = "dopri5" if method is None else method
     o.method_given = method is not None
@@ -326,6 +328,7 @@ def _run_options(path, t_end, t0=0.0, method=None, rtol=1e-6, atol=1e-9, dt_out=
     if drift_tolerance is not None:
         o.drift_tolerance = float(drift_tolerance)
     o.progress = False
+    o.file = path
     return o
 
 
@@ -373,7 +376,7 @@ class Model:
         (a dict NAME -> value), form, constraints, backend, block_solve,
         parasitic_stiffness, parasitic_damping, assemble, stabilize, energy,
         stage_cache) and returns a Result."""
-        return Result(_paynter.simulate(self._source, _run_options(self.path, t_end, **options)))
+        return Result(_paynter.simulate(self._source, _run_options(self.path, self._source.display, t_end, **options)))
 
     def simulate_many(self, param_sets, t_end, threads=None, errors="raise", **options):
         """Runs once per dict of parameter values in `param_sets` (over
@@ -389,7 +392,8 @@ class Model:
         sets = [_param_list(p) for p in param_sets]
         if threads is None or threads == 0:
             threads = os.cpu_count() or 1
-        out = _paynter.simulate_many(self._source, _run_options(self.path, t_end, **options), sets, int(threads))
+        options = _run_options(self.path, self._source.display, t_end, **options)
+        out = _paynter.simulate_many(self._source, options, sets, int(threads))
         results = []
         for i, item in enumerate(out):
             if isinstance(item, BaseException):

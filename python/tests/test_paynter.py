@@ -192,6 +192,20 @@ def test_bad_choices_are_refused_as_the_command_line_refuses_them():
         assert p.returncode == 1 and option in p.stderr and value in p.stderr, p.stderr
 
 
+def test_a_bad_choice_names_the_string_model_not_its_private_file():
+    # Found by fuzz/fuzz_python.py: the choice's error named the private file
+    # a model from loads is written to, where its other errors name <string>.
+    m = paynter.loads(open(B1).read())
+    for options in ({"method": "euler"}, {"backend": "gpu"}, {"form": "bogus"}):
+        with pytest.raises(paynter.ModelError) as e:
+            m.simulate(t_end=1, **options)
+        assert str(e.value).startswith("<string>: error:"), str(e.value)
+        assert e.value.file == "<string>" and m.path not in str(e.value), str(e.value)
+    with pytest.raises(paynter.ModelError) as e:
+        m.simulate_many([{}], t_end=1, method="euler")
+    assert str(e.value).startswith("<string>: error:"), str(e.value)
+
+
 def test_threads_give_the_same_results():
     m = paynter.load(B1)
     sets = [{"B": b} for b in (1, 2, 5, 10, 20)]

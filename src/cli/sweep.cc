@@ -21,30 +21,12 @@ struct SweepArgs {
   int threads = 0;
 };
 
-// --param texts: NAME=START:STOP:COUNT ranges and NAME=VALUE fixed values.
+// The sweep the command line asks for (--param, --log, --params).
 SweepDefinition Define(const SweepArgs& a) {
   RunOptions base = a.run;
   base.stabilize = !a.no_stabilize;
   base.progress = false;
-  std::vector<SweepRange> ranges;
-  std::vector<std::string> fixed;
-  for (const auto& p : a.params) {
-    if (p.find(':') != std::string::npos) ranges.push_back(ParseSweepRange(p));
-    else fixed.push_back(p);
-  }
-  base.params = ParseParameterOverrides(fixed, base.file);
-  for (const auto& name : a.log) {
-    bool found = false;
-    for (auto& r : ranges)
-      if (r.name == name) r.log = found = true;
-    if (found) continue;
-    Diagnostic d;
-    d.message = fmt::format("--log {}: no --param range of that name", name);
-    d.expected = "the name of a --param NAME=START:STOP:COUNT range";
-    d.got = name;
-    throw Error(std::move(d));
-  }
-  return MakeSweep(base, ranges, a.table);
+  return DefineSweep(base, a.params, a.log, a.table);
 }
 
 int Sweep(const SweepArgs& a) {

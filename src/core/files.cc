@@ -155,6 +155,22 @@ bool IsSpecialOutput(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
 }
 
+void RequireRegularInput(const std::string& path, const std::string& what, const std::string& expected,
+                         const std::string& hint) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return;
+  Diagnostic d;
+  d.where.file = path;
+  d.message = fmt::format("the {} is not a regular file", what);
+  d.expected = expected;
+  d.got = S_ISDIR(st.st_mode)                          ? "a directory"
+          : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+          : S_ISFIFO(st.st_mode)                       ? "a pipe"
+                                                       : "a special file";
+  d.hint = hint;
+  throw Error(std::move(d));
+}
+
 std::string TemporaryBeside(const std::string& target, const std::string& suffix) {
   std::string name;
   ::close(CreateTemporary(target, suffix, &name));

@@ -235,8 +235,10 @@ class Reader {
   // library takes numeric factors out of a power with an integer exponent
   // ((1 + t/10)^n holds (1/10)^n exactly). So a power of two numbers whose
   // exact value would have more than kMaxExactBits bits is taken in double
-  // precision, and an integer exponent beyond kMaxExactExponent of any other
-  // base is a floating-point number (the code computes pow(x, n) either way).
+  // precision, and so is a power of numbers one of which is a floating-point
+  // number when its magnitude is beyond 2^±10^6; an integer exponent beyond
+  // kMaxExactExponent of any other base is a floating-point number (the code
+  // computes pow(x, n) either way).
   GiNaC::ex Power(const GiNaC::ex& base, GiNaC::ex exponent, size_t at) {
     constexpr double kMaxExactBits = 4096;
     constexpr long kMaxExactExponent = 1024;
@@ -247,22 +249,59 @@ class Reader {
         const GiNaC::numeric b = GiNaC::ex_to<GiNaC::numeric>(base);
         if (b.is_zero() && x.is_real() && x.is_negative())
           NoValue(fmt::format("zero to a negative power ('^' at character {}) is a division by zero", at + 1));
+        // 0^0 and 0 to a complex power: the algebra library throws from inside
+        // the power it is forming (and leaks it).
+        if (b.is_zero() && !(x.is_real() && x.is_positive()))
+          NoValue(fmt::format("zero to the power {} ('^' at character {}) has no value", ExpressionTextOf(x), at + 1));
+        const auto in_double = [&] {
+          const double v = std::pow(b.to_double(), x.to_double());
+          if (!std::isfinite(v) || v == 0)
+            NoValue(fmt::format("the power at character {} is beyond the range of numbers (1e-308 to 1e308 in "
+                                "magnitude)",
+                                at + 1));
+          return GiNaC::numeric(v);
+        };
         if (b.is_rational() && x.is_rational() && !b.is_zero()) {
           const double bits = GiNaC::abs(x).to_double() * std::max(GiNaC::numer(b).int_length(), GiNaC::denom(b).int_length());
-          if (bits > kMaxExactBits) {
-            const double v = std::pow(b.to_double(), x.to_double());
-            if (!std::isfinite(v) || v == 0)
-              NoValue(fmt::format("the power at character {} is beyond the range of numbers (1e-308 to 1e308 in "
-                                  "magnitude)",
-                                  at + 1));
-            return GiNaC::numeric(v);
-          }
+          if (bits > kMaxExactBits) return in_double();
+        } else if (b.is_real() && x.is_real() && !b.is_zero()) {
+          // A floating-point number on either side: the algebra library
+          // computes the power in its floating point, whose range is far
+          // wider than a double's (1.5^2000 / 1.5^1999 is 1.5), but one
+          // beyond even that range throws from inside it (leaking the power
+          // it was forming). A power beyond 2^(+-10^6) is taken in double
+          // precision here, where it has no value.
+          const double log2_magnitude = x.to_double() * std::log2(std::fabs(b.to_double()));
+          if (!(std::fabs(log2_magnitude) <= 1e6)) return in_double();
         }
       } else if (x.is_integer() && GiNaC::abs(x) > kMaxExactExponent) {
         exponent = GiNaC::numeric(x.to_double());
       }
     }
     return GiNaC::pow(base, exponent);
+  }
+
+  // A number token's value. The algebra library reads a number with an
+  // exponent by forming the power of ten exactly, which takes time growing
+  // with the exponent (5632234631e308593196: over 10 s): an exponent beyond
+  // kMaxExactDecimalExponent is read in double precision instead (a double holds
+  // nothing beyond 1e308 and 5e-324 anyway), and a number beyond 1e308 in
+  // magnitude has no value.
+  GiNaC::numeric Number(const Token& t) {
+    constexpr long kMaxExactDecimalExponent = 1024;
+    const size_t e = t.text.find_first_of("eE");
+    if (e != std::string::npos) {
+      const long exponent = std::strtol(t.text.c_str() + e + 1, nullptr, 10);  // saturates
+      if (exponent > kMaxExactDecimalExponent || exponent < -kMaxExactDecimalExponent) {
+        const double v = std::strtod(t.text.c_str(), nullptr);
+        if (!std::isfinite(v))
+          NoValue(fmt::format("the number {} at character {} is beyond the range of numbers (1e-308 to 1e308 in "
+                              "magnitude)",
+                              Quote(t.text), t.at + 1));
+        return GiNaC::numeric(v);
+      }
+    }
+    return GiNaC::numeric(t.text.c_str());
   }
 
   // Signs in front of an operand: true when they negate it.
@@ -302,7 +341,7 @@ class Reader {
     const Token t = Peek();
     if (t.kind == Token::kNumber) {
       ++pos_;
-      return WithUnit(GiNaC::numeric(t.text.c_str()));
+      return WithUnit(Number(t));
     }
     if (t.kind == Token::kName) {
       ++pos_;

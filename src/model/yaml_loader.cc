@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "model_internal.h"
+#include "paynter/files.h"
 #include "paynter/model.h"
 #include "paynter/units.h"
 
@@ -661,16 +662,7 @@ ModelSpec ReadHierarchicalModelSpecFile(const std::string& path) {
   // (the file is read more than once, and opening a FIFO would wait for a
   // writer): refused before it is opened. No file is read past
   // kMaxModelFileBytes.
-  struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    Diagnostic d;
-    d.where = {path, 0, 0};
-    d.message = "the model file is not a regular file";
-    d.expected = "a YAML model file";
-    d.got = S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : S_ISFIFO(st.st_mode) ? "a pipe" : "a special file";
-    d.hint = "give the path of a .yaml file";
-    throw Error(d);
-  }
+  RequireRegularInput(path, "model file", "a YAML model file", "give the path of a .yaml file");
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     Diagnostic d;

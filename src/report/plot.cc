@@ -13,6 +13,7 @@ namespace paynter {
 
 namespace {
 std::vector<std::string> ReadHeader(const std::string& csv_path) {
+  RequireRegularInput(csv_path, "CSV file", "a CSV file from 'paynter simulate'", "give the path of a .csv file");
   std::ifstream in(csv_path);
   if (!in) {
     Diagnostic d;

@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "paynter/files.h"
 #include "paynter/sweep.h"
 
 namespace paynter {
@@ -113,6 +114,10 @@ std::vector<double> SweepValues(const SweepRange& r) {
 }
 
 ParameterTable ReadParameterTable(const std::string& path) {
+  // A device (/dev/zero: one endless line), a FIFO or a socket is no table:
+  // refused before it is opened, as a model file is.
+  RequireRegularInput(path, "parameter table", "a CSV file: a header of parameter names, then one run per row",
+                      "give the path of a .csv file");
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     Diagnostic d;
@@ -244,6 +249,29 @@ SweepDefinition MakeSweep(const RunOptions& base, const std::vector<SweepRange>&
   def.rows = std::move(table.rows);
   def.ranges = ranges;
   return def;
+}
+
+SweepDefinition DefineSweep(RunOptions base, const std::vector<std::string>& params,
+                            const std::vector<std::string>& log, const std::string& table) {
+  std::vector<SweepRange> ranges;
+  std::vector<std::string> fixed;
+  for (const auto& p : params) {
+    if (p.find(':') != std::string::npos) ranges.push_back(ParseSweepRange(p));
+    else fixed.push_back(p);
+  }
+  for (auto& p : ParseParameterOverrides(fixed, base.file)) base.params.push_back(std::move(p));
+  for (const auto& name : log) {
+    bool found = false;
+    for (auto& r : ranges)
+      if (r.name == name) r.log = found = true;
+    if (found) continue;
+    Diagnostic d;
+    d.message = fmt::format("--log {}: no --param range of that name", name);
+    d.expected = "the name of a --param NAME=START:STOP:COUNT range";
+    d.got = name;
+    throw Error(std::move(d));
+  }
+  return MakeSweep(base, ranges, table);
 }
 
 // ---- a run's result as bytes (MPI) -------------------------------------------
