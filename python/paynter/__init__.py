@@ -410,7 +410,7 @@ class Model:
         constraints, params, ...) sees it: a dict of "parameters" (name ->
         value, derived parameters included), "states" and "outputs" (names,
         in the order of a Result's columns)."""
-        d = _paynter.describe(self._source, _run_options(self.path, 1.0, **options))
+        d = _paynter.describe(self._source, _run_options(self.path, self._source.display, 1.0, **options))
         return {"parameters": dict(d["parameters"]), "states": list(d["states"]), "outputs": list(d["outputs"])}
 
     @property
@@ -432,7 +432,7 @@ class Model:
         """Simulates by every constraint method, as `paynter compare` does
         (simulate's options as keywords; the energy accounting is added for the
         balance column), and returns a Comparison."""
-        return Comparison(_paynter.compare(self._source, _run_options(self.path, t_end, **options)))
+        return Comparison(_paynter.compare(self._source, _run_options(self.path, self._source.display, t_end, **options)))
 
     def linearize(self, at=None, steady=False, states=None, params=None):
         """Linearizes at an operating point, as `paynter linearize` does: the

@@ -147,8 +147,8 @@ TEST(Codegen, MinimumNormSolveUsesTheRankOfItsThreshold) {
   EXPECT_EQ(rank, 1);
   ASSERT_TRUE(x.allFinite());
   // The least-squares solutions of the rank-1 system x0 + x1 = 2; the one of
-  // minimum norm has x0 = x1. The filter keeps a fraction 2 (s/eps)^2 of the
-  // left-out direction (s = 5e-13, eps = 2e-10: 1.3e-5 of it).
+  // minimum norm has x0 = x1. The filter keeps a fraction of order (s/eps)^2 of the
+  // left-out direction (s = 5e-13, eps = 2e-10: about 1e-5 of it).
   EXPECT_NEAR(x(0), 1.0, 1e-4);
   EXPECT_NEAR(x(1), 1.0, 1e-4);
   // At a threshold well below the pair's separation it is the full-rank solve.

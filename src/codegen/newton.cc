@@ -294,20 +294,32 @@ Eigen::VectorXd MinimumNormSolve(const Eigen::MatrixXd& J, double threshold, con
   const Eigen::JacobiSVD<Eigen::MatrixXd> svd(J, Eigen::ComputeThinU | Eigen::ComputeThinV);
   const Eigen::VectorXd& sv = svd.singularValues();
   const double eps = sv.size() ? threshold * sv(0) : 0.0;
-  const Eigen::VectorXd c = svd.matrixU().transpose() * r;
-  Eigen::VectorXd y = Eigen::VectorXd::Zero(sv.size());
+  // The filtered inverse applied to `rhs`, in the singular vectors' basis.
   int k = 0;
-  for (int i = 0; i < sv.size(); ++i) {
-    if (sv(i) > eps) ++k;
-    const double d = sv(i) * sv(i) + eps * eps;
-    if (!(d > 0)) continue;
-    // Iterated twice (as the sparse path refines its regularized solve): the
-    // filter 1 - (eps^2 / (s^2 + eps^2))^2 is sharper, still continuous.
-    const double f = sv(i) / d;
-    for (int it = 0; it < 2; ++it) y(i) += f * (c(i) - sv(i) * y(i));
-  }
+  auto filtered = [&](const Eigen::VectorXd& rhs) {
+    const Eigen::VectorXd c = svd.matrixU().transpose() * rhs;
+    Eigen::VectorXd y = Eigen::VectorXd::Zero(sv.size());
+    k = 0;
+    for (int i = 0; i < sv.size(); ++i) {
+      if (sv(i) > eps) ++k;
+      // Far below eps a direction is redundant, not nearly singular: nothing
+      // of it (the filter would keep s / eps^2 of a drift there).
+      const double d = sv(i) * sv(i) + eps * eps;
+      if (!(sv(i) > 1e-3 * eps) || !(d > 0)) continue;
+      // Iterated twice (as the sparse path refines its regularized solve): the
+      // filter 1 - (eps^2 / (s^2 + eps^2))^2 is sharper, still continuous.
+      const double f = sv(i) / d;
+      for (int it = 0; it < 2; ++it) y(i) += f * (c(i) - sv(i) * y(i));
+    }
+    return y;
+  };
+  Eigen::VectorXd x = svd.matrixV() * filtered(r);
+  // One refinement on J itself: the solve's rounding in the small singular
+  // values' directions left residuals of 1e-9 in a mechanism's accelerations.
+  const Eigen::VectorXd res = r - J * x;
+  x += svd.matrixV() * filtered(res);
   if (rank) *rank = k;
-  return svd.matrixV() * y;
+  return x;
 }
 
 // ---------------------------------------------------------------------------
