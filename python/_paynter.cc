@@ -302,6 +302,18 @@ std::string Report(const Source& src, const std::function<int(std::ostream&)>& r
 
 namespace {
 
+// The operating point of linearize and bode from Python's arguments.
+OperatingPointOptions PointOptions(const Source& src, const Params& params, const Params& states,
+                                   std::optional<double> at, bool steady) {
+  OperatingPointOptions o;
+  o.file = src.path;
+  o.params = params;
+  o.states = states;
+  o.at = at;
+  o.steady = steady;
+  return o;
+}
+
 // A Matrix as a (rows, cols) array (a copy).
 py::array_t<double> ToArray(const Matrix& m) {
   py::array_t<double> a({static_cast<py::ssize_t>(m.rows), static_cast<py::ssize_t>(m.cols)});
@@ -505,12 +517,7 @@ PYBIND11_MODULE(_paynter, m) {
   // `paynter linearize` at an operating point: (params, states) as NAME -> value lists.
   m.def("linearize", [](const Source& src, const Params& params, const Params& states, std::optional<double> at,
                         bool steady) {
-    OperatingPointOptions o;
-    o.file = src.path;
-    o.params = params;
-    o.states = states;
-    o.at = at;
-    o.steady = steady;
+    const OperatingPointOptions o = PointOptions(src, params, states, at, steady);
     const LinearizedModel r = Guarded(src, [&] { return LinearizeModel(o); });
     return ToPython(r);
   });
@@ -518,25 +525,14 @@ PYBIND11_MODULE(_paynter, m) {
   m.def("bode", [](const Source& src, const Params& params, const Params& states, std::optional<double> at,
                    bool steady, const std::string& input, const std::string& output, double w0, double w1,
                    int points) {
-    OperatingPointOptions o;
-    o.file = src.path;
-    o.params = params;
-    o.states = states;
-    o.at = at;
-    o.steady = steady;
+    const OperatingPointOptions o = PointOptions(src, params, states, at, steady);
     std::vector<BodePoint> pts;
     std::string in_name, out_name;
     Guarded(src, [&] {
       const LinearizedModel r = LinearizeModel(o);
       const int in = LinearChannel(r, input, "input", src.path);
       const int out = LinearChannel(r, output, "output", src.path);
-      if (w0 == 0 || w1 == 0) {
-        double d0 = 0, d1 = 0;
-        DefaultFrequencyRange(r.lin, &d0, &d1);
-        if (w0 == 0) w0 = d0;
-        if (w1 == 0) w1 = d1;
-      }
-      pts = Bode(r.lin, in, out, w0, w1, points);
+      pts = BodeOf(r, in, out, w0, w1, points);
       in_name = r.lin.inputs[in];
       out_name = r.lin.outputs[out];
       return 0;

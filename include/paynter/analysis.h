@@ -96,9 +96,12 @@ std::vector<std::pair<std::string, std::string>> LinearizationCsv(const Lineariz
 // an empty name picks the only one. Throws Error naming the choices.
 int LinearChannel(const LinearizedModel& model, const std::string& name, const std::string& what,
                   const std::string& file);
-// The frequency response of input `in` to output `out` as CSV (omega,
-// magnitude_db, phase_deg) over [w0, w1] (0: from the eigenvalues), `points`
-// frequencies spaced logarithmically; *range receives the range used.
+// The frequency response of input `in` to output `out` over [w0, w1] (0: from
+// the eigenvalues), `points` frequencies spaced logarithmically; *range
+// receives the range used.
+std::vector<BodePoint> BodeOf(const LinearizedModel& model, int in, int out, double w0, double w1, int points,
+                              std::pair<double, double>* range = nullptr);
+// The same as CSV (omega, magnitude_db, phase_deg).
 std::string BodeCsv(const LinearizedModel& model, int in, int out, double w0, double w1, int points,
                     std::pair<double, double>* range = nullptr);
 

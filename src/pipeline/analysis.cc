@@ -349,8 +349,8 @@ int LinearChannel(const LinearizedModel& model, const std::string& name, const s
   return static_cast<int>(it - names.begin());
 }
 
-std::string BodeCsv(const LinearizedModel& model, int in, int out, double w0, double w1, int points,
-                    std::pair<double, double>* range) {
+std::vector<BodePoint> BodeOf(const LinearizedModel& model, int in, int out, double w0, double w1, int points,
+                              std::pair<double, double>* range) {
   if (w0 == 0 || w1 == 0) {
     double d0 = 0, d1 = 0;
     DefaultFrequencyRange(model.lin, &d0, &d1);
@@ -358,8 +358,13 @@ std::string BodeCsv(const LinearizedModel& model, int in, int out, double w0, do
     if (w1 == 0) w1 = d1;
   }
   if (range) *range = {w0, w1};
+  return Bode(model.lin, in, out, w0, w1, points);
+}
+
+std::string BodeCsv(const LinearizedModel& model, int in, int out, double w0, double w1, int points,
+                    std::pair<double, double>* range) {
   std::string csv = "omega,magnitude_db,phase_deg\n";
-  for (const auto& p : Bode(model.lin, in, out, w0, w1, points))
+  for (const auto& p : BodeOf(model, in, out, w0, w1, points, range))
     csv += fmt::format("{},{},{}\n", p.w, p.magnitude_db, p.phase_deg);
   return csv;
 }
