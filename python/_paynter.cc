@@ -21,6 +21,10 @@
 #include <variant>
 
 #include "paynter/analysis.h"
+#include "paynter/html_report.h"
+#include "paynter/multibody.h"
+#include "paynter/progress.h"
+#include "paynter/report.h"
 #include "paynter/run.h"
 
 namespace py = pybind11;
@@ -385,6 +389,7 @@ py::dict ToPython(const LinearizedModel& r) {
 
 PYBIND11_MODULE(_paynter, m) {
   m.doc() = "paynter's compiled core; use the package `paynter`";
+  SetStageProgress(true);  // long symbolic stages say so on stderr (paynter/progress.h)
   g_error = PyErr_NewException("paynter.Error", PyExc_Exception, nullptr);
   g_model_error = PyErr_NewException("paynter.ModelError", g_error, nullptr);
   m.attr("Error") = py::handle(g_error);
@@ -437,12 +442,17 @@ PYBIND11_MODULE(_paynter, m) {
       .def_readwrite("progress", &RunOptions::progress)
       .def_readwrite("params", &RunOptions::params);
 
-  // The model file read as a model (YAML, structure); raises its first error.
-  m.def("read", [](const Source& src) {
-    return Guarded(src, [&] {
-      return LoadSpec(ModelSource::File(src.path), {}, LoadPass::kSubmodels).name;
-    });
-  });
+  // The model file read as a model (YAML, structure; with `build`, every
+  // pass and the Model built, as `check` builds it); raises its first error.
+  m.def(
+      "read",
+      [](const Source& src, bool build) {
+        return Guarded(src, [&] {
+          if (build) return Load(ModelSource::File(src.path)).spec.name;
+          return LoadSpec(ModelSource::File(src.path), {}, LoadPass::kSubmodels).name;
+        });
+      },
+      py::arg("source"), py::arg("build") = false);
   m.def("check", [](const Source& src) {
     int status = 0;
     return Report(src, [&](std::ostream& out) { return CheckReport(src.path, out); }, &status);
@@ -469,6 +479,53 @@ PYBIND11_MODULE(_paynter, m) {
         },
         &status);
   });
+  // `paynter draw`: the Graphviz source, and a drawing written from it.
+  m.def("drawing_dot", [](const Source& src, const std::string& procedure, const std::string& constraints, bool expand,
+                          int highlight) {
+    return Guarded(src, [&] {
+      DrawOptions options;
+      options.procedure = ParseProcedure(procedure);
+      options.constraints = ParseConstraintMethod(constraints);
+      options.expand = expand;
+      options.highlight = highlight;
+      return DrawingDot(src.path, options);
+    });
+  });
+  m.def("render_dot", [](const Source& src, const std::string& dot, const std::string& path) {
+    Guarded(src, [&] {
+      RenderDot(dot, path);
+      return 0;
+    });
+  });
+  // `paynter report`: simulates and writes the HTML report.
+  m.def("report", [](const Source& src, const RunOptions& run, const std::string& procedure, const std::string& path) {
+    Guarded(src, [&] {
+      ReportOptions options;
+      options.run = run;
+      options.run.progress = false;
+      options.procedure = ParseProcedure(procedure);
+      WriteHtmlReport(options, path);
+      return 0;
+    });
+  });
+  // `paynter expand`: the model after the passes up to `after` ("" = all of
+  // them, the scalar model, which must itself build), as YAML.
+  m.def("expand", [](const Source& src, const std::string& after) {
+    return Guarded(src, [&] {
+      const LoadPass last = after.empty() ? LoadPasses().back().pass : ParseLoadPass(after, src.path);
+      const ModelSpec spec = LoadSpec(ModelSource::File(src.path), {}, last);
+      if (last == LoadPasses().back().pass) BuildModel(spec);
+      return ModelSpecToYaml(spec);
+    });
+  });
+  // The model's run settings (`simulation:`) for the options not in `given`.
+  m.def("apply_model_settings",
+        [](const Source& src, RunOptions& options, const std::vector<std::string>& given, bool require_t_end) {
+          Guarded(src, [&] {
+            ApplyModelSettings(options, std::set<std::string>(given.begin(), given.end()), require_t_end);
+            return 0;
+          });
+        });
   m.def("simulate", [](const Source& src, const RunOptions& options) {
     RunOutput out = Guarded(src, [&] {
       CheckOutputRows(options);

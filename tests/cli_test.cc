@@ -191,6 +191,60 @@ TEST(Cli, VersionMistypedCommandMissingFileAndStandardOutput) {
   fs::remove_all(dir);
 }
 
+// A model that carries its run settings (`simulation:`) runs alone:
+// `paynter simulate FILE` writes <FILE's name>.csv in the current directory,
+// as the same settings given as options do; an option given wins.
+TEST(Cli, ModelCarriesItsRunSettings) {
+  const fs::path dir = TempDir() / "run_settings";
+  fs::create_directories(dir);
+  const std::string rlc = testing::ReadFileBytes(testing::SourcePath("examples/rlc.yaml"));
+  auto model = [&](const std::string& name, const std::string& settings) {
+    std::ofstream(dir / name) << rlc << settings;
+    return (dir / name).string();
+  };
+  const std::string carried =
+      model("carried.yaml", "simulation:\n  t_end: 0.004\n  dt_out: 0.001\n  method: bdf\n  rtol: 1e-10\n"
+                            "  atol: 1e-12\n");
+  const std::string in_dir = "cd " + dir.string() + " && ";
+  Result r = RunCli("simulate " + carried + " -o " + (dir / "ignored.csv").string() + " --t-end 0.002");
+  EXPECT_EQ(r.code, 0) << r.out;
+  std::string out = testing::ReadFileBytes((dir / "ignored.csv").string());
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 4) << out;  // --t-end 0.002 over the model's 0.004
+  const std::string cmd = in_dir + PAYNTER_EXE + " simulate carried.yaml 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  char buf[512];
+  std::string said;
+  while (fgets(buf, sizeof buf, p)) said += buf;
+  EXPECT_EQ(pclose(p), 0) << said;
+  ASSERT_TRUE(fs::exists(dir / "carried.csv")) << said;
+  r = RunCli("simulate " + testing::SourcePath("examples/rlc.yaml") +
+             " --t-end 0.004 --dt-out 0.001 --method bdf --rtol 1e-10 --atol 1e-12 -o " + (dir / "given.csv").string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(testing::ReadFileBytes((dir / "carried.csv").string()), testing::ReadFileBytes((dir / "given.csv").string()));
+  // A bad setting is an error at its line; no end time from either is one too.
+  struct Case {
+    std::string settings, says;
+  };
+  const int line = static_cast<int>(std::count(rlc.begin(), rlc.end(), '\n')) + 2;
+  for (const Case& c : {Case{"simulation:\n  t_end: ten\n", "the run setting 't_end' is not a number"},
+                        Case{"simulation:\n  method: euler\n", "the run setting 'method'"},
+                        Case{"simulation:\n  t_ned: 1\n", "unknown key 't_ned' in the run settings"},
+                        Case{"simulation:\n  max_steps: 2.5\n", "'max_steps' is not a whole number"}}) {
+    const std::string bad = model("bad.yaml", c.settings);
+    r = RunCli("simulate " + bad + " --dt-out 0.001 -o " + (dir / "bad.csv").string());
+    EXPECT_EQ(r.code, 1) << r.out;
+    EXPECT_EQ(r.out.rfind(bad + ":" + std::to_string(line) + ":", 0), 0u) << c.settings << r.out;
+    EXPECT_NE(r.out.find(c.says), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(dir / "bad.csv"));
+  }
+  r = RunCli("simulate " + testing::SourcePath("examples/rlc.yaml") + " -o " + (dir / "bad.csv").string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("error: no end time for the run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("simulation: {t_end: ...}"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir / "bad.csv"));
+  fs::remove_all(dir);
+}
+
 // compare on a model without constraints says so, naming the model file once
 // (each method's own error was nested in it, file and all).
 TEST(Cli, CompareOnAModelWithoutConstraintsSaysSo) {

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "paynter/files.h"
+#include "paynter/progress.h"
 #include "paynter/report.h"
 #include "paynter/sweep.h"
 #include "test_util.h"
@@ -554,6 +555,76 @@ TEST(HostileRound3, PowersWithoutAValueAreRefusedByTheReader) {
                        .parameters.at(0)
                        .value,
                    1024);
+}
+
+// ---------------------------------------------------------------------------
+// Runs longer than 10 s without a word (the campaign's open finding): the
+// symbolic stages name themselves on stderr, and a name no pass defines in
+// an output of a mechanism is found before its joint-coordinate expansion.
+
+// What `work` writes on stderr, captured in a file (not a terminal).
+std::string StderrOf(const std::function<void()>& work) {
+  Dir dir;
+  const std::string path = (dir / "stderr.txt").string();
+  std::fflush(stderr);
+  const int saved = ::dup(STDERR_FILENO);
+  const int file = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ::dup2(file, STDERR_FILENO);
+  ::close(file);
+  work();
+  std::fflush(stderr);
+  ::dup2(saved, STDERR_FILENO);
+  ::close(saved);
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(HostileRound3, LongStagesNameThemselvesEveryFiveSeconds) {
+  SetStageProgress(true);
+  const std::string log = StderrOf([] {
+    StageScope outer("preparing m.yaml");
+    {
+      StageScope inner("forming the equations (12 bonds)");
+      // Another thread's stage while this one owns the line: not shown.
+      std::thread([] {
+        StageScope other("a stage of another thread");
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }).join();
+      std::this_thread::sleep_for(std::chrono::milliseconds(5600));
+    }
+  });
+  const std::string quick = StderrOf([] { StageScope quick("a quick stage"); });
+  SetStageProgress(false);
+  const std::string off = StderrOf([] {
+    StageScope off("a stage while stage lines are off");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5600));
+  });
+  // The innermost stage, with the seconds since the outermost began, then
+  // the outermost's close.
+  EXPECT_NE(log.find("paynter: forming the equations (12 bonds) (5 s)\n"), std::string::npos) << log;
+  EXPECT_NE(log.find("paynter: preparing m.yaml done in 6 s\n"), std::string::npos) << log;
+  EXPECT_EQ(log.find("another thread"), std::string::npos) << log;
+  EXPECT_EQ(quick, "");
+  EXPECT_EQ(off, "");
+}
+
+TEST(HostileRound3, UndefinedOutputNameOfAMechanismIsFoundBeforeItsJointCoordinates) {
+  Dir dir;
+  std::string yaml = testing::ReadFileBytes(testing::SourcePath("examples/bricard.yaml"));
+  const std::string declared = "  theta1: 0.8\n";
+  ASSERT_NE(yaml.find(declared), std::string::npos);
+  yaml.erase(yaml.find(declared), declared.size());  // the output theta1 + J1_angle names it still
+  const std::string file = (dir / "bricard.yaml").string();
+  std::ofstream(file) << yaml;
+  for (const char* form : {"lagrange1", "lagrange2", "hamilton"}) {
+    // Before, the error came after the symbolic stages: 46 s of CPU for lagrange1.
+    const CliResult r = Paynter({"equations", file, "--form", form});
+    EXPECT_EQ(r.exit_code(), 1) << form << r.out;
+    EXPECT_NE(r.out.find("bricard.yaml:44:11: error: undefined symbol 'theta1' in output 'theta1'"), std::string::npos)
+        << form << r.out;
+    EXPECT_NE(r.out.find("did you mean 'theta2'?"), std::string::npos) << r.out;
+    EXPECT_LT(r.seconds, 10.0) << form;
+  }
 }
 
 }  // namespace

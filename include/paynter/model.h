@@ -23,6 +23,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -344,6 +345,10 @@ struct ModelSpec {
   std::vector<BondSpec> bonds;
   std::vector<DisplacementSpec> displacements;
   std::vector<Item> outputs;
+  // `simulation:` — the run settings the model carries (t_end, method,
+  // rtol, ...: docs/model-format.md, "Run settings"), as written; the
+  // command line's and Python's options override them (ApplyModelSettings).
+  std::vector<Item> simulation;
   // Named expressions of any model variable, usable in later definitions, laws
   // and outputs (substituted where used; not CSV columns).
   std::vector<Item> definitions;
@@ -421,6 +426,11 @@ void ApplyParameterOverrides(ModelSpec* spec, const std::map<std::string, double
 
 // Parses the expressions of a spec, registers every symbol and validates.
 Model BuildModel(const ModelSpec& spec);
+
+// The keys of a model's `simulation:` section, named as the command line's
+// options are without their dashes (t_end for --t-end): t_end, t0, method,
+// form, constraints, rtol, atol, dt_out, step, max_steps, drift_tolerance.
+const std::set<std::string>& RunSettingNames();
 
 // An expression as a model file holds it (GiNaC's printing, which
 // ParseExpressionText reads back to the same expression).

@@ -23,6 +23,7 @@
 #include "paynter/model.h"
 #include "paynter/multibody.h"
 #include "paynter/pipeline.h"
+#include "paynter/progress.h"
 #include "paynter/report.h"
 #include "paynter/run.h"
 #include "paynter/simulation.h"

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,7 +56,7 @@ struct RunOptions {
   bool energy = false;              // the energy accounting's columns
   bool poses = false;               // mechanisms: the bodies' and joints' poses as outputs pose_* (AddPoseOutputs)
   bool stage_cache = true;
-  bool progress = true;             // a progress line on a terminal for long runs
+  bool progress = true;             // a progress line on stderr for long runs (paynter/progress.h)
   // Parameter overrides (--param NAME=VALUE), in order.
   std::vector<std::pair<std::string, double>> params;
 };
@@ -66,6 +67,14 @@ std::string BackendName(Backend backend);
 // "auto" | "dense" | "sparse"; throws Error naming the choices.
 CodegenOptions::BlockSolve ParseBlockSolve(const std::string& name);
 std::string BlockSolveName(CodegenOptions::BlockSolve solve);
+
+// The run settings a model carries (its `simulation:` section,
+// docs/model-format.md) into `options`, except those the caller gives itself:
+// `given` holds their names as RunSettingNames() spells them (the command
+// line's options that were given, Python's keywords). A setting that is not
+// valid is a located Error, and so is (with require_t_end) a run with an end
+// time from neither.
+void ApplyModelSettings(RunOptions& options, const std::set<std::string>& given, bool require_t_end = true);
 
 // What the front end's passes need of a run's options (paynter/pipeline.h).
 LoadOptions LoadOptionsFor(const RunOptions& options);
@@ -115,6 +124,20 @@ int GeneratedCodeText(const std::string& path, Formulation form, ConstraintMetho
 // outputs, constraints, events), as `paynter equations --emit-c` prints it.
 int GeneratedCodeText(const std::string& path, const std::string& form, const std::string& constraints,
                       std::ostream& out);
+
+// `paynter draw`: the Graphviz source of the model's drawing, with the causal
+// strokes of `procedure` on the model as `constraints` shows it. A model
+// with submodels, vector bonds or a multibody section is drawn as its
+// components and multibonds unless `expand` (every scalar element and bond);
+// `highlight` (1-based, numbered as `paynter causality` numbers them) marks a
+// zero-order causal path, on the expanded drawing. RenderDot writes it.
+struct DrawOptions {
+  CausalityProcedure procedure = CausalityProcedure::kSCAP;
+  ConstraintMethod constraints = ConstraintMethod::kAuto;
+  bool expand = false;
+  int highlight = 0;  // 0: none
+};
+std::string DrawingDot(const std::string& path, const DrawOptions& options = {});
 
 // A model loaded for a constraint method and compiled: the symbolic stages
 // through the stage cache (unless it is off, or the method is zcp).

@@ -64,7 +64,7 @@ struct SolverOptions {
   // max_steps) to reach t_end, it stops at once with an error advising bdf.
   // 0 = only max_steps.
   long stiff_steps = 100'000;
-  bool progress = false;   // print progress to stderr on a terminal after 1 s
+  bool progress = false;   // a progress line on stderr for long runs (paynter/progress.h)
   // Throws paynter::Error naming the bad option.
   void Validate() const;
 };

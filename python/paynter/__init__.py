@@ -185,6 +185,20 @@ class Result:
     def __repr__(self):
         return "<paynter.Result: %d rows, columns %s>" % (len(self), ", ".join(self.columns))
 
+    def _repr_html_(self):
+        """A table of the first and last rows, for Jupyter (names escaped)."""
+        import html
+
+        rows = list(range(len(self))) if len(self) <= 10 else list(range(5)) + [None] + list(range(len(self) - 5, len(self)))
+        out = ["<table><thead><tr>"] + ["<th>%s</th>" % html.escape(c) for c in self.columns] + ["</tr></thead><tbody>"]
+        for i in rows:
+            if i is None:
+                out.append("<tr>" + "<td>&hellip;</td>" * len(self.columns) + "</tr>")
+            else:
+                out.append("<tr>" + "".join("<td>%.6g</td>" % v for v in self.data[i]) + "</tr>")
+        out.append("</tbody></table><p>%d rows &times; %d columns</p>" % (len(self), len(self.columns)))
+        return "".join(out)
+
     def to_pandas(self):
         """A pandas DataFrame of the columns (needs pandas)."""
         import pandas
@@ -304,31 +318,44 @@ class Linearization:
 # ---- models -------------------------------------------------------------------
 
 
-def _run_options(path, display, t_end, t0=0.0, method=None, rtol=1e-6, atol=1e-9, dt_out=0.0, step=1e-3,
-                 max_steps=None, params=None, form="state", constraints="auto", backend="auto", block_solve="auto",
+def _run_options(source, t_end=None, t0=None, method=None, rtol=None, atol=None, dt_out=None, step=None,
+                 max_steps=None, params=None, form=None, constraints=None, backend="auto", block_solve="auto",
                  parasitic_stiffness=0.0, parasitic_damping=0.0, assemble=False, stabilize=True, energy=False,
-                 stage_cache=True, drift_tolerance=None):
+                 stage_cache=True, drift_tolerance=None, require_t_end=True):
+    """RunOptions from simulate's keywords; the run settings the model
+    carries (its `simulation:` section) fill those left as None."""
     for name, value in (("t_end", t_end), ("t0", t0)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
             raise TypeError("%s must be a number (seconds), not %s" % (name, type(value).__name__))
     o = _paynter.RunOptions()
     # A bad choice's error names the model as its other errors do ("<string>"
     # for a model from loads, not the private file it is written to).
-    o.file = display or path
-    o.t0, o.t_end = float(t0), float(t_end)
+    o.file = source.display or source.path
+    given = [name for name, value in (("t_end", t_end), ("t0", t0), ("method", method), ("rtol", rtol),
+                                      ("atol", atol), ("dt_out", dt_out), ("step", step), ("max_steps", max_steps),
+                                      ("form", form), ("constraints", constraints),
+                                      ("drift_tolerance", drift_tolerance)) if value is not None]
+    o.t0 = 0.0 if t0 is None else float(t0)
+    o.t_end = 0.0 if t_end is None else float(t_end)
     o.method = "dopri5" if method is None else method
     o.method_given = method is not None
-    o.rtol, o.atol, o.dt_out, o.step = float(rtol), float(atol), float(dt_out), float(step)
+    o.rtol = 1e-6 if rtol is None else float(rtol)
+    o.atol = 1e-9 if atol is None else float(atol)
+    o.dt_out = 0.0 if dt_out is None else float(dt_out)
+    o.step = 1e-3 if step is None else float(step)
     if max_steps is not None:
         o.max_steps, o.max_steps_given = int(max_steps), True
     o.params = _param_list(params)
-    o.form, o.constraints, o.backend, o.block_solve = form, constraints, backend, block_solve
+    o.form = "state" if form is None else form
+    o.constraints = "auto" if constraints is None else constraints
+    o.backend, o.block_solve = backend, block_solve
     o.parasitic_stiffness, o.parasitic_damping = float(parasitic_stiffness), float(parasitic_damping)
     o.assemble, o.stabilize, o.energy, o.stage_cache = bool(assemble), bool(stabilize), bool(energy), bool(stage_cache)
     if drift_tolerance is not None:
         o.drift_tolerance = float(drift_tolerance)
     o.progress = False
-    o.file = path
+    o.file = source.path
+    _paynter.apply_model_settings(source, o, given, bool(require_t_end))
     return o
 
 
@@ -343,10 +370,10 @@ class Model:
     """A model file (or a text or dict written to a private file). The file is
     read again by every call, as the commands read it."""
 
-    def __init__(self, path, display=""):
+    def __init__(self, path, display="", build=False):
         self.path = path
         self._source = _paynter.Source(path, display)
-        self.name = _paynter.read(self._source)
+        self.name = _paynter.read(self._source, bool(build))
 
     def __repr__(self):
         return "<paynter.Model %r from %s>" % (self.name, self._source.display or self.path)
@@ -370,15 +397,19 @@ class Model:
         """The text of `paynter equations` (LaTeX with latex=True)."""
         return _paynter.equations(self._source, bool(latex), form, bool(explain), constraints)
 
-    def simulate(self, t_end, **options):
+    def simulate(self, t_end=None, **options):
         """Simulates as `paynter simulate` does, with the same options (as
         keywords: t0, method, rtol, atol, dt_out, step, max_steps, params
         (a dict NAME -> value), form, constraints, backend, block_solve,
         parasitic_stiffness, parasitic_damping, assemble, stabilize, energy,
-        stage_cache) and returns a Result."""
-        return Result(_paynter.simulate(self._source, _run_options(self.path, self._source.display, t_end, **options)))
+        stage_cache) and returns a Result. A setting not given comes from
+        the model's run settings (its `simulation:` section), if it has them:
 
-    def simulate_many(self, param_sets, t_end, threads=None, errors="raise", **options):
+            r = paynter.load("examples/rlc.yaml").simulate(0.1, rtol=1e-8)
+        """
+        return Result(_paynter.simulate(self._source, _run_options(self._source, t_end, **options)))
+
+    def simulate_many(self, param_sets, t_end=None, threads=None, errors="raise", **options):
         """Runs once per dict of parameter values in `param_sets` (over
         options' `params`), in parallel on `threads` threads (default: the
         CPUs) without the GIL, and returns the Results in the input order.
@@ -392,7 +423,7 @@ class Model:
         sets = [_param_list(p) for p in param_sets]
         if threads is None or threads == 0:
             threads = os.cpu_count() or 1
-        options = _run_options(self.path, self._source.display, t_end, **options)
+        options = _run_options(self._source, t_end, **options)
         out = _paynter.simulate_many(self._source, options, sets, int(threads))
         results = []
         for i, item in enumerate(out):
@@ -410,7 +441,7 @@ class Model:
         constraints, params, ...) sees it: a dict of "parameters" (name ->
         value, derived parameters included), "states" and "outputs" (names,
         in the order of a Result's columns)."""
-        d = _paynter.describe(self._source, _run_options(self.path, self._source.display, 1.0, **options))
+        d = _paynter.describe(self._source, _run_options(self._source, 1.0, require_t_end=False, **options))
         return {"parameters": dict(d["parameters"]), "states": list(d["states"]), "outputs": list(d["outputs"])}
 
     @property
@@ -428,11 +459,52 @@ class Model:
         """The names of the outputs, as a Result's columns after t."""
         return self.describe()["outputs"]
 
-    def compare(self, t_end, **options):
+    def draw(self, path=None, procedure="SCAP", constraints="auto", expand=False, highlight=0):
+        """Draws the bond graph with its causal strokes, as `paynter draw`
+        does: into `path` (.svg, .png, .pdf or .dot; Graphviz) when given,
+        else returns the Graphviz source. A model with submodels, vector bonds
+        or a multibody section is drawn as its components unless expand=True;
+        `highlight` marks zero-order causal path N.
+
+            paynter.load("examples/rlc.yaml").draw("rlc.svg")
+        """
+        dot = _paynter.drawing_dot(self._source, procedure, constraints, bool(expand), int(highlight))
+        if path is None:
+            return dot
+        _paynter.render_dot(self._source, dot, os.fspath(path))
+        return None
+
+    def _repr_svg_(self):
+        """The drawing, for Jupyter (None when Graphviz is missing or the
+        model cannot be drawn)."""
+        directory = tempfile.mkdtemp(prefix="paynter-draw-")
+        try:
+            path = os.path.join(directory, "model.svg")
+            self.draw(path)
+            with open(path) as f:
+                return f.read()
+        except Exception:
+            return None
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+
+    def report(self, path, t_end=None, procedure="SCAP", **options):
+        """Simulates (simulate's keywords) and writes the interactive HTML
+        report to `path`, as `paynter report` does."""
+        _paynter.report(self._source, _run_options(self._source, t_end, **options), procedure, os.fspath(path))
+
+    def expand(self, after=None):
+        """The model as YAML after the front end's passes, as `paynter expand`
+        writes it: the scalar model (every pass), or the model after the pass
+        `after` ("submodels", "overrides", "poses", "multibody",
+        "vector-bonds", "parasitic", "energy")."""
+        return _paynter.expand(self._source, "" if after is None else after)
+
+    def compare(self, t_end=None, **options):
         """Simulates by every constraint method, as `paynter compare` does
         (simulate's options as keywords; the energy accounting is added for the
         balance column), and returns a Comparison."""
-        return Comparison(_paynter.compare(self._source, _run_options(self.path, self._source.display, t_end, **options)))
+        return Comparison(_paynter.compare(self._source, _run_options(self._source, t_end, **options)))
 
     def linearize(self, at=None, steady=False, states=None, params=None):
         """Linearizes at an operating point, as `paynter linearize` does: the
@@ -462,19 +534,29 @@ def load(path):
 
 def loads(text):
     """A model from YAML text. It is written to a file in a private temporary
-    directory of this process (removed at exit); its errors name "<string>"."""
+    directory of this process (removed at exit); its errors name "<string>".
+    The model is built at once, as `check` builds it: an error in it (an
+    unknown kind, an undefined name) raises ModelError here."""
     if not isinstance(text, str):
         raise TypeError("loads takes the model's YAML text (str), not %s" % type(text).__name__)
-    return Model(_private_file(text), "<string>")
+    return Model(_private_file(text), "<string>", build=True)
 
 
 def from_dict(model):
     """A model from a dict with the model file's structure (name, parameters,
     elements, bonds, displacements, outputs, ...), written as YAML by
-    to_yaml; its errors name "<dict>" (the lines are those of to_yaml(model))."""
-    return Model(_private_file(to_yaml(model)), "<dict>")
+    to_yaml; its errors name "<dict>" (the lines are those of to_yaml(model)).
+    The model is built at once: an error in it raises ModelError here, not at
+    the first simulate.
+
+        m = paynter.from_dict({"elements": [{"name": "S", "kind": "Se", "effort": 1},
+                                            {"name": "J", "kind": "1"},
+                                            {"name": "M", "kind": "I", "inertance": 2}],
+                               "bonds": [["S", "J"], ["J", "M"]]})
+    """
+    return Model(_private_file(to_yaml(model)), "<dict>", build=True)
 
 
-def simulate(path, t_end, **options):
+def simulate(path, t_end=None, **options):
     """paynter.load(path).simulate(t_end, **options)."""
     return load(path).simulate(t_end, **options)

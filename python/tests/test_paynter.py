@@ -269,13 +269,24 @@ def test_from_dict_equals_the_file():
     assert d.check() == f.check().replace(RLC, "<dict>")  # the report names the file
 
 
+def test_from_dict_and_loads_refuse_a_bad_model_at_once():
+    # An unknown kind (found when the model is built, after reading) is raised
+    # by from_dict and loads themselves, not by the first simulate.
+    bad = dict(RLC_DICT, elements=RLC_DICT["elements"][:-1] + [{"name": "capacitor", "kind": "Q"}])
+    with pytest.raises(paynter.ModelError, match="unknown element kind 'Q'") as e:
+        paynter.from_dict(bad)
+    assert e.value.file == "<dict>"
+    with pytest.raises(paynter.ModelError, match="undefined symbol 'nope'"):
+        paynter.loads(paynter.to_yaml(dict(RLC_DICT, outputs={"x": "nope"})))
+
+
 def test_dict_strings_stay_text():
     # Quotes, a YAML tag, a newline and a non-ASCII letter reach the model as
     # the text they are (here: an element name the model refuses, named back).
     name = 'x": !!python/object y\n\u00e9'
     bad = dict(RLC_DICT, elements=RLC_DICT["elements"] + [{"name": name, "kind": "R", "resistance": "R"}])
     with pytest.raises(paynter.ModelError) as e:
-        paynter.from_dict(bad).check()
+        paynter.from_dict(bad)
     assert e.value.file == "<dict>"
     assert e.value.element == name
     with pytest.raises(TypeError):
@@ -382,11 +393,30 @@ def test_version_and_times_that_are_not_numbers():
     with pytest.raises(TypeError, match="t_end must be a number"):
         m.simulate("10")
     with pytest.raises(TypeError, match="t0 must be a number"):
-        m.simulate(1, t0=None)
+        m.simulate(1, t0="0")
     with pytest.raises(TypeError, match="t_end must be a number"):
         m.simulate(True)
     r = m.simulate(np.float64(0.01))
     assert r.t[-1] == 0.01
+
+
+def test_run_settings_the_model_carries():
+    with open(RLC) as f:
+        text = f.read()
+    m = paynter.loads(text + "simulation:\n  t_end: 0.004\n  dt_out: 0.001\n  method: bdf\n  rtol: 1e-10\n"
+                             "  atol: 1e-12\n")
+    r = m.simulate()
+    given = paynter.load(RLC).simulate(0.004, dt_out=0.001, method="bdf", rtol=1e-10, atol=1e-12)
+    assert list(r.t) == list(given.t) == [0, 0.001, 0.002, 0.003, 0.004]
+    for name in ("current", "v_cap", "charge", "v_res"):
+        assert list(r[name]) == list(given[name])
+    # A keyword given wins over the model's setting.
+    assert m.simulate(0.002).t[-1] == 0.002
+    assert m.simulate(dt_out=0.002).t.tolist() == [0, 0.002, 0.004]
+    with pytest.raises(paynter.ModelError, match="no end time for the run"):
+        paynter.load(RLC).simulate()
+    with pytest.raises(paynter.ModelError, match="the run setting 'method'"):
+        paynter.loads(text + "simulation: {t_end: 1, method: euler}\n").simulate()
 
 
 def test_parameters_states_and_outputs():
@@ -402,3 +432,36 @@ def test_parameters_states_and_outputs():
     assert len(b1.describe(form="lagrange2")["states"]) < len(b1.states)
     with pytest.raises(paynter.ModelError, match="no parameter 'Rx'"):
         m.describe(params={"Rx": 1})
+
+
+def test_draw_report_and_expand_as_the_commands_do(tmp_path):
+    m = paynter.load(RLC)
+    # draw: the same DOT the command renders (its .dot output), and a drawing file.
+    p = cli("draw", RLC, "-o", str(tmp_path / "cli.dot"))
+    assert p.returncode == 0, p.stderr
+    assert m.draw() == (tmp_path / "cli.dot").read_text()
+    assert m.draw(tmp_path / "rlc.svg") is None
+    svg = (tmp_path / "rlc.svg").read_text()
+    assert "<svg" in svg and "capacitor" in svg
+    assert m._repr_svg_() == svg
+    with pytest.raises(paynter.ModelError, match="SCAPX"):
+        m.draw(procedure="SCAPX")
+    # expand: the command's file, as text.
+    for after in (None, "submodels"):
+        args = ["expand", RLC, "-o", str(tmp_path / "x.yaml")] + ([] if after is None else ["--after", after])
+        assert cli(*args).returncode == 0
+        assert m.expand(after) == (tmp_path / "x.yaml").read_text()
+    # report: one HTML file with the run's columns.
+    m.report(tmp_path / "rlc.html", t_end=0.01)
+    page = (tmp_path / "rlc.html").read_text()
+    assert "<!DOCTYPE html>" in page and "v_cap" in page
+    with pytest.raises(paynter.ModelError, match="no end time for the run"):
+        m.report(tmp_path / "none.html")
+    assert not (tmp_path / "none.html").exists()
+
+
+def test_result_displays_as_a_table():
+    r = paynter.load(RLC).simulate(0.01)
+    page = r._repr_html_()
+    assert page.count("<tr>") == 1 + 5 + 1 + 5  # header, first 5, ellipsis, last 5
+    assert "<th>v_cap</th>" in page and "1001 rows &times; 5 columns" in page

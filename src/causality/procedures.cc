@@ -9,6 +9,7 @@
 #include <map>
 
 #include "paynter/causality.h"
+#include "paynter/progress.h"
 
 namespace paynter {
 
@@ -422,6 +423,7 @@ std::vector<int> ProposeIndependentJunctions(const Model& model) {
 }
 
 CausalGraph AssignCausality(Model& model, const CausalityOptions& options) {
+  StageScope stage(fmt::format("assigning causality ({})", ProcedureName(options.procedure)));
   const auto generalized = Generalized(model, options);
   CausalGraph g = Engine(&model, options.procedure).Run(generalized);
   if (options.procedure == CausalityProcedure::kHaCAP || options.procedure == CausalityProcedure::kLaCAP)

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "paynter/run.h"
@@ -17,10 +18,13 @@ void SetCommandLine(int argc, char** argv);
 bool CommandWanted(const char* name);
 
 // The options of a run as `simulate` takes them (app/run_options.cc), and,
-// once parsed, whether --method and --max-steps were given and the choices'
-// texts parsed (throws paynter::Error for a bad one).
+// once parsed, whether --method and --max-steps were given, the choices'
+// texts parsed (throws paynter::Error for a bad one), and the model's run
+// settings (`simulation:`) for the options not given.
 void AddRunOptions(CLI::App* command, paynter::RunOptions& run);
 void ReadRunOptionCounts(const CLI::App* command, paynter::RunOptions& run);
+// The run settings (paynter::RunSettingNames) whose options were given.
+std::set<std::string> GivenRunSettings(const CLI::App* command);
 
 CLI::App* AddFmuCommand(CLI::App& app);  // `paynter fmu` (app/fmu.cc); RunFmuCommand runs it once parsed
 int RunFmuCommand();

@@ -163,6 +163,7 @@ std::optional<int> CheckCommandAndFile(const CLI::App& app, int argc, char** arg
 int main(int argc, char** argv) {
   CLI::App app{"paynter: bond graphs in, simulations out"};
   SetCommandLine(argc, argv);
+  SetStageProgress(true);  // long symbolic stages say so on stderr (paynter/progress.h)
   app.require_subcommand(1);
   std::string file, out, procedure = "SCAP", x_col, title, form = "state", after, compare_method = "dopri5";
   bool latex = false, explain = false, emit_c = false;
@@ -209,13 +210,13 @@ int main(int argc, char** argv) {
                   "add the columns energy_stored, energy_delivered, energy_dissipated (linear storage laws)");
     sim->add_option("--parasitic-stiffness", sa.run.parasitic_stiffness, "parasitic: stiffness of every joint direction");
     sim->add_option("--parasitic-damping", sa.run.parasitic_damping, "parasitic: damping of every joint direction");
-    sim->add_option("-o,--output", sa.out, "CSV file to write")->required();
+    sim->add_option("-o,--output", sa.out, "CSV file to write (default: the model's file name with .csv, here)");
   }
 
   auto* cmp = app.add_subcommand("compare", "simulate a mechanism by every method and tabulate the differences");
   if (CommandWanted("compare")) {
     cmp->add_option("FILE", ca.run.file, "model file (YAML)")->required();
-    cmp->add_option("--t-end", ca.run.t_end, "end time")->required();
+    cmp->add_option("--t-end", ca.run.t_end, "end time (default: the model's simulation: t_end)");
     cmp->add_option("--rtol", ca.run.rtol, "relative tolerance")->default_val(1e-6);
     cmp->add_option("--atol", ca.run.atol, "absolute tolerance")->default_val(1e-9);
     cmp->add_option("--dt-out", ca.run.dt_out, "output interval (default t_end/1000)")->default_val(0.0);
@@ -292,12 +293,14 @@ int main(int argc, char** argv) {
                            standalone);
     if (sim->parsed()) {
       ReadRunOptionCounts(sim, sa.run);
+      if (sa.out.empty()) sa.out = std::filesystem::path(sa.run.file).stem().string() + ".csv";
       return Simulate(sa);
     }
     if (cmp->parsed()) {
       ca.run.method_given = cmp->get_option("--method")->count() > 0;
       ca.run.max_steps_given = cmp->get_option("--max-steps")->count() > 0;
       ca.run.method = ParseMethod(compare_method);
+      ApplyModelSettings(ca.run, GivenRunSettings(cmp));
       return Compare(ca, compare_out, compare_plot);
     }
     if (sweep->parsed()) return RunSweepCommand();
@@ -309,23 +312,12 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (draw->parsed()) {
-      const CausalityProcedure proc = ParseProcedure(procedure);
-      MethodView view = LoadForMethod(file, ParseConstraintMethod(constraints));
-      Model& m = view.model;  // the Lagrangian procedures add their artificial sources
-      CausalityOptions opt;
-      opt.procedure = proc;
-      if (opt.procedure == CausalityProcedure::kLaCAP && !m.generalized.empty()) opt.generalized = m.generalized;
-      CausalGraph g = AssignCausality(m, opt);
-      std::vector<ZeroOrderPath> paths;
-      const ZeroOrderPath* hl = nullptr;
-      if (highlight > 0) {
-        paths = FindZeroOrderPaths(m, g);
-        hl = &SelectZeroOrderPath(paths, highlight);
-      }
-      const DrawComponents components =
-          FindDrawComponents(m, LoadSpec(ModelSource::File(file), {}, LoadPass::kSubmodels));
-      RenderDot(expand_drawing || hl || components.empty() ? BondGraphDot(m, &g, hl) : ComponentGraphDot(m, &g, components),
-                out);
+      DrawOptions options;
+      options.procedure = ParseProcedure(procedure);
+      options.constraints = ParseConstraintMethod(constraints);
+      options.expand = expand_drawing;
+      options.highlight = highlight;
+      RenderDot(DrawingDot(file, options), out);
       return 0;
     }
   } catch (const paynter::Error& e) {

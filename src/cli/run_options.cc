@@ -29,7 +29,7 @@ std::map<const CLI::App*, RunTexts>& Texts() {
 
 void AddRunOptions(CLI::App* c, paynter::RunOptions& r) {
   RunTexts& t = Texts()[c];
-  c->add_option("--t-end", r.t_end, "end time")->required();
+  c->add_option("--t-end", r.t_end, "end time (default: the model's simulation: t_end)");
   c->add_option("--t0", r.t0, "start time")->default_val(0.0);
   c->add_option("--method", t.method, "rk4 | dopri5 | bdf")->default_val("dopri5");
   c->add_option("--form", t.form, "state | lagrange1 | lagrange2 | hamilton")->default_val("state");
@@ -57,6 +57,18 @@ void AddRunOptions(CLI::App* c, paynter::RunOptions& r) {
   c->add_flag("!--no-cache", r.stage_cache, "build the symbolic stages afresh, without the stage cache");
 }
 
+std::set<std::string> GivenRunSettings(const CLI::App* c) {
+  std::set<std::string> given;
+  for (const std::string& name : paynter::RunSettingNames()) {
+    std::string option = "--" + name;
+    for (char& ch : option)
+      if (ch == '_') ch = '-';
+    const CLI::Option* o = c->get_option_no_throw(option);
+    if (o && o->count() > 0) given.insert(name);
+  }
+  return given;
+}
+
 void ReadRunOptionCounts(const CLI::App* c, paynter::RunOptions& r) {
   r.method_given = c->get_option("--method")->count() > 0;
   r.max_steps_given = c->get_option("--max-steps")->count() > 0;
@@ -66,4 +78,5 @@ void ReadRunOptionCounts(const CLI::App* c, paynter::RunOptions& r) {
   r.backend = paynter::ParseBackend(t.backend);
   r.block_solve = paynter::ParseBlockSolve(t.block_solve);
   r.constraints = paynter::ParseConstraintMethod(t.constraints);
+  paynter::ApplyModelSettings(r, GivenRunSettings(c));
 }

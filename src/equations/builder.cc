@@ -18,6 +18,7 @@
 #include "equations_internal.h"
 #include "paynter/conditionals.h"
 #include "paynter/equations.h"
+#include "paynter/progress.h"
 #include "structure.h"
 
 namespace paynter {
@@ -1086,6 +1087,7 @@ Formulation FormOf(const CausalGraph& g) {
 }  // namespace
 
 EquationSystem BuildEquations(const Model& model, const CausalGraph& graph) {
+  StageScope stage(fmt::format("forming the equations ({} bonds)", model.bonds.size()));
   return EquationBuilder(model, graph).Build();
 }
 

@@ -18,6 +18,13 @@
 #include "paynter/units.h"
 
 namespace paynter {
+
+const std::set<std::string>& RunSettingNames() {
+  static const std::set<std::string> names = {"t_end", "t0",        "method", "form",      "constraints",    "rtol",
+                                              "atol",  "dt_out",    "step",   "max_steps", "drift_tolerance"};
+  return names;
+}
+
 namespace {
 
 // The lists and mappings of one YAML document, each once, with a size. An
@@ -178,7 +185,7 @@ class YamlReader {
     CheckKeys(root,
               {"name", "description", "parameters", "elements", "bonds", "displacements", "outputs", "generalized",
                "independent", "definitions", "multibody", "assembly_held", "assemble", "ports", "submodels",
-               "instances", "events"},
+               "instances", "events", "simulation"},
               "", "the model's top level");
     ReadSubmodelSections(root, &spec);
     // What an assembly of the start may do (written by `paynter expand` for a
@@ -276,6 +283,15 @@ class YamlReader {
                                     Where(kv.second)});
     }
     if (const auto evs = root["events"]) ReadEvents(evs, &spec);
+    if (const auto sim = root["simulation"]) {
+      if (!sim.IsMap())
+        Fail(sim, "", "'simulation' must be a mapping of run settings", "simulation: {t_end: 10, method: bdf}",
+             Describe(sim));
+      CheckKeys(sim, RunSettingNames(), "", "the run settings");
+      for (const auto& kv : sim)
+        spec.simulation.push_back(
+            {kv.first.Scalar(), Scalar(kv.second, "", "run setting '" + kv.first.Scalar() + "'"), Where(kv.second)});
+    }
     if (const auto outs = root["outputs"]) {
       if (outs.IsMap()) {
         for (const auto& kv : outs)

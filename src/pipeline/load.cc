@@ -5,6 +5,7 @@
 
 #include "paynter/multibody.h"
 #include "paynter/pipeline.h"
+#include "paynter/progress.h"
 
 namespace paynter {
 
@@ -46,6 +47,39 @@ bool InJointCoordinates(Formulation form) {
 
 namespace {
 
+// A mechanism's equations in joint coordinates take the symbolic stages
+// seconds to minutes; a name in an output that nothing defines is found
+// first, on the Newton-Euler expansion (what `check` builds, in a fraction of
+// a second). The joint-coordinate expansion defines names of its own (joint
+// forces <J>_F..., the inertia field's ports): a name it could define is left
+// for the full build to judge.
+void RefuseUndefinedOutputNamesEarly(const ModelSpec& spec) {
+  std::vector<std::string> prefixes = {"I_", "joint_inertia"};
+  for (const auto* list : {&spec.multibody.bodies, &spec.multibody.joints})
+    for (const auto& entry : *list) {
+      const auto it = entry.fields.find("name");
+      if (it != entry.fields.end() && !it->second.values.empty()) prefixes.push_back(it->second.values[0] + "_");
+    }
+  ModelSpec newton_euler = spec;
+  try {
+    ExpandMultibody(&newton_euler);
+    newton_euler.multibody.present = false;
+    ExpandVectorBonds(&newton_euler);
+    BuildModel(newton_euler);
+  } catch (const Error& e) {
+    const std::string& message = e.diagnostic().message;
+    const std::string lead = "undefined symbol '";
+    const size_t end = message.find("' in output '");
+    if (message.rfind(lead, 0) != 0 || end == std::string::npos) return;  // the full build judges
+    std::string name = message.substr(lead.size(), end - lead.size());
+    for (const char* variable : {"e_", "f_", "p_", "q_"})
+      if (name.rfind(variable, 0) == 0) name = name.substr(2);
+    for (const auto& prefix : prefixes)
+      if (name.rfind(prefix, 0) == 0) return;
+    throw;
+  }
+}
+
 // Runs the passes up to `last` (all of them when empty) on `spec`, which the
 // read pass has filled; `written` (when given) receives the flat spec as
 // written, `mechanism` (when given) whether it has a multibody section.
@@ -69,6 +103,10 @@ void RunPasses(ModelSpec* spec, const LoadOptions& o, std::optional<LoadPass> la
       case LoadPass::kMultibody:
         // (a mechanism's section may come from its submodels: known after flattening)
         if (spec->multibody.present) {
+          StageScope stage(InJointCoordinates(o.form)
+                               ? fmt::format("forming the mechanism of {} in joint coordinates", spec->file)
+                               : fmt::format("expanding the mechanism of {}", spec->file));
+          if (InJointCoordinates(o.form)) RefuseUndefinedOutputNamesEarly(*spec);
           if (o.form == Formulation::kHamilton)
             ExpandMultibodyForHamilton(spec);  // the mass matrix as one I field on the joint rates
           else if (InJointCoordinates(o.form))
@@ -110,6 +148,7 @@ ModelSpec LoadSpec(const ModelSource& source, const LoadOptions& options, LoadPa
 }
 
 LoadedModel Load(const ModelSource& source, const LoadOptions& options) {
+  StageScope stage("reading " + source.path);
   LoadedModel m;
   m.spec = Read(source);
   RunPasses(&m.spec, options, std::nullopt, options.keep_written ? &m.written : nullptr, &m.mechanism);

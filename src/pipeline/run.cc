@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "paynter/equations.h"
+#include "paynter/progress.h"
 #include "paynter/multibody.h"
 #include "paynter/report.h"
 #include "paynter/units.h"
@@ -156,6 +157,7 @@ MethodView LoadForMethod(const std::string& path, ConstraintMethod constraints, 
 }
 
 int CheckReport(const std::string& path, std::ostream& out) {
+  StageScope stage("checking " + path);
   Analysis a = Analyze(path);
   out << DescribeModel(a.model) << "\n" << DomainReport(a.model);
   if (!a.graph.conflicts.empty()) {
@@ -185,6 +187,7 @@ int CausalityText(const std::string& path, CausalityProcedure procedure, Constra
                   std::ostream& out) {
   // Not const: the Lagrangian procedures add their artificial sources to the
   // model, and the report shows them.
+  StageScope stage("assigning causality to " + path);
   MethodView view = LoadForMethod(path, constraints);
   Model& m = view.model;
   out << MethodHeader(view);
@@ -222,12 +225,16 @@ int EquationsText(const std::string& path, bool latex, Formulation form, bool ex
         << "\\begin{document}\n" << body.str() << "\\end{document}\n";
     return status;
   }
+  StageScope stage("writing the equations of " + path);
   const MethodView view = LoadForMethod(path, constraints, form);
   Analysis a = Analyze(view.model, form);
   EquationSystem eqs = BuildEquations(a.model, a.graph);
   const std::string header = MethodHeader(view);
   out << (latex ? Commented(header) : header);
-  out << (latex ? eqs.ToLatex(a.model) : eqs.ToText(a.model));
+  {
+    StageScope writing(latex ? "writing the equations as LaTeX" : "writing the equations as text");
+    out << (latex ? eqs.ToLatex(a.model) : eqs.ToText(a.model));
+  }
   std::string after;
   if (view.method == ConstraintMethod::kZcp) after = ZcpDaeText(view);
   if (view.method == ConstraintMethod::kMinimalCoordinates) after = PartitionText(eqs);
@@ -243,6 +250,7 @@ int EquationsText(const std::string& path, bool latex, Formulation form, bool ex
 }
 
 int GeneratedCodeText(const std::string& path, Formulation form, ConstraintMethod constraints, std::ostream& out) {
+  StageScope stage("generating the code of " + path);
   const MethodView view = LoadForMethod(path, constraints, form);
   Analysis a = Analyze(view.model, form);
   const LoweredModel lowered = LowerModel(BuildEquations(a.model, a.graph));
@@ -255,6 +263,25 @@ int GeneratedCodeText(const std::string& path, Formulation form, ConstraintMetho
   program("constraints", lowered.constraints);
   program("events", lowered.events);
   return 0;
+}
+
+std::string DrawingDot(const std::string& path, const DrawOptions& options) {
+  StageScope stage("drawing " + path);
+  MethodView view = LoadForMethod(path, options.constraints);
+  Model& m = view.model;  // the Lagrangian procedures add their artificial sources
+  CausalityOptions opt;
+  opt.procedure = options.procedure;
+  if (opt.procedure == CausalityProcedure::kLaCAP && !m.generalized.empty()) opt.generalized = m.generalized;
+  CausalGraph g = AssignCausality(m, opt);
+  std::vector<ZeroOrderPath> paths;
+  const ZeroOrderPath* highlight = nullptr;
+  if (options.highlight > 0) {
+    paths = FindZeroOrderPaths(m, g);
+    highlight = &SelectZeroOrderPath(paths, options.highlight);
+  }
+  const DrawComponents components = FindDrawComponents(m, LoadSpec(ModelSource::File(path), {}, LoadPass::kSubmodels));
+  return options.expand || highlight || components.empty() ? BondGraphDot(m, &g, highlight)
+                                                           : ComponentGraphDot(m, &g, components);
 }
 
 Backend ParseBackend(const std::string& name) {
@@ -312,6 +339,64 @@ LoadOptions LoadOptionsFor(const RunOptions& options) {
 
 // ---- running a model ------------------------------------------------------
 
+void ApplyModelSettings(RunOptions& options, const std::set<std::string>& given, bool require_t_end) {
+  const ModelSpec spec = LoadSpec(ModelSource::File(options.file), {}, LoadPass::kRead);
+  bool t_end_set = given.count("t_end") > 0;
+  for (const ModelSpec::Item& s : spec.simulation) {
+    if (given.count(s.name)) continue;  // the caller's option wins
+    auto number = [&] {
+      char* end = nullptr;
+      const double v = std::strtod(s.text.c_str(), &end);
+      if (s.text.empty() || *end != '\0' || !std::isfinite(v))
+        ThrowAt(s.where, "", fmt::format("the run setting '{}' is not a number", s.name),
+                "a finite number such as 10 or 1e-8", s.text);
+      return v;
+    };
+    // A choice read with the command line's messages, located at its line.
+    auto choice = [&](auto parse) {
+      try {
+        return parse(s.text);
+      } catch (const Error& e) {
+        const Diagnostic& d = e.diagnostic();
+        ThrowAt(s.where, "", fmt::format("the run setting '{}': {}", s.name, d.message), d.expected, d.got, d.hint);
+      }
+    };
+    if (s.name == "t_end") {
+      options.t_end = number();
+      t_end_set = true;
+    } else if (s.name == "t0") {
+      options.t0 = number();
+    } else if (s.name == "rtol") {
+      options.rtol = number();
+    } else if (s.name == "atol") {
+      options.atol = number();
+    } else if (s.name == "dt_out") {
+      options.dt_out = number();
+    } else if (s.name == "step") {
+      options.step = number();
+    } else if (s.name == "drift_tolerance") {
+      options.drift_tolerance = number();
+    } else if (s.name == "max_steps") {
+      const double v = number();
+      if (v < 1 || v != std::floor(v) || v > 9e18)
+        ThrowAt(s.where, "", "the run setting 'max_steps' is not a whole number of steps", "a whole number >= 1",
+                s.text);
+      options.max_steps = static_cast<long>(v);
+      options.max_steps_given = true;
+    } else if (s.name == "method") {
+      options.method = choice(ParseMethod);
+      options.method_given = true;
+    } else if (s.name == "form") {
+      options.form = choice(ParseFormulation);
+    } else if (s.name == "constraints") {
+      options.constraints = choice(ParseConstraintMethod);
+    }
+  }
+  if (require_t_end && !t_end_set)
+    ThrowAt({options.file}, "", "no end time for the run", "--t-end T, or the model's run settings (simulation: {t_end: T})",
+            "neither", "give --t-end, or add `simulation: {t_end: ...}` to the model (docs/model-format.md, \"Run settings\")");
+}
+
 std::vector<std::pair<std::string, double>> ParseParameterOverrides(const std::vector<std::string>& texts,
                                                                     const std::string& file, const std::string& option) {
   std::vector<std::pair<std::string, double>> out;
@@ -362,6 +447,7 @@ std::vector<std::string> StageSettings(const RunOptions& options, ConstraintMeth
 }  // namespace
 
 PreparedModel PrepareModel(const RunOptions& options) {
+  StageScope stage("preparing " + options.file);
   const auto start = std::chrono::steady_clock::now();
   RequireFiniteOverrides(options);
   const ConstraintMethod method = options.constraints;

@@ -2,6 +2,7 @@
 #include "paynter/simulation.h"
 
 #include "paynter/files.h"
+#include "paynter/progress.h"
 #include "events.h"
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 namespace paynter {
 
 LoweredModel LowerModel(const EquationSystem& sys) {
+  StageScope stage("lowering the equations to programs");
   LoweredModel m;
   m.rhs = LowerProgram(sys.rhs);
   m.outputs = LowerProgram(sys.outputs);
@@ -57,6 +59,7 @@ CompiledModel::CompiledModel(const LoweredModel& m, const CodegenOptions& option
 }
 
 void CompiledModel::Init(const LoweredModel& m, const CodegenOptions& options) {
+  StageScope stage("generating and compiling code");
   // Compiled together: their native code builds at once (in the background
   // with Backend::kTiered).
   std::vector<const LoweredProgram*> programs = {m.rhs.get(), m.outputs.get()};

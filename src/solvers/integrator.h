@@ -7,11 +7,13 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "paynter/error.h"
+#include "paynter/progress.h"
 #include "paynter/solvers.h"
 
 namespace paynter::internal {
@@ -44,26 +46,24 @@ double EffectiveDtOut(const SolverOptions& options);
 
 // ---- Progress line ----------------------------------------------------------
 
-// "t = … / t_end (xx%)" on stderr, updated in place, only when requested, when
-// stderr is a terminal, and once the run has lasted more than a second; the
-// line is erased when the object is destroyed (also when unwinding after an
-// error, so the error message starts on a clean line).
+// "t = … / t_end (xx%)" on stderr when requested, through a ProgressLine
+// (paynter/progress.h): on a terminal rewritten in place after the first
+// second and erased when the object is destroyed (also when unwinding after
+// an error, so the error message starts on a clean line); otherwise a line of
+// its own every 5 s.
 class Progress {
  public:
   explicit Progress(const SolverOptions& options);
-  ~Progress();
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
   void Update(double t) {
-    if (enabled_) Tick(t);
+    if (line_) Tick(t);
   }
 
  private:
   void Tick(double t);
-  bool enabled_ = false;
-  bool shown_ = false;
+  std::optional<ProgressLine> line_;
   double t0_, t_end_;
-  std::chrono::steady_clock::time_point start_, last_print_;
 };
 
 // ---- Step forecast -----------------------------------------------------------

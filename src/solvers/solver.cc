@@ -261,29 +261,14 @@ void StepForecast::Check(const OdeProblem& problem, Method method, long steps, d
                   std::ceil(1.2 * (static_cast<double>(steps) + more))));
 }
 
-Progress::Progress(const SolverOptions& options)
-    : enabled_(options.progress && isatty(STDERR_FILENO) == 1),
-      t0_(options.t0),
-      t_end_(options.t_end),
-      start_(std::chrono::steady_clock::now()),
-      last_print_(start_) {}
-
-Progress::~Progress() {
-  if (shown_) {
-    std::fputs("\r\033[K", stderr);  // erase the line
-    std::fflush(stderr);
-  }
+Progress::Progress(const SolverOptions& options) : t0_(options.t0), t_end_(options.t_end) {
+  if (options.progress) line_.emplace();
 }
 
 void Progress::Tick(double t) {
-  const auto now = std::chrono::steady_clock::now();
-  if (now - start_ < std::chrono::seconds(1)) return;
-  if (shown_ && now - last_print_ < std::chrono::milliseconds(100)) return;
-  last_print_ = now;
-  shown_ = true;
+  if (!line_->Due()) return;
   const double pct = 100.0 * (t - t0_) / (t_end_ - t0_);
-  std::fprintf(stderr, "\rt = %.6g / %.6g (%.0f%%)\033[K", t, t_end_, pct);
-  std::fflush(stderr);
+  line_->Show(fmt::format("t = {:.6g} / {:.6g} ({:.0f}%)", t, t_end_, pct));
 }
 
 // ---- Failures ---------------------------------------------------------------
