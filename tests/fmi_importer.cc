@@ -1231,3 +1231,33 @@ TEST(FmiImporter, B4TunableParameterMatchesSimulate) {
 }
 
 }  // namespace
+
+namespace {
+
+// A parameter the build turns into numbers stays fixed, and says why: the
+// body's inertias of rigid_body_vector give its initial momenta
+// (initial: [0.1*Ix, ...]); the lever's arm rx is read by the equations alone.
+TEST(FmiImporter, ParametersThatSetInitialValuesStayFixed) {
+  Unpacked u;
+  ASSERT_NO_FATAL_FAILURE(ExportAndUnpack("examples/rigid_body_vector.yaml", "", &u));
+  for (const char* p : {"Ix", "Iy", "Iz"}) {
+    const Variable* v = u.desc.Find(p);
+    ASSERT_NE(v, nullptr) << p;
+    EXPECT_EQ(v->causality, "local") << p;
+    EXPECT_EQ(v->variability, "constant") << p;
+    EXPECT_NE(v->description.find("initial values"), std::string::npos) << v->description;
+  }
+  ASSERT_NE(u.desc.Find("rx"), nullptr);
+  EXPECT_EQ(u.desc.Find("rx")->variability, "tunable");
+  Component c = u.fmu.Instantiate("p", 1, u.desc.guid.c_str(), "", &kCallbacks, 0, 0);
+  ASSERT_NE(c, nullptr);
+  g_log.clear();
+  const unsigned ix = u.desc.vr_of.at("Ix");
+  const double two = 2;
+  EXPECT_EQ(u.fmu.SetReal(c, &ix, 1, &two), kError);
+  ASSERT_FALSE(g_log.empty());
+  EXPECT_NE(g_log.back().find("constant"), std::string::npos) << g_log.back();
+  u.fmu.FreeInstance(c);
+}
+
+}  // namespace

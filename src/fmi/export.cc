@@ -460,31 +460,44 @@ FmuReport ExportFmu(const FmuOptions& o) {
     const GiNaC::symbol& s = model.Symbol(l.parameter_names[i]);
     read[i] = Reads(eqs.rhs, s) || Reads(eqs.outputs, s) || Reads(parameter_program, s);
   }
+  // A candidate is tunable when the model built again with other values of
+  // candidates gives the same functions of the slots, the same initial state
+  // and the same other parameters (but calculated ones): all candidates at
+  // once (each by its own factor, so that no ratio stays put), and only when
+  // that differs, one at a time.
+  std::vector<size_t> candidates;
   for (size_t i = 0; i < np; ++i) {
     if (m.parameter_kind[i] != fmi::kFixed) continue;
-    if (!read[i]) {
+    if (read[i])
+      candidates.push_back(i);
+    else
       why[i] = "not read by the FMU's equations";
-      continue;
-    }
-    // Built again with another value: the same functions of the slots, the
-    // same initial state and the same other parameters (but calculated ones).
+  }
+  auto exact = [&](const std::vector<size_t>& changed) {
     std::map<std::string, double> overrides = o.overrides;
-    const double v = l.parameter_values[i];
-    overrides[l.parameter_names[i]] = v == 0 ? 0.015625 : v * (1 + 0.015625);
-    bool same = false;
+    std::vector<bool> is_changed(np, false);
+    for (size_t k = 0; k < changed.size(); ++k) {
+      const size_t i = changed[k];
+      const double v = l.parameter_values[i], f = 0.015625 * (1 + static_cast<double>(k) / changed.size());
+      overrides[l.parameter_names[i]] = v == 0 ? f : v * (1 + f);
+      is_changed[i] = true;
+    }
     try {
       const Build other = build(overrides, false);
       const LoweredModel& b = other.lowered;
-      same = b.rhs && b.parameter_names == l.parameter_names && b.initial_state.size() == l.initial_state.size();
+      bool same = b.rhs && b.parameter_names == l.parameter_names && b.initial_state.size() == l.initial_state.size();
       for (size_t j = 0; same && j < np; ++j)
-        same = j == i || m.parameter_kind[j] == fmi::kCalculated || b.parameter_values[j] == l.parameter_values[j];
+        same = is_changed[j] || m.parameter_kind[j] == fmi::kCalculated || b.parameter_values[j] == l.parameter_values[j];
       for (size_t j = 0; same && j < l.initial_state.size(); ++j)
         same = std::fabs(b.initial_state[j] - l.initial_state[j]) <= 1e-13 * (1 + std::fabs(l.initial_state[j]));
-      same = same && SameFunctions(l, b);
+      return same && SameFunctions(l, b);
     } catch (const Error&) {
-      same = false;
+      return false;
     }
-    if (same)
+  };
+  const bool all = !candidates.empty() && exact(candidates);
+  for (size_t i : candidates) {
+    if (all || (candidates.size() > 1 && exact({i})))
       m.parameter_kind[i] = fmi::kTunable;
     else
       why[i] = "values the export computed (initial values, a mechanism's geometry, numbers in the equations) "
