@@ -4,7 +4,10 @@
 // through the standard's calling sequences — model exchange integrated by this
 // file's own classical Runge-Kutta of fine step through fmi2SetTime,
 // fmi2SetContinuousStates and fmi2GetDerivatives, co-simulation by
-// fmi2DoStep — and compares the outputs with `paynter simulate`.
+// fmi2DoStep — and compares the outputs with `paynter simulate`. The DC
+// motor and B4 are also driven by tests/fmi2_master.c, a master built on the
+// standard's own headers (inputs as a step and a sine, a parameter set
+// between runs), against simulate fed the same signal.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
