@@ -25,6 +25,7 @@ if [ $program_only -eq 0 ]; then
     # pytest runs its tests, pandas and matplotlib serve Result.to_pandas and plot
     pybind11-dev python3-dev python3-numpy python3-pytest python3-pandas python3-matplotlib
     unzip  # the FMU test unpacks exported FMUs (tests/fmi_importer.cc)
+    libxml2-utils  # xmllint: modelDescription.xml against the FMI 2.0 schemas (tests/fmi2/)
     # sweeps: HDF5 output, MPI ranks (mpirun), and h5py to read the files in the tests
     libhdf5-dev libopenmpi-dev openmpi-bin python3-h5py
     # paynter report: npm installs the page's libraries (web/package.json); the

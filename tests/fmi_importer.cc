@@ -4,7 +4,10 @@
 // through the standard's calling sequences — model exchange integrated by this
 // file's own classical Runge-Kutta of fine step through fmi2SetTime,
 // fmi2SetContinuousStates and fmi2GetDerivatives, co-simulation by
-// fmi2DoStep — and compares the outputs with `paynter simulate`.
+// fmi2DoStep — and compares the outputs with `paynter simulate`. The DC
+// motor and B4 are also driven by tests/fmi2_master.c, a master built on the
+// standard's own headers (inputs as a step and a sine, a parameter set
+// between runs), against simulate fed the same signal.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -199,15 +202,21 @@ std::vector<std::string> AllowedInitial(const std::string& c, const std::string&
 }
 
 struct Variable {
-  std::string name, causality, variability, initial;
+  std::string name, causality, variability, initial, unit, display_unit, description;
   unsigned vr = 0;
   bool has_start = false;
   double start = 0;
   int derivative = 0;
 };
 
+struct UnitDefinition {
+  std::map<std::string, int> base;            // BaseUnit exponents given
+  std::map<std::string, double> display;      // DisplayUnit name -> factor
+};
+
 struct Description {
   std::string model_name, guid, identifier_me, identifier_cs;
+  std::map<std::string, UnitDefinition> units;
   std::vector<Variable> vars;
   std::vector<int> outputs, derivatives, initial_unknowns;  // 1-based indices
   std::map<std::string, unsigned> vr_of;
@@ -215,6 +224,18 @@ struct Description {
     for (const Variable& v : vars)
       if (v.name == name) return v.start;
     return NAN;
+  }
+  const Variable* Find(const std::string& name) const {
+    for (const Variable& v : vars)
+      if (v.name == name) return &v;
+    return nullptr;
+  }
+  // A variable's value in its display unit is factor * value (1 without one).
+  double DisplayFactor(const std::string& name) const {
+    const Variable* v = Find(name);
+    if (!v || v->display_unit.empty() || !units.count(v->unit)) return 1;
+    const auto& d = units.at(v->unit).display;
+    return d.count(v->display_unit) ? d.at(v->display_unit) : NAN;
   }
 };
 
@@ -243,6 +264,15 @@ Description CheckModelDescription(const std::string& xml) {
     EXPECT_EQ(kind->Get("canGetAndSetFMUstate"), "false");
     EXPECT_EQ(kind->Get("providesDirectionalDerivative"), "false");
   }
+  if (const Node* ud = root.First("UnitDefinitions"))
+    for (const Node* u : ud->All("Unit")) {
+      UnitDefinition def;
+      if (const Node* b = u->First("BaseUnit"))
+        for (const auto& [k, v] : b->attr) def.base[k] = std::stoi(v);
+      for (const Node* du : u->All("DisplayUnit"))
+        def.display[du->Get("name")] = du->Has("factor") ? std::stod(du->Get("factor")) : 1.0;
+      EXPECT_TRUE(d.units.emplace(u->Get("name"), def).second) << "unit " << u->Get("name") << " twice";
+    }
   const Node* mv = root.First("ModelVariables");
   if (!mv) {
     ADD_FAILURE() << "no ModelVariables";
@@ -256,6 +286,7 @@ Description CheckModelDescription(const std::string& xml) {
     v.vr = static_cast<unsigned>(std::stoul(sv->Get("valueReference")));
     v.causality = sv->Has("causality") ? sv->Get("causality") : "local";
     v.variability = sv->Has("variability") ? sv->Get("variability") : "continuous";
+    v.description = sv->Get("description");
     EXPECT_TRUE(names.insert(v.name).second) << "name " << v.name << " twice";
     EXPECT_TRUE(vrs.insert(v.vr).second) << "value reference " << v.vr << " twice among the Real variables";
     EXPECT_EQ(sv->children.size(), 1u) << v.name << ": one type element";
@@ -272,6 +303,16 @@ Description CheckModelDescription(const std::string& xml) {
       v.has_start = real->Has("start");
       if (v.has_start) v.start = std::stod(real->Get("start"));
       if (real->Has("derivative")) v.derivative = std::stoi(real->Get("derivative"));
+      v.unit = real->Get("unit");
+      v.display_unit = real->Get("displayUnit");
+      if (!v.unit.empty()) {
+        EXPECT_TRUE(d.units.count(v.unit)) << v.name << ": unit " << v.unit << " is not defined";
+      }
+      if (!v.display_unit.empty()) {
+        EXPECT_FALSE(v.unit.empty()) << v.name;
+        EXPECT_TRUE(d.units.count(v.unit) && d.units.at(v.unit).display.count(v.display_unit))
+            << v.name << ": display unit " << v.display_unit << " is not one of " << v.unit << "'s";
+      }
       const bool needs_start = v.initial == "exact" || v.initial == "approx" || v.causality == "input";
       const bool no_start = v.initial == "calculated" || v.causality == "independent";
       if (needs_start) {
@@ -725,8 +766,9 @@ TEST(FmiImporter, B1PendulumMatchesSimulate) {
 }
 
 // A parameter set through fmi2SetReal before initialization changes the
-// result as --param does; a parameter that values computed at export depend
-// on cannot be set.
+// result as --param does. The mass M is tunable too: the derived parameter
+// JA = Izz + M (L/2)^2 is a calculated parameter the FMU computes again from
+// it, as simulate --param M=2 derives it; JA itself cannot be set.
 TEST(FmiImporter, B1DampingSetBeforeInitializationActsAsParam) {
   Unpacked u;
   ASSERT_NO_FATAL_FAILURE(ExportAndUnpack("examples/B1_pendulum.yaml", "--rtol 1e-10 --atol 1e-12", &u));
@@ -740,14 +782,31 @@ TEST(FmiImporter, B1DampingSetBeforeInitializationActsAsParam) {
   const int g = cs.Column("gamma"), g10 = ref10.Column("gamma");
   EXPECT_GT(std::fabs(cs.rows.back()[g] - ref10.rows.back()[g10]), 1e-2);
 
+  const Variable* ja = u.desc.Find("JA");
+  ASSERT_NE(ja, nullptr);
+  EXPECT_EQ(ja->causality, "calculatedParameter");
+  EXPECT_EQ(ja->variability, "tunable");
+  EXPECT_EQ(u.desc.Find("M")->variability, "tunable");
+  const Table ref_m = Simulate("examples/B1_pendulum.yaml", "--param M=2", 2, 0.1, u.dir);
+  const Table cs_m = RunCoSimulation(u, 2, 0.1, {{"M", 2}});
+  ExpectClose("B1 M=2 cs", ref_m, cs_m, 1e-8);
+  EXPECT_GT(std::fabs(cs_m.rows.back()[g] - ref10.rows.back()[g10]), 1e-2);
+
   Component c = u.fmu.Instantiate("p", 1, u.desc.guid.c_str(), "", &kCallbacks, 0, 0);
   ASSERT_NE(c, nullptr);
   g_log.clear();
-  const unsigned mass = u.desc.vr_of.at("M");  // JA = Izz + M (L/2)^2 was computed at export
+  const unsigned ja_vr = u.desc.vr_of.at("JA"), mass = u.desc.vr_of.at("M");
   const double two = 2;
-  EXPECT_EQ(u.fmu.SetReal(c, &mass, 1, &two), kError);
+  EXPECT_EQ(u.fmu.SetReal(c, &ja_vr, 1, &two), kError);
   ASSERT_FALSE(g_log.empty());
-  EXPECT_NE(g_log.back().find("constant"), std::string::npos) << g_log.back();
+  EXPECT_NE(g_log.back().find("calculated parameter"), std::string::npos) << g_log.back();
+  // JA follows M at once: Izz + M (L/2)^2 with the export's Izz and L.
+  EXPECT_EQ(u.fmu.SetReal(c, &mass, 1, &two), kOK);
+  EXPECT_EQ(u.fmu.EnterInitializationMode(c), kOK);
+  double ja_value = 0;
+  EXPECT_EQ(u.fmu.GetReal(c, &ja_vr, 1, &ja_value), kOK);
+  const double L = u.desc.Start("L"), izz = u.desc.Start("Izz");
+  EXPECT_NEAR(ja_value, izz + 2 * (L / 2) * (L / 2), 1e-15);
   u.fmu.FreeInstance(c);
 }
 
@@ -838,9 +897,10 @@ TEST(FmiImporter, BadCallSequencesAreErrors) {
   expect_error(f.DoStep(me, 0, 0.1, 1), "co-simulation function");
   expect_error(f.GetEventIndicators(me, x, 1), "no event indicators");
   const unsigned state_vr = u.desc.vr_of.at("p_bar");
-  expect_error(f.SetReal(me, &state_vr, 1, &v), "fmi2SetReal may not be called in continuous-time mode");
-  EXPECT_EQ(f.EnterEventMode(me), kOK);
+  expect_error(f.SetReal(me, &state_vr, 1, &v), "may be set only before initialization ends");
   const unsigned b_vr = u.desc.vr_of.at("B");
+  expect_error(f.SetReal(me, &b_vr, 1, &v), "may not be set in continuous-time mode");
+  EXPECT_EQ(f.EnterEventMode(me), kOK);
   const double nan = NAN;
   expect_error(f.SetReal(me, &b_vr, 1, &nan), "not finite");
   EXPECT_EQ(f.SetReal(me, &b_vr, 1, &v), kOK);  // a tunable parameter, in event mode
@@ -871,6 +931,21 @@ TEST(FmiImporter, CommandErrors) {
   EXPECT_EQ(r.status >> 8, 1) << r.output;
   r = Shell(exe + " fmu " + Source("examples/B1_pendulum.yaml") + " --method bdf -o " + out.string());
   EXPECT_EQ(r.status >> 8, 1) << r.output;
+  // A model with events is refused (the FMU would step across its impacts:
+  // the bouncing ball fell through the floor of an FMU exported before).
+  r = Shell(exe + " fmu " + Source("examples/bouncing_ball.yaml") + " -o " + out.string());
+  EXPECT_EQ(r.status >> 8, 1) << r.output;
+  EXPECT_NE(r.output.find("does not handle events"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("impact"), std::string::npos) << r.output;
+  // An input takes the place of its source's law, which may not vary by itself.
+  const fs::path models = TestDir("errors_models");
+  std::string yaml = ReadText(Source("examples/rlc.yaml"));
+  yaml.replace(yaml.find("effort: V,"), std::string("effort: V,").size(), "effort: \"V*sin(t)\",");
+  std::ofstream(models / "rlc_sine.yaml") << yaml;
+  r = Shell(exe + " fmu " + (models / "rlc_sine.yaml").string() + " -o " + out.string());
+  EXPECT_EQ(r.status >> 8, 1) << r.output;
+  EXPECT_NE(r.output.find("rlc_sine.yaml:10:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("an input of the FMU takes the place of the source's law"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(out));
   // Nothing but the (absent) target was left in the directory: no temporaries.
   EXPECT_TRUE(fs::is_empty(dir));
@@ -940,6 +1015,252 @@ TEST(FmiImporter, HostileNamesAndCoSimulationOnly) {
   EXPECT_GT(xg, 0);  // the bar hangs below its pivot, to the right of it after half a second
   EXPECT_LT(xg, 0.5);
   f.FreeInstance(c);
+}
+
+}  // namespace
+
+namespace {
+
+// ---- inputs, units and tunable parameters, driven by tests/fmi2_master.c ----
+
+std::string Num(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+
+// examples/<model>.yaml with `from` replaced by `to` (once), as <name>.yaml in `dir`.
+fs::path ModelVariant(const std::string& model, const std::string& from, const std::string& to, const fs::path& dir,
+                      const std::string& name) {
+  std::string yaml = ReadText(Source("examples/" + model + ".yaml"));
+  const size_t at = yaml.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) yaml.replace(at, from.size(), to);
+  const fs::path p = dir / (name + ".yaml");
+  std::ofstream(p) << yaml;
+  return p;
+}
+
+// `paynter simulate` of a model file at rtol 1e-10, atol 1e-12; an event's
+// rows (the output time, and two rows where the event was located, within
+// 1e-12 s of it) become the last (the values after it, at the output time).
+Table SimulateFile(const fs::path& model, const std::string& options, double t_end, double dt_out, const fs::path& dir,
+                   const std::string& name) {
+  const fs::path csv = dir / (name + ".csv");
+  const Result r = Shell(std::string(PAYNTER_EXE) + " simulate " + model.string() + " --rtol 1e-10 --atol 1e-12 " +
+                         options + " --t-end " + Num(t_end) + " --dt-out " + Num(dt_out) + " -o " + csv.string());
+  EXPECT_EQ(r.status, 0) << r.output;
+  Table t = ReadCsv(csv), out;
+  out.columns = t.columns;
+  for (auto& row : t.rows) {
+    if (!out.rows.empty() && std::fabs(out.rows.back()[0] - row[0]) < 1e-12)
+      out.rows.back() = row;
+    else
+      out.rows.push_back(row);
+  }
+  return out;
+}
+
+// A run of fmi2_master on an unpacked FMU: the outputs in their display units
+// (as simulate writes them), under their names.
+struct MasterRun {
+  Table first, second;
+};
+MasterRun RunMaster(const Unpacked& u, const std::string& kind, double t_end, double dt_out, const std::string& options,
+                    const std::string& name) {
+  std::vector<std::string> names;
+  const std::vector<unsigned> vrs = OutputRefs(u.desc, &names);
+  std::string out;
+  for (unsigned vr : vrs) out += (out.empty() ? "" : ",") + std::to_string(vr);
+  const fs::path csv1 = u.dir / (name + "_1.csv"), csv2 = u.dir / (name + "_2.csv");
+  const Result r = Shell(std::string(FMI2_MASTER) + " " + u.so + " '" + u.desc.guid + "' " + kind + " " + Num(t_end) +
+                         " " + Num(dt_out) + " --nx " + std::to_string(u.desc.derivatives.size()) + " --out " + out +
+                         " --csv " + csv1.string() + " --then-csv " + csv2.string() + " " + options);
+  EXPECT_EQ(r.status, 0) << r.output;
+  MasterRun m;
+  for (auto [path, table] : {std::pair{csv1, &m.first}, std::pair{csv2, &m.second}}) {
+    table->columns = {"t"};
+    table->columns.insert(table->columns.end(), names.begin(), names.end());
+    std::ifstream f(path);
+    for (std::string line; std::getline(f, line);) {
+      std::stringstream row(line);
+      std::vector<double> values;
+      for (std::string c; std::getline(row, c, ',');) values.push_back(std::stod(c));
+      for (size_t k = 1; k < values.size() && k - 1 < names.size(); ++k) values[k] *= u.desc.DisplayFactor(names[k - 1]);
+      table->rows.push_back(values);
+    }
+  }
+  return m;
+}
+
+std::string Vr(const Unpacked& u, const std::string& name) {
+  EXPECT_TRUE(u.desc.vr_of.count(name)) << name;
+  return u.desc.vr_of.count(name) ? std::to_string(u.desc.vr_of.at(name)) : "0";
+}
+
+// The description of the DC motor with units: the supply is an input (its
+// start value the law's 12 V), every variable with a dimension has its SI
+// unit with the exponents of its base units, the units written in the model
+// are display units with their factors, the parameters are tunable and the
+// voltage V, which only the supply's law read, is fixed and says so.
+TEST(FmiImporter, DcMotorInputsUnitsAndParameters) {
+  Unpacked u;
+  ASSERT_NO_FATAL_FAILURE(ExportAndUnpack("examples/dc_motor_units.yaml", "--rtol 1e-10 --atol 1e-12", &u));
+  const Variable* supply = u.desc.Find("supply");
+  ASSERT_NE(supply, nullptr);
+  EXPECT_EQ(supply->causality, "input");
+  EXPECT_EQ(supply->variability, "continuous");
+  EXPECT_EQ(supply->start, 12);
+  EXPECT_EQ(supply->unit, "V");
+  const std::map<std::string, int> volt = {{"kg", 1}, {"m", 2}, {"s", -3}, {"A", -1}};
+  EXPECT_EQ(u.desc.units.at("V").base, volt);
+  const Variable* speed = u.desc.Find("speed");
+  ASSERT_NE(speed, nullptr);
+  EXPECT_EQ(speed->unit, "1/s");
+  EXPECT_EQ(speed->display_unit, "rpm");
+  EXPECT_EQ(u.desc.units.at("1/s").base, (std::map<std::string, int>{{"s", -1}}));
+  EXPECT_NEAR(u.desc.DisplayFactor("speed"), 60 / (2 * M_PI), 1e-14);
+  EXPECT_EQ(u.desc.Find("current")->unit, "A");
+  EXPECT_NE(u.desc.Find("current")->description.find("f_armature"), std::string::npos);
+  const Variable* la = u.desc.Find("La");
+  ASSERT_NE(la, nullptr);
+  EXPECT_EQ(la->causality, "parameter");
+  EXPECT_EQ(la->variability, "tunable");
+  EXPECT_EQ(la->unit, "H");
+  EXPECT_EQ(la->display_unit, "mH");
+  EXPECT_NEAR(la->start, 5e-3, 1e-18);
+  EXPECT_NEAR(u.desc.DisplayFactor("La"), 1000, 1e-12);
+  for (const char* p : {"Ra", "K", "J", "b"}) {
+    ASSERT_NE(u.desc.Find(p), nullptr) << p;
+    EXPECT_EQ(u.desc.Find(p)->variability, "tunable") << p;
+  }
+  EXPECT_EQ(u.desc.Find("Ra")->unit, "Ohm");
+  const Variable* v = u.desc.Find("V");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->causality, "local");
+  EXPECT_NE(v->description.find("not read"), std::string::npos) << v->description;
+  // States and their derivatives: the inductance's flux linkage in V s (Wb), the rotor's momentum in N m s.
+  EXPECT_EQ(u.desc.Find("p_armature_L")->unit, "Wb");  // V s
+  EXPECT_EQ(u.desc.Find("der(p_armature_L)")->unit, "V");
+  EXPECT_EQ(u.desc.Find("p_rotor_J")->unit, "N m s");
+}
+
+constexpr double kStepTime = 3.0 / 256, kDtOut = 1.0 / 256, kEnd = 32.0 / 256, kH = 1.0 / 131072;
+
+// Every output of `got` within `tol` of `ref`'s relative to the output's
+// largest magnitude; the largest relative difference is printed.
+void ExpectAgree(const char* what, const Table& ref, const Table& got, double tol) {
+  ASSERT_EQ(ref.rows.size(), got.rows.size()) << what;
+  for (const auto& [name, d] : MaxDifferences(ref, got)) {
+    double scale = 0;
+    const int rc = ref.Column(name);
+    for (const auto& row : ref.rows) scale = std::max(scale, std::fabs(row[rc]));
+    std::printf("%s %-8s max |FMU - simulate| = %.3e, relative to its largest %.3g: %.3e\n", what, name.c_str(), d,
+                scale, d / scale);
+    EXPECT_LE(d, tol * scale) << what << " " << name;
+  }
+}
+
+// The master drives the supply with a step (0 to 12 V at t = 3/256 s) and
+// with a sine (12 V at 20 Hz): model exchange with its own Runge-Kutta at
+// h = 2^-17 s, setting the input at every stage; co-simulation, setting it at
+// every communication point (1/256 s). The reference is simulate of the
+// model with the supply's law written as that signal (for co-simulation's
+// sine: the held values, as a table with a jump at each point). All agree to
+// 1e-8 of each output's largest value. Between two runs the master sets the
+// armature resistance (after fmi2Reset), as simulate --param does.
+TEST(FmiImporter, DcMotorDrivenByAMaster) {
+  Unpacked u;
+  ASSERT_NO_FATAL_FAILURE(ExportAndUnpack("examples/dc_motor_units.yaml", "--rtol 1e-10 --atol 1e-12", &u));
+  const std::string supply = Vr(u, "supply"), ra = Vr(u, "Ra");
+  const std::string law = "effort: V, input: true";
+  const fs::path step = ModelVariant("dc_motor_units", law, "effort: \"12*step_at(" + Num(kStepTime) + ")\"", u.dir, "step");
+  const fs::path sine = ModelVariant("dc_motor_units", law, "effort: \"12 [V]*sin(2*pi*20 [1/s]*t)\"", u.dir, "sine");
+  std::string held = "table([";
+  std::string values;
+  for (int k = 0; k < 32; ++k) {
+    const double t0 = k * kDtOut, v = 12 * std::sin(2 * M_PI * 20 * t0);
+    held += (k ? ", " : "") + Num(t0) + ", " + Num((k + 1) * kDtOut);
+    values += (k ? ", " : "") + Num(v) + ", " + Num(v);
+  }
+  held += "], [" + values + "])";
+  const fs::path zoh = ModelVariant("dc_motor_units", law, "effort: \"" + held + "\"", u.dir, "zoh");
+
+  const std::string step_input = " --input " + supply + "=step:" + Num(kStepTime) + ":0:12";
+  const std::string sine_input = " --input " + supply + "=sine:0:12:20";
+  const std::string me = " --h " + Num(kH);
+  const Table ref_step = SimulateFile(step, "", kEnd, kDtOut, u.dir, "ref_step");
+  const Table ref_step_ra = SimulateFile(step, "--param Ra=2.4", kEnd, kDtOut, u.dir, "ref_step_ra");
+  const Table ref_sine = SimulateFile(sine, "", kEnd, kDtOut, u.dir, "ref_sine");
+  const Table ref_zoh = SimulateFile(zoh, "", kEnd, kDtOut, u.dir, "ref_zoh");
+
+  const MasterRun me_step = RunMaster(u, "me", kEnd, kDtOut, me + step_input + " --then " + ra + "=2.4", "me_step");
+  ExpectAgree("dc step me", ref_step, me_step.first, 1e-8);
+  ExpectAgree("dc step me Ra=2.4", ref_step_ra, me_step.second, 1e-8);
+  const MasterRun cs_step = RunMaster(u, "cs", kEnd, kDtOut, step_input + " --then " + ra + "=2.4", "cs_step");
+  ExpectAgree("dc step cs", ref_step, cs_step.first, 1e-8);
+  ExpectAgree("dc step cs Ra=2.4", ref_step_ra, cs_step.second, 1e-8);
+  // The change of Ra shows: the final current differs by more than 1%.
+  const int i_col = ref_step.Column("current");
+  ASSERT_GE(i_col, 0);
+  EXPECT_GT(std::fabs(ref_step_ra.rows.back()[i_col] - ref_step.rows.back()[i_col]), 0.01 * std::fabs(ref_step.rows.back()[i_col]));
+
+  ExpectAgree("dc sine me", ref_sine, RunMaster(u, "me", kEnd, kDtOut, me + sine_input, "me_sine").first, 1e-8);
+  ExpectAgree("dc sine cs", ref_zoh, RunMaster(u, "cs", kEnd, kDtOut, sine_input, "cs_sine").first, 1e-8);
+}
+
+// B4: the mechanism's parameters that its equations keep as symbols are
+// tunable (the moment M, the masses, inertias, the spring); c, the slider's
+// initial offset, only sets an initial state and stays fixed. A master sets
+// the spring K between two runs, and the result is simulate --param K=800's.
+TEST(FmiImporter, B4TunableParameterMatchesSimulate) {
+  Unpacked u;
+  ASSERT_NO_FATAL_FAILURE(ExportAndUnpack("examples/B4_spatial_arm.yaml", "--rtol 1e-10 --atol 1e-12", &u));
+  for (const char* p : {"M", "m1", "m2", "I0", "K", "b"}) {
+    ASSERT_NE(u.desc.Find(p), nullptr) << p;
+    EXPECT_EQ(u.desc.Find(p)->variability, "tunable") << p;
+  }
+  ASSERT_NE(u.desc.Find("c"), nullptr);
+  EXPECT_EQ(u.desc.Find("c")->causality, "local");
+  const fs::path model = Source("examples/B4_spatial_arm.yaml");
+  const Table ref = SimulateFile(model, "--form lagrange2", 1, 0.05, u.dir, "ref");
+  const Table ref_k = SimulateFile(model, "--form lagrange2 --param K=800", 1, 0.05, u.dir, "ref_k");
+  const MasterRun cs = RunMaster(u, "cs", 1, 0.05, "--tolerance 1e-10 --then " + Vr(u, "K") + "=800", "cs");
+  ExpectAgree("B4 cs", ref, cs.first, 1e-8);
+  ExpectAgree("B4 cs K=800", ref_k, cs.second, 1e-8);
+  const int s = ref.Column("s");
+  ASSERT_GE(s, 0);
+  EXPECT_GT(std::fabs(ref_k.rows.back()[s] - ref.rows.back()[s]), 1e-3);
+}
+
+}  // namespace
+
+namespace {
+
+// A parameter the build turns into numbers stays fixed, and says why: the
+// body's inertias of rigid_body_vector give its initial momenta
+// (initial: [0.1*Ix, ...]); the lever's arm rx is read by the equations alone.
+TEST(FmiImporter, ParametersThatSetInitialValuesStayFixed) {
+  Unpacked u;
+  ASSERT_NO_FATAL_FAILURE(ExportAndUnpack("examples/rigid_body_vector.yaml", "", &u));
+  for (const char* p : {"Ix", "Iy", "Iz"}) {
+    const Variable* v = u.desc.Find(p);
+    ASSERT_NE(v, nullptr) << p;
+    EXPECT_EQ(v->causality, "local") << p;
+    EXPECT_EQ(v->variability, "constant") << p;
+    EXPECT_NE(v->description.find("initial values"), std::string::npos) << v->description;
+  }
+  ASSERT_NE(u.desc.Find("rx"), nullptr);
+  EXPECT_EQ(u.desc.Find("rx")->variability, "tunable");
+  Component c = u.fmu.Instantiate("p", 1, u.desc.guid.c_str(), "", &kCallbacks, 0, 0);
+  ASSERT_NE(c, nullptr);
+  g_log.clear();
+  const unsigned ix = u.desc.vr_of.at("Ix");
+  const double two = 2;
+  EXPECT_EQ(u.fmu.SetReal(c, &ix, 1, &two), kError);
+  ASSERT_FALSE(g_log.empty());
+  EXPECT_NE(g_log.back().find("constant"), std::string::npos) << g_log.back();
+  u.fmu.FreeInstance(c);
 }
 
 }  // namespace

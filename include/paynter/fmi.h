@@ -31,7 +31,9 @@ struct FmuOptions {
 
 struct FmuReport {
   std::string model_identifier, guid, form;
-  int num_states = 0, num_outputs = 0, num_parameters = 0, num_tunable = 0;
+  int num_states = 0, num_outputs = 0, num_inputs = 0;
+  // Parameters (the inputs not counted): tunable ones, calculated (derived) ones.
+  int num_parameters = 0, num_tunable = 0, num_calculated = 0;
   double compile_seconds = 0;  // the C compiler's run
   long library_bytes = 0;      // the shared object's size
   long fmu_bytes = 0;

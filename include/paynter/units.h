@@ -11,6 +11,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,6 +75,12 @@ void SplitUnits(ModelSpec* spec);
 // a located Error naming the element and the two units on a mismatch. Does
 // nothing for a model with no unit and no `domain:`.
 void CheckUnits(const ModelSpec& spec, Model* model);
+
+// The SI dimensions the check finds, by name: parameters, states (p_<I>,
+// q_<C>, displacements), bonds' efforts and flows (e_<bond>, f_<bond>) and
+// outputs; a name whose dimension stays unknown is absent, and a model with
+// no unit and no `domain:` gives none. `model` is BuildModel's from `spec`.
+std::map<std::string, Dimension> FindDimensions(const ModelSpec& spec, const Model& model);
 
 // The bonds grouped by domain, with their effort and flow units, for
 // `paynter check` ("" for a model whose bonds' domains are all unknown).

@@ -48,11 +48,12 @@ int RunFmuCommand() {
   const paynter::FmuReport r = paynter::ExportFmu(o);
   std::cout << fmt::format(
       "wrote {} ({} bytes): FMI 2.0 {}, model identifier {}, --form {}\n"
-      "{} states, {} outputs, {} parameters ({} tunable); binaries/linux64/{}.so {} bytes, compiled in {:.2f} s\n",
+      "{} inputs, {} states, {} outputs, {} parameters ({} tunable, {} calculated); binaries/linux64/{}.so {} bytes, "
+      "compiled in {:.2f} s\n",
       o.output, r.fmu_bytes,
       o.model_exchange && o.co_simulation ? "model exchange and co-simulation"
                                           : o.model_exchange ? "model exchange" : "co-simulation",
-      r.model_identifier, r.form, r.num_states, r.num_outputs, r.num_parameters, r.num_tunable, r.model_identifier,
-      r.library_bytes, r.compile_seconds);
+      r.model_identifier, r.form, r.num_inputs, r.num_states, r.num_outputs, r.num_parameters, r.num_tunable,
+      r.num_calculated, r.model_identifier, r.library_bytes, r.compile_seconds);
   return 0;
 }

@@ -20,6 +20,10 @@
 #include "paynter/model.h"
 #include "paynter/multibody.h"
 #include "paynter/pipeline.h"
+#include "paynter/program.h"
+#include "paynter/simulation.h"
+#include "paynter/units.h"
+#include "paynter/codegen.h"
 
 namespace paynter {
 namespace {
@@ -54,45 +58,242 @@ std::string Identifier(const std::string& name) {
   return id;
 }
 
-// True when the identifier `name` appears in `text`.
-bool Mentions(const std::string& text, const std::string& name) {
-  size_t i = 0;
-  while (i < text.size()) {
-    if (std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_') {
-      size_t j = i;
-      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
-      if (text.compare(i, j - i, name) == 0 && j - i == name.size()) return true;
-      i = j;
-    } else {
-      ++i;
+// One build of the model as the FMU runs it: loaded with its parameter
+// overrides, each source marked `input: true` made an input, the equations
+// lowered.
+struct Build {
+  Model model;
+  EquationSystem eqs;
+  LoweredModel lowered;
+  std::vector<const Element*> input_sources;
+  std::vector<std::string> input_parameters;  // the parameter standing for each input
+  std::map<std::string, Dimension> dimensions;  // the unit check's (FindDimensions), with the inputs'
+};
+
+// Makes each source marked `input: true` an input of the FMU: its law is
+// replaced by a new parameter, the input, whose start value is the law's value
+// (the law must not vary by itself: the master gives the input's values).
+// The input's dimension is the source's effort's or flow's.
+void MakeInputs(Model* m, std::map<std::string, Dimension>* dimensions, std::vector<std::string>* input_parameters) {
+  const GiNaC::exmap values = m->ParameterValues();
+  for (auto& e : m->elements) {
+    if (!e.input) continue;
+    if (!IsSource(e.kind) || e.form == LawForm::kConstraint)
+      ThrowAt(e.where, e.name, "'input: true' marks a source as an input of the FMU",
+              "an Se, Sf, MSe or MSf element with 'effort:' or 'flow:'",
+              fmt::format("a {} element{}", KindName(e.kind), e.form == LawForm::kConstraint ? " with 'constraint:'" : ""),
+              "remove 'input: true'");
+    const GiNaC::ex start = GiNaC::evalf(e.law.subs(values));
+    if (!GiNaC::is_a<GiNaC::numeric>(start) || !GiNaC::ex_to<GiNaC::numeric>(start).is_real())
+      ThrowAt(e.where, e.name,
+              "an input of the FMU takes the place of the source's law, and this law varies by itself",
+              "a law that is a number or an expression of parameters (the input's start value)",
+              fmt::format("{}: {}", e.law_key, e.law_text),
+              "the master gives the input's values at every step: write the variation in the master, or remove "
+              "'input: true' to keep the law in the FMU");
+    std::string name = "u_" + e.name;
+    while (m->symbols.count(name)) name += "_";
+    GiNaC::symbol u(name);
+    m->symbols.emplace(name, u);
+    Parameter par;
+    par.name = name;
+    par.value = GiNaC::ex_to<GiNaC::numeric>(start).to_double();
+    par.text = fmt::format("{}", par.value);
+    par.where = e.where;
+    m->parameters.push_back(par);
+    const bool effort = e.kind == ElementKind::kSe || e.kind == ElementKind::kMSe;
+    if (!e.bonds.empty()) {
+      const auto d = dimensions->find((effort ? "e_" : "f_") + m->bonds[e.bonds[0]].name);
+      if (d != dimensions->end()) (*dimensions)[name] = d->second;
     }
+    e.law = u;
+    input_parameters->push_back(name);
+  }
+}
+
+// Whether a step of `p` reads symbol `s`.
+bool Reads(const Program& p, const GiNaC::symbol& s) {
+  for (const ProgramStep& step : p.steps) {
+    if (step.kind == ProgramStep::Kind::kAssign) {
+      if (step.value.has(s)) return true;
+      continue;
+    }
+    for (const auto* list : {&step.residuals, &step.jacobian})
+      for (const GiNaC::ex& e : *list)
+        if (e.has(s)) return true;
   }
   return false;
 }
 
-// Per parameter of `lowered`: whether changing its slot alone is the whole
-// effect of changing it, i.e. nothing computed while the model was built
-// (another parameter, an initial value, a mechanism's poses) depends on it.
-std::vector<bool> TunableParameters(const Model& model, const LoweredModel& lowered, bool mechanism) {
-  std::vector<bool> tunable(lowered.parameter_names.size(), false);
-  if (mechanism) return tunable;  // the multibody library computes numbers from them
-  for (size_t i = 0; i < tunable.size(); ++i) {
-    const std::string& name = lowered.parameter_names[i];
-    const Parameter* p = nullptr;
-    for (const Parameter& q : model.parameters)
-      if (q.name == name) p = &q;
-    if (!p || !IsNumberText(p->text)) continue;
-    bool used = false;
-    for (const Parameter& q : model.parameters)
-      if (q.name != name && Mentions(q.text, name)) used = true;
-    const GiNaC::symbol& sym = model.Symbol(name);
-    for (const Element& e : model.elements)
-      if (e.initial && e.initial->has(sym)) used = true;
-    for (const Displacement& d : model.displacements)
-      if (d.initial.has(sym)) used = true;
-    tunable[i] = !used;
+// The derived parameters (an expression of parameters written before them,
+// not overridden) as a program over the slots [t, parameters...] that
+// computes them from the others': the FMU runs it whenever a parameter
+// changes, so that they stay what the model file says. Sets (*calculated)[i]
+// for each parameter it computes; a derived parameter whose expression reads
+// anything but parameters, numbers and units is left out (and stays fixed).
+Program CalculatedParameters(const Build& b, std::vector<bool>* calculated) {
+  const LoweredModel& l = b.lowered;
+  const size_t n = l.parameter_names.size();
+  calculated->assign(n, false);
+  Program p;
+  const size_t num = static_cast<size_t>(l.first_parameter_slot) + n;
+  if (b.eqs.rhs.symbols.size() < num) return p;
+  p.symbols.assign(b.eqs.rhs.symbols.begin(), b.eqs.rhs.symbols.begin() + num);
+  p.slot_names.assign(b.eqs.rhs.slot_names.begin(), b.eqs.rhs.slot_names.begin() + std::min(num, b.eqs.rhs.slot_names.size()));
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < n; ++i) index[l.parameter_names[i]] = i;
+  const GiNaC::exmap values = b.model.ParameterValues();
+  for (const Parameter& par : b.model.parameters) {
+    if (IsNumberText(par.text) || par.overridden || !index.count(par.name)) continue;
+    const size_t i = index.at(par.name);
+    if (!p.symbols[l.first_parameter_slot + i].is_equal(b.model.Symbol(par.name))) continue;
+    GiNaC::ex value;
+    bool derived = false;  // a number with a unit ("(5)*(1/1000)") is not
+    try {
+      value = ParseExpressionText(par.text, [&](const std::string& id) -> GiNaC::ex {
+        if (id == "pi" || id == "Pi") return GiNaC::Pi;
+        if (id.size() > 2 && id.front() == '[') {
+          const std::optional<Unit> u = ParseUnit(id.substr(1, id.size() - 2));
+          if (!u) throw std::invalid_argument("not a unit");
+          return u->scale;
+        }
+        const auto it = index.find(id);
+        if (it == index.end() || it->second >= i) throw std::invalid_argument("not a parameter before it");
+        derived = true;
+        return b.model.Symbol(id);
+      });
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (!derived) continue;
+    // It must give the value the model was built with.
+    const GiNaC::ex v = GiNaC::evalf(value.subs(values));
+    if (!GiNaC::is_a<GiNaC::numeric>(v) || !GiNaC::ex_to<GiNaC::numeric>(v).is_real()) continue;
+    const double x = GiNaC::ex_to<GiNaC::numeric>(v).to_double();
+    if (!(std::fabs(x - par.value) <= 1e-13 * std::fabs(par.value))) continue;
+    ProgramStep step;
+    step.target = l.first_parameter_slot + static_cast<int>(i);
+    step.value = value;
+    step.label = "parameter " + par.name;
+    p.steps.push_back(std::move(step));
+    (*calculated)[i] = true;
   }
-  return tunable;
+  return p;
+}
+
+// Whether the programs of `a`, with `b`'s parameter values in its slots,
+// compute what `b`'s compute: the derivatives and outputs at a few states
+// near b's initial state. A parameter whose new value the build turned into
+// numbers (a mechanism's poses, a signal's time) shows here.
+bool SameFunctions(const LoweredModel& a, const LoweredModel& b) {
+  if (a.initial_state.size() != b.initial_state.size() || a.output_names.size() != b.output_names.size()) return false;
+  CodegenOptions tape;
+  tape.backend = Backend::kTape;
+  try {
+    CompiledModel ca(a, tape), cb(b, tape);
+    for (size_t i = 0; i < b.parameter_values.size(); ++i) ca.SetParameterAt(static_cast<int>(i), b.parameter_values[i]);
+    const size_t n = b.initial_state.size(), k = b.output_names.size();
+    std::vector<double> x(n), da(n), db(n), ya(k), yb(k);
+    uint64_t r = 0x9e3779b97f4a7c15ull;
+    auto next = [&] {  // in [-1, 1)
+      r = r * 6364136223846793005ull + 1442695040888963407ull;
+      return static_cast<double>(r >> 11) / 4503599627370496.0 - 1;
+    };
+    auto close = [](const std::vector<double>& u, const std::vector<double>& v) {
+      for (size_t i = 0; i < u.size(); ++i)
+        if (!(std::fabs(u[i] - v[i]) <= 1e-9 * (1 + std::fabs(u[i]) + std::fabs(v[i])))) return false;
+      return true;
+    };
+    for (int point = 0; point < 3; ++point) {
+      const double t = 0.1 * point;
+      for (size_t i = 0; i < n; ++i) x[i] = b.initial_state[i] + (point ? 0.05 * next() * (1 + std::fabs(b.initial_state[i])) : 0);
+      cb.CalcDerivatives(t, x.data(), db.data());
+      ca.CalcDerivatives(t, x.data(), da.data());
+      if (k) {
+        cb.CalcOutputs(t, x.data(), yb.data());
+        ca.CalcOutputs(t, x.data(), ya.data());
+      }
+      if (!close(da, db) || !close(ya, yb)) return false;
+    }
+  } catch (const Error&) {
+    return false;
+  }
+  return true;
+}
+
+// The units of the FMU: each variable's SI unit (a <Unit> with the exponents
+// of its <BaseUnit>) and the unit written in the model as its display unit.
+class Units {
+ public:
+  Units() { Find(Dimension{{0, 0, 6, 0, 0, 0, 0}}); }
+  // Sets v.unit (and v.display_unit) for a quantity of dimension `dim`
+  // written in `written` ("" for SI); nothing for a dimension FMI cannot
+  // write (a fractional exponent), or a number without a display unit.
+  void Set(fmi::Variable* v, const std::optional<std::array<int, 7>>& dim, const std::string& written) {
+    std::optional<Unit> w;
+    if (!written.empty()) w = ParseUnit(written);
+    Dimension d;
+    if (dim) {
+      d.e = *dim;
+    } else if (w) {
+      d = w->dim;
+    } else {
+      return;
+    }
+    for (int e : d.e)
+      if (e % 6 != 0) return;
+    double scale = 1;
+    if (w) {
+      const GiNaC::ex s = GiNaC::evalf(w->scale);
+      if (GiNaC::is_a<GiNaC::numeric>(s)) scale = GiNaC::ex_to<GiNaC::numeric>(s).to_double();
+    }
+    const bool display = w && w->dim == d && scale != 1 && std::isfinite(scale) && scale > 0;
+    if (d.dimensionless() && !display) return;
+    fmi::UnitDefinition& u = Find(d);
+    v->unit = u.name;
+    if (!display) return;
+    v->display_unit = written;
+    for (const auto& du : u.display)
+      if (du.name == written) return;
+    u.display.push_back({written, 1 / scale});
+  }
+  std::vector<fmi::UnitDefinition> definitions;
+
+ private:
+  fmi::UnitDefinition& Find(const Dimension& d) {
+    const std::string name = DimensionText(d);
+    for (auto& u : definitions)
+      if (u.name == name) return u;
+    fmi::UnitDefinition u;
+    u.name = name;
+    for (int i = 0; i < 7; ++i) u.exponents[i] = d.e[i] / 6;
+    definitions.push_back(u);
+    return definitions.back();
+  }
+};
+
+std::optional<std::array<int, 7>> DimensionOf(const Build& b, const std::string& name) {
+  const auto it = b.dimensions.find(name);
+  if (it == b.dimensions.end()) return std::nullopt;
+  return it->second.e;
+}
+
+// Per time: a dimension divided by seconds.
+std::optional<std::array<int, 7>> PerSecond(std::optional<std::array<int, 7>> d) {
+  if (d) (*d)[2] -= 6;
+  return d;
+}
+
+// An output's expression as written, without the unit's scale SplitUnits put
+// around it ("(f_rotor)/(pi/30)" -> "f_rotor").
+std::string OutputText(const Output& o) {
+  if (o.unit.empty() || o.text.empty() || o.text.front() != '(') return o.text;
+  int depth = 0;
+  for (size_t i = 0; i < o.text.size(); ++i) {
+    if (o.text[i] == '(') ++depth;
+    if (o.text[i] == ')' && --depth == 0) return o.text.compare(i, 3, ")/(") == 0 ? o.text.substr(1, i - 1) : o.text;
+  }
+  return o.text;
 }
 
 // Names are unique in an FMU: a name already taken gets `suffix`, then a number.
@@ -158,21 +359,36 @@ FmuReport ExportFmu(const FmuOptions& o) {
   lo.method = method;
   lo.parasitic.stiffness = o.parasitic_stiffness;
   lo.parasitic.damping = o.parasitic_damping;
-  lo.overrides = o.overrides;
-  Model model = [&] {
-    try {
-      return LoadModel(o.model_file, lo);
-    } catch (const Error& e) {
-      if (!mechanism || form != "lagrange2" || e.diagnostic().message.find("closes the kinematic loop") == std::string::npos)
-        throw;
-      Diagnostic d = e.diagnostic();
-      d.hint = "an FMU runs closed chains only with compliant joints: export with --form state --constraints parasitic "
-               "(the other methods keep constraint rows, which need paynter's driver)";
-      throw Error(std::move(d));
-    }
-  }();
-  const CausalGraph graph = AssignCausality(model, OptionsFor(formulation, model));
-  const EquationSystem eqs = BuildEquations(model, graph);
+  auto build = [&](const std::map<std::string, double>& overrides, bool with_units) {
+    Build b;
+    lo.overrides = overrides;
+    b.model = [&] {
+      try {
+        LoadedModel loaded = Load(ModelSource::File(o.model_file), lo);
+        if (with_units) b.dimensions = FindDimensions(loaded.spec, loaded.model);
+        return std::move(loaded.model);
+      } catch (const Error& e) {
+        if (!mechanism || form != "lagrange2" ||
+            e.diagnostic().message.find("closes the kinematic loop") == std::string::npos)
+          throw;
+        Diagnostic d = e.diagnostic();
+        d.hint = "an FMU runs closed chains only with compliant joints: export with --form state --constraints "
+                 "parasitic (the other methods keep constraint rows, which need paynter's driver)";
+        throw Error(std::move(d));
+      }
+    }();
+    MakeInputs(&b.model, &b.dimensions, &b.input_parameters);
+    for (const Element& e : b.model.elements)
+      if (e.input) b.input_sources.push_back(&e);
+    const CausalGraph graph = AssignCausality(b.model, OptionsFor(formulation, b.model));
+    b.eqs = BuildEquations(b.model, graph);
+    if (b.eqs.constraint_rows.empty() && b.eqs.modes.empty() && b.eqs.events.empty() && b.eqs.switches.empty())
+      b.lowered = LowerModel(b.eqs);
+    return b;
+  };
+  Build base = build(o.overrides, true);
+  const Model& model = base.model;
+  const EquationSystem& eqs = base.eqs;
   if (!eqs.constraint_rows.empty()) {
     std::string hint;
     if (mechanism && form == "state")
@@ -191,18 +407,111 @@ FmuReport ExportFmu(const FmuOptions& o) {
          "coordinates (an open chain, --form lagrange2), or --constraints parasitic",
          fmt::format("{} constraint rows with --form {}", eqs.constraint_rows.size(), form), hint);
   }
+  if (!eqs.modes.empty() || !eqs.events.empty() || !eqs.switches.empty()) {
+    std::string what;
+    if (!eqs.modes.empty()) what = fmt::format("{} condition(s) such as '{}'", eqs.modes.size(), eqs.modes[0].text);
+    if (!eqs.events.empty()) what += fmt::format("{}{} event(s) ('{}')", what.empty() ? "" : ", ", eqs.events.size(), eqs.events[0].name);
+    if (!eqs.switches.empty())
+      what += fmt::format("{}{} switched element(s) ('{}')", what.empty() ? "" : ", ", eqs.switches.size(),
+                          eqs.switches[0].element);
+    Fail(o, "the FMU does not handle events yet: the model switches (docs/events.md), and an FMU without event "
+            "handling would step across its switches with wrong values",
+         "a model without conditions, signals (step_at, ramp, pulse, square, table), events or switched elements",
+         what,
+         "simulate the model with paynter; a signal that drives a source can come from the master instead: mark "
+         "the source 'input: true' with a constant law");
+  }
 
   fmi::FmuModel m;
   m.options = o;
   m.options.form = form;
-  m.lowered = LowerModel(eqs);
+  m.lowered = base.lowered;
   const LoweredModel& l = m.lowered;
   for (double v : l.initial_state)
     if (!std::isfinite(v)) Fail(o, "an initial state is not a finite number", "finite initial values", "NaN or Inf", "");
   m.name = model.name.empty() ? fs::path(o.model_file).stem().string() : model.name;
   m.identifier = Identifier(m.name);
   m.description = fmt::format("paynter model '{}', --form {}", m.name, form);
-  m.tunable = TunableParameters(model, l, mechanism || method == ConstraintMethod::kParasitic);
+
+  // What each parameter is in the FMU: an input, a derived parameter the FMU
+  // computes (calculated), one whose new value is exact when set (tunable:
+  // the equations keep it as a symbol, read from its slot, and nothing the
+  // build computed depends on it), or fixed at export.
+  const size_t np = l.parameter_names.size();
+  std::vector<bool> calculated;
+  const Program parameter_program = CalculatedParameters(base, &calculated);
+  if (!parameter_program.steps.empty()) {
+    try {
+      m.parameters = ProgramCSource(*LowerProgram(parameter_program), "pn_par_");
+    } catch (const Error&) {
+      calculated.assign(np, false);
+    }
+  }
+  m.parameter_kind.assign(np, fmi::kFixed);
+  std::vector<std::string> why(np);
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < np; ++i) index[l.parameter_names[i]] = i;
+  for (size_t k = 0; k < base.input_parameters.size(); ++k) m.parameter_kind[index.at(base.input_parameters[k])] = fmi::kInput;
+  for (size_t i = 0; i < np; ++i)
+    if (calculated[i]) m.parameter_kind[i] = fmi::kCalculated;
+  // Parameters that a program reads (or a calculated parameter).
+  std::vector<bool> read(np, false);
+  for (size_t i = 0; i < np; ++i) {
+    const GiNaC::symbol& s = model.Symbol(l.parameter_names[i]);
+    read[i] = Reads(eqs.rhs, s) || Reads(eqs.outputs, s) || Reads(parameter_program, s);
+  }
+  // A candidate is tunable when the model built again with other values of
+  // candidates gives the same functions of the slots, the same initial state
+  // and the same other parameters (but calculated ones): all candidates at
+  // once (each by its own factor, so that no ratio stays put), and only when
+  // that differs, one at a time.
+  std::vector<size_t> candidates;
+  for (size_t i = 0; i < np; ++i) {
+    if (m.parameter_kind[i] != fmi::kFixed) continue;
+    if (read[i])
+      candidates.push_back(i);
+    else
+      why[i] = "not read by the FMU's equations";
+  }
+  auto exact = [&](const std::vector<size_t>& changed) {
+    std::map<std::string, double> overrides = o.overrides;
+    std::vector<bool> is_changed(np, false);
+    for (size_t k = 0; k < changed.size(); ++k) {
+      const size_t i = changed[k];
+      const double v = l.parameter_values[i], f = 0.015625 * (1 + static_cast<double>(k) / changed.size());
+      overrides[l.parameter_names[i]] = v == 0 ? f : v * (1 + f);
+      is_changed[i] = true;
+    }
+    try {
+      const Build other = build(overrides, false);
+      const LoweredModel& b = other.lowered;
+      bool same = b.rhs && b.parameter_names == l.parameter_names && b.initial_state.size() == l.initial_state.size();
+      for (size_t j = 0; same && j < np; ++j)
+        same = is_changed[j] || m.parameter_kind[j] == fmi::kCalculated || b.parameter_values[j] == l.parameter_values[j];
+      for (size_t j = 0; same && j < l.initial_state.size(); ++j)
+        same = std::fabs(b.initial_state[j] - l.initial_state[j]) <= 1e-13 * (1 + std::fabs(l.initial_state[j]));
+      return same && SameFunctions(l, b);
+    } catch (const Error&) {
+      return false;
+    }
+  };
+  const bool all = !candidates.empty() && exact(candidates);
+  for (size_t i : candidates) {
+    if (all || (candidates.size() > 1 && exact({i})))
+      m.parameter_kind[i] = fmi::kTunable;
+    else
+      why[i] = "values the export computed (initial values, a mechanism's geometry, numbers in the equations) "
+               "depend on it";
+  }
+  // A calculated parameter is tunable when a tunable parameter feeds it.
+  std::vector<bool> calculated_tunable(np, false);
+  for (const ProgramStep& step : parameter_program.steps) {
+    const size_t i = static_cast<size_t>(step.target - l.first_parameter_slot);
+    for (size_t j = 0; j < np; ++j)
+      if ((m.parameter_kind[j] == fmi::kTunable || calculated_tunable[j]) && step.value.has(model.Symbol(l.parameter_names[j])))
+        calculated_tunable[i] = true;
+  }
+
   std::vector<std::string> output_names = l.output_names;
   m.output_slots = l.output_slots;
   if (output_names.empty()) {  // no outputs declared: the states (as simulate reports them)
@@ -215,36 +524,98 @@ FmuReport ExportFmu(const FmuOptions& o) {
   int num_slots = l.num_slots;
   for (const auto* p : {l.rhs.get(), l.outputs.get()}) num_slots = std::max(num_slots, NumSlots(*p));
 
-  // Variables: time, parameters, states, derivatives, outputs; a slot's value
-  // reference is its index, an output's follows the slots.
+  // Variables: time, parameters (and inputs), states, derivatives, outputs; a
+  // slot's value reference is its index, an output's follows the slots.
+  Units units;
   std::set<std::string> taken(output_names.begin(), output_names.end());
   auto add = [&](fmi::Variable v) { m.variables.push_back(std::move(v)); };
-  add({Unique(taken, "time", "_"), "time", "independent", "continuous", "", 0, std::nullopt, 0, "s"});
-  int num_tunable = 0;
-  for (size_t i = 0; i < l.parameter_names.size(); ++i) {
-    const bool tunable = m.tunable[i];
-    num_tunable += tunable;
-    add({Unique(taken, l.parameter_names[i], "_parameter"),
-         tunable ? "parameter" : "parameter, fixed at export (values computed at export depend on it, or it is derived)",
-         tunable ? "parameter" : "local", tunable ? "tunable" : "constant", "exact",
-         static_cast<unsigned>(l.first_parameter_slot + i), l.parameter_values[i], 0, ""});
+  {
+    fmi::Variable time{Unique(taken, "time", "_"), "time", "independent", "continuous", "", 0, std::nullopt, 0, ""};
+    units.Set(&time, std::array<int, 7>{0, 0, 6, 0, 0, 0, 0}, "");
+    add(time);
+  }
+  std::map<std::string, const Parameter*> parameter_of;
+  for (const Parameter& p : model.parameters) parameter_of[p.name] = &p;
+  FmuReport report;
+  for (size_t i = 0; i < np; ++i) {
+    const std::string& name = l.parameter_names[i];
+    const Parameter* p = parameter_of.count(name) ? parameter_of.at(name) : nullptr;
+    const unsigned vr = static_cast<unsigned>(l.first_parameter_slot + i);
+    fmi::Variable v;
+    v.value_reference = vr;
+    switch (m.parameter_kind[i]) {
+      case fmi::kInput: {
+        const size_t k = static_cast<size_t>(
+            std::find(base.input_parameters.begin(), base.input_parameters.end(), name) - base.input_parameters.begin());
+        const Element& e = *base.input_sources[k];
+        v = {Unique(taken, e.name, "_input"),
+             fmt::format("input: the {} of {} '{}' (its law in the model: {})",
+                         e.kind == ElementKind::kSe || e.kind == ElementKind::kMSe ? "effort" : "flow", KindName(e.kind),
+                         e.name, e.law_text),
+             "input", "continuous", "", vr, l.parameter_values[i], 0, ""};
+        ++report.num_inputs;
+        break;
+      }
+      case fmi::kCalculated:
+        v = {Unique(taken, name, "_parameter"),
+             fmt::format("derived parameter = {}", p ? p->text : name), "calculatedParameter",
+             calculated_tunable[i] ? "tunable" : "fixed", "calculated", vr, std::nullopt, 0, ""};
+        ++report.num_calculated;
+        break;
+      case fmi::kTunable:
+        v = {Unique(taken, name, "_parameter"), "parameter", "parameter", "tunable", "exact", vr,
+             l.parameter_values[i], 0, ""};
+        ++report.num_tunable;
+        break;
+      default:
+        v = {Unique(taken, name, "_parameter"), "parameter, fixed at export: " + why[i], "local", "constant", "exact",
+             vr, l.parameter_values[i], 0, ""};
+    }
+    units.Set(&v, DimensionOf(base, name), p && m.parameter_kind[i] != fmi::kInput ? p->unit : "");
+    add(v);
   }
   const int first_state_index = static_cast<int>(m.variables.size()) + 1;
-  for (size_t i = 0; i < l.state_names.size(); ++i)
-    add({Unique(taken, l.state_names[i], "_state"),
-         "state" + (i < l.state_origin.size() && !l.state_origin[i].empty() ? ": " + l.state_origin[i] : std::string()),
-         "local", "continuous", "exact", static_cast<unsigned>(l.first_state_slot + i), l.initial_state[i], 0, ""});
-  for (size_t i = 0; i < l.state_names.size(); ++i)
-    add({Unique(taken, "der(" + l.state_names[i] + ")", "_"), "time derivative of the state " + l.state_names[i],
-         "local", "continuous", "calculated", static_cast<unsigned>(l.first_derivative_slot + i), std::nullopt,
-         first_state_index + static_cast<int>(i), ""});
-  for (size_t k = 0; k < output_names.size(); ++k)
-    add({output_names[k], "output", "output", "continuous", "calculated", static_cast<unsigned>(num_slots + k),
-         std::nullopt, 0, ""});
+  for (size_t i = 0; i < l.state_names.size(); ++i) {
+    fmi::Variable v{Unique(taken, l.state_names[i], "_state"),
+                    "state" + (i < l.state_origin.size() && !l.state_origin[i].empty() ? ": " + l.state_origin[i]
+                                                                                        : std::string()),
+                    "local", "continuous", "exact", static_cast<unsigned>(l.first_state_slot + i), l.initial_state[i], 0,
+                    ""};
+    units.Set(&v, DimensionOf(base, l.state_names[i]), "");
+    add(v);
+  }
+  for (size_t i = 0; i < l.state_names.size(); ++i) {
+    fmi::Variable v{Unique(taken, "der(" + l.state_names[i] + ")", "_"),
+                    "time derivative of the state " + l.state_names[i], "local", "continuous", "calculated",
+                    static_cast<unsigned>(l.first_derivative_slot + i), std::nullopt,
+                    first_state_index + static_cast<int>(i), ""};
+    units.Set(&v, PerSecond(DimensionOf(base, l.state_names[i])), "");
+    add(v);
+  }
+  std::map<std::string, const Output*> output_of;
+  for (const Output& out : model.outputs) output_of[out.name] = &out;
+  for (size_t k = 0; k < output_names.size(); ++k) {
+    const Output* out = output_of.count(output_names[k]) ? output_of.at(output_names[k]) : nullptr;
+    fmi::Variable v{output_names[k], out ? "output: " + OutputText(*out) : "output: the state " + output_names[k],
+                    "output", "continuous", "calculated", static_cast<unsigned>(num_slots + k), std::nullopt, 0, ""};
+    units.Set(&v, DimensionOf(base, output_names[k]), out ? out->unit : "");
+    // The FMU gives an output in its SI unit: the value simulate reports (in
+    // the unit written) times that unit's scale.
+    double scale = 1;
+    if (out && !out->unit.empty())
+      if (const std::optional<Unit> u = ParseUnit(out->unit)) {
+        const GiNaC::ex s = GiNaC::evalf(u->scale);
+        if (GiNaC::is_a<GiNaC::numeric>(s)) scale = GiNaC::ex_to<GiNaC::numeric>(s).to_double();
+      }
+    m.output_scale.push_back(scale);
+    add(v);
+  }
+  m.units = units.definitions;
 
   // The GUID: a hash of everything the FMU holds but the compiled code.
   m.guid = "";
-  std::string hashed = fmi::ModelDescription(m) + fmi::ModelSource(m) + m.rhs.text + m.outputs.text + fmi::kRuntimeC;
+  std::string hashed =
+      fmi::ModelDescription(m) + fmi::ModelSource(m) + m.rhs.text + m.outputs.text + m.parameters.text + fmi::kRuntimeC;
   const uint64_t h1 = Fnv1a64(hashed, kFnv1aOffset), h2 = Fnv1a64(hashed, 0x9e3779b97f4a7c15ull);
   m.guid = fmt::format("{{{:08x}-{:04x}-{:04x}-{:04x}-{:012x}}}", uint32_t(h1 >> 32), uint32_t((h1 >> 16) & 0xFFFF),
                        uint32_t(h1 & 0xFFFF), uint32_t(h2 >> 48), h2 & 0xFFFFFFFFFFFFull);
@@ -254,7 +625,8 @@ FmuReport ExportFmu(const FmuOptions& o) {
       {"model.h", fmi::ModelHeader(m)},
       {"model.c", fmi::ModelSource(m)},
       {"rhs.c", m.rhs.text},
-      {"outputs.c", m.outputs.text}};
+      {"outputs.c", m.outputs.text},
+      {"parameters.c", m.parameters.text}};
   TempDir dir;
   for (const auto& [name, text] : sources) {
     std::ofstream f(dir.path / name, std::ios::binary);
@@ -263,15 +635,16 @@ FmuReport ExportFmu(const FmuOptions& o) {
   }
   const fs::path so = dir.path / (m.identifier + ".so");
   std::vector<std::string> argv = Words(FindCCompiler());
-  for (const std::string& w : Words(NativeCompileFlags(m.rhs.num_ops + m.outputs.num_ops))) argv.push_back(w);
+  for (const std::string& w : Words(NativeCompileFlags(m.rhs.num_ops + m.outputs.num_ops + m.parameters.num_ops)))
+    argv.push_back(w);
   for (const char* w : {"-fPIC", "-shared", "-fvisibility=hidden", "-o"}) argv.push_back(w);
   argv.push_back(so.string());
-  for (const char* f : {"fmu.c", "model.c", "rhs.c", "outputs.c"}) argv.push_back((dir.path / f).string());
+  for (const auto& [name, text] : sources)
+    if (fs::path(name).extension() == ".c") argv.push_back((dir.path / name).string());
   argv.push_back("-lm");
   std::string output;
   const auto start = std::chrono::steady_clock::now();
   const int status = RunTool(argv, &output);
-  FmuReport report;
   report.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::error_code ec;
   if (status != 0 || !fs::exists(so, ec)) {
@@ -293,8 +666,7 @@ FmuReport ExportFmu(const FmuOptions& o) {
   report.form = form;
   report.num_states = static_cast<int>(l.state_names.size());
   report.num_outputs = static_cast<int>(output_names.size());
-  report.num_parameters = static_cast<int>(l.parameter_names.size());
-  report.num_tunable = num_tunable;
+  report.num_parameters = static_cast<int>(np) - report.num_inputs;
   report.library_bytes = static_cast<long>(library.size());
   report.fmu_bytes = static_cast<long>(zip.size());
   return report;

@@ -2,6 +2,7 @@
 // docs/architecture.md): what the model-specific C and the XML are made from.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <utility>
@@ -19,16 +20,40 @@ struct Variable {
   unsigned value_reference = 0;
   std::optional<double> start;
   int derivative_of = 0;  // 1-based index of the state a derivative belongs to
-  std::string unit;
+  std::string unit;          // the name of a UnitDefinition ("" none)
+  std::string display_unit = "";  // one of that unit's display units ("" none)
 };
+
+// A <Unit>: an SI unit (its name as paynter writes it, the exponents of its
+// <BaseUnit>: kg, m, s, A, K, mol, cd) and the units written in the model for
+// quantities of it, as display units (display value = factor * value).
+struct UnitDefinition {
+  std::string name;
+  std::array<int, 7> exponents{};
+  struct Display {
+    std::string name;
+    double factor = 1;
+  };
+  std::vector<Display> display;
+};
+
+// What a parameter slot of the lowered model is in the FMU (pn_parameter_kind
+// in model.c): fixed at export, set by the master before or between steps
+// (tunable), set by the master at any time (an input: a source marked
+// `input: true`), or computed by the FMU from the others (a derived parameter).
+enum ParameterKind { kFixed = 0, kTunable = 1, kInput = 2, kCalculated = 3 };
 
 struct FmuModel {
   std::string name, identifier, guid, description;
   LoweredModel lowered;
-  std::vector<bool> tunable;  // per parameter
+  std::vector<ParameterKind> parameter_kind;  // per parameter of `lowered`
   std::vector<int> output_slots;
-  std::vector<Variable> variables;  // in the order of ModelVariables
-  CSource rhs, outputs;
+  std::vector<double> output_scale;  // per output: SI value = slot value * scale (the unit written)
+  std::vector<Variable> variables;   // in the order of ModelVariables
+  std::vector<UnitDefinition> units;
+  // The right-hand side, the outputs, and the calculated parameters from the
+  // others (no groups when there is none).
+  CSource rhs, outputs, parameters;
   FmuOptions options;
 };
 

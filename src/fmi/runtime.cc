@@ -74,7 +74,7 @@ typedef struct {
   fmi2ComponentEnvironment env;
   int logging, state;
   double s[PN_NUM_SLOTS];
-  double w_rhs[PN_RHS_W], w_out[PN_OUT_W];
+  double w_rhs[PN_RHS_W], w_out[PN_OUT_W], w_par[PN_PAR_W];
   int rhs_valid, out_valid;
   PnSolver ns;
   double rtol, atol, h;     /* co-simulation: tolerances, the step size proposed */
@@ -301,11 +301,20 @@ static int pn_f(PnInstance* m, double t, const double* x, double* dx) {
   return 0;
 }
 
+/* The calculated parameters from the others; 0 on success. */
+static int pn_eval_parameters(PnInstance* m) {
+  const int rc = pn_run_parameters(m->s, m->w_par, &m->ns);
+  if (rc) pn_log(m, fmi2Error, "logStatusError", "the calculated parameters failed: %s", pn_failure(rc));
+  pn_invalidate(m);
+  return rc;
+}
+
 static void pn_reset_values(PnInstance* m) {
   memcpy(m->s, pn_slot_start, sizeof m->s);
   memset(m->w_rhs, 0, sizeof m->w_rhs);
   memset(m->w_out, 0, sizeof m->w_out);
-  pn_invalidate(m);
+  memset(m->w_par, 0, sizeof m->w_par);
+  pn_eval_parameters(m); /* the values of the export: cannot fail */
   m->rtol = PN_RTOL;
   m->atol = PN_ATOL;
   m->h = 0;
@@ -473,7 +482,7 @@ PN_API fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[], si
     if (kind == 4 && pn_eval_rhs(m)) return fmi2Error;
     if (kind == 5) {
       if (pn_eval_outputs(m)) return fmi2Error;
-      value[i] = m->s[pn_output_slot[vr[i] - PN_NUM_SLOTS]];
+      value[i] = m->s[pn_output_slot[vr[i] - PN_NUM_SLOTS]] * pn_output_scale[vr[i] - PN_NUM_SLOTS];
     } else {
       value[i] = m->s[vr[i]];
     }
@@ -484,20 +493,30 @@ PN_API fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[], si
 PN_API fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t nvr, const fmi2Real value[]) {
   PnInstance* m = (PnInstance*)c;
   size_t i;
-  const int tunable_states = PN_INSTANTIATED | PN_INIT | (m && m->type == fmi2ModelExchange ? PN_EVENT : PN_STEP_COMPLETE);
-  if (!pn_allowed(m, "fmi2SetReal", PN_INSTANTIATED | PN_INIT | PN_EVENT | PN_STEP_COMPLETE)) return fmi2Error;
+  int tuned = 0;
+  const int me = m && m->type == fmi2ModelExchange;
+  const int tunable_states = PN_INSTANTIATED | PN_INIT | (me ? PN_EVENT : PN_STEP_COMPLETE);
+  const int input_states = PN_INSTANTIATED | PN_INIT | (me ? PN_EVENT | PN_CONT : PN_STEP_COMPLETE);
+  double* old;
+  if (!pn_allowed(m, "fmi2SetReal", PN_INSTANTIATED | PN_INIT | PN_EVENT | PN_CONT | PN_STEP_COMPLETE)) return fmi2Error;
   if (!pn_check_array(m, "fmi2SetReal", nvr, vr, value)) return fmi2Error;
   for (i = 0; i < nvr; ++i) { /* all checked before any is set */
     const int kind = pn_kind(vr[i]);
-    if (kind == 2 && !pn_settable[vr[i] - PN_FIRST_PARAMETER]) {
+    const int pk = kind == 2 ? pn_parameter_kind[vr[i] - PN_FIRST_PARAMETER] : -1;
+    if (pk == PN_FIXED) {
       pn_log(m, fmi2Error, "logStatusError",
-             "fmi2SetReal: value reference %u is a constant (values computed at export depend on it); export "
-             "the FMU with --param to change it", vr[i]);
+             "fmi2SetReal: value reference %u is a constant (values computed at export depend on it, or the "
+             "equations do not read it); export the FMU with --param to change it", vr[i]);
       return fmi2Error;
     }
-    if (kind == 2 && !(m->state & tunable_states)) {
-      pn_log(m, fmi2Error, "logStatusError", "fmi2SetReal: the parameter %u may not be set in %s", vr[i],
-             pn_state_name(m->state));
+    if (pk == PN_CALCULATED) {
+      pn_log(m, fmi2Error, "logStatusError",
+             "fmi2SetReal: value reference %u is a calculated parameter (computed from others): set those", vr[i]);
+      return fmi2Error;
+    }
+    if ((pk == PN_TUNABLE && !(m->state & tunable_states)) || (pk == PN_INPUT && !(m->state & input_states))) {
+      pn_log(m, fmi2Error, "logStatusError", "fmi2SetReal: the %s %u may not be set in %s",
+             pk == PN_INPUT ? "input" : "parameter", vr[i], pn_state_name(m->state));
       return fmi2Error;
     }
     if (kind == 3 && !(m->state & (PN_INSTANTIATED | PN_INIT))) {
@@ -508,16 +527,30 @@ PN_API fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], si
     }
     if (kind != 2 && kind != 3) {
       pn_log(m, fmi2Error, "logStatusError", "fmi2SetReal: value reference %u %s", vr[i],
-             kind == 0 ? "is unknown" : "is not a parameter or a start value and cannot be set");
+             kind == 0 ? "is unknown" : "is not a parameter, an input or a start value and cannot be set");
       return fmi2Error;
     }
     if (!isfinite(value[i])) {
       pn_log(m, fmi2Error, "logStatusError", "fmi2SetReal: the value for %u is not finite", vr[i]);
       return fmi2Error;
     }
+    tuned = tuned || pk == PN_TUNABLE;
   }
-  for (i = 0; i < nvr; ++i) m->s[vr[i]] = value[i];
-  if (nvr > 0) pn_invalidate(m);
+  if (nvr == 0) return fmi2OK;
+  old = (double*)malloc(nvr * sizeof *old);
+  if (!old) {
+    pn_log(m, fmi2Error, "logStatusError", "fmi2SetReal: out of memory");
+    return fmi2Error;
+  }
+  for (i = 0; i < nvr; ++i) old[i] = m->s[vr[i]], m->s[vr[i]] = value[i];
+  pn_invalidate(m);
+  if (tuned && pn_eval_parameters(m)) { /* a value the calculated parameters cannot take: nothing changes */
+    for (i = nvr; i-- > 0;) m->s[vr[i]] = old[i];
+    pn_eval_parameters(m);
+    free(old);
+    return fmi2Error;
+  }
+  free(old);
   return fmi2OK;
 }
 
@@ -910,7 +943,8 @@ PN_API fmi2Status fmi2CancelStep(fmi2Component c) {
 PN_API fmi2Status fmi2SetRealInputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,
                                               const fmi2Integer order[], const fmi2Real value[]) {
   (void)vr, (void)nvr, (void)order, (void)value;
-  return pn_unsupported(c, "fmi2SetRealInputDerivatives (the FMU has no inputs)");
+  return pn_unsupported(c, "fmi2SetRealInputDerivatives (canInterpolateInputs is false: an input holds its value "
+                           "over a communication step)");
 }
 
 PN_API fmi2Status fmi2GetRealOutputDerivatives(fmi2Component c, const fmi2ValueReference vr[], size_t nvr,

@@ -55,7 +55,18 @@ std::string ModelDescription(const FmuModel& m) {
                      common) +
          "    <SourceFiles>\n      <File name=\"fmu.c\"/>\n      <File name=\"model.c\"/>\n"
          "      <File name=\"rhs.c\"/>\n      <File name=\"outputs.c\"/>\n    </SourceFiles>\n  </CoSimulation>\n";
-  x += "  <UnitDefinitions>\n    <Unit name=\"s\">\n      <BaseUnit s=\"1\"/>\n    </Unit>\n  </UnitDefinitions>\n";
+  x += "  <UnitDefinitions>\n";
+  for (const UnitDefinition& u : m.units) {
+    static const char* base[] = {"kg", "m", "s", "A", "K", "mol", "cd"};
+    std::string exponents;
+    for (int i = 0; i < 7; ++i)
+      if (u.exponents[i]) exponents += fmt::format(" {}=\"{}\"", base[i], u.exponents[i]);
+    x += fmt::format("    <Unit name=\"{}\">\n      <BaseUnit{}/>\n", Escape(u.name), exponents);
+    for (const auto& d : u.display)
+      x += fmt::format("      <DisplayUnit name=\"{}\" factor=\"{}\"/>\n", Escape(d.name), Real(d.factor));
+    x += "    </Unit>\n";
+  }
+  x += "  </UnitDefinitions>\n";
   x += "  <LogCategories>\n"
        "    <Category name=\"logStatusError\" description=\"errors: a bad call, a failed evaluation\"/>\n"
        "    <Category name=\"logAll\" description=\"every message\"/>\n  </LogCategories>\n";
@@ -70,6 +81,7 @@ std::string ModelDescription(const FmuModel& m) {
                      v.initial.empty() ? "" : fmt::format(" initial=\"{}\"", v.initial));
     std::string real = "      <Real";
     if (!v.unit.empty()) real += fmt::format(" unit=\"{}\"", Escape(v.unit));
+    if (!v.display_unit.empty()) real += fmt::format(" displayUnit=\"{}\"", Escape(v.display_unit));
     if (v.derivative_of > 0) real += fmt::format(" derivative=\"{}\"", v.derivative_of);
     if (v.start) real += fmt::format(" start=\"{}\"", Real(*v.start));
     x += real + "/>\n    </ScalarVariable>\n";
@@ -81,7 +93,8 @@ std::string ModelDescription(const FmuModel& m) {
     const int index = static_cast<int>(i) + 1;
     if (v.causality == "output") outputs.push_back(index);
     if (v.derivative_of > 0) derivatives.push_back(index);
-    if ((v.causality == "output" || v.derivative_of > 0) && (v.initial == "approx" || v.initial == "calculated"))
+    if (((v.causality == "output" || v.derivative_of > 0) && (v.initial == "approx" || v.initial == "calculated")) ||
+        v.causality == "calculatedParameter")
       initial.push_back(index);
   }
   auto list = [&](const char* tag, const std::vector<int>& idx) {

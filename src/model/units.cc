@@ -430,6 +430,7 @@ class Checker {
       if (!changed) break;
     }
     for (const auto& r : relations_) Resolve(r, true);
+    Record();
     for (auto& b : m_.bonds) {
       const auto e = base_.find("e_" + b.name), f = base_.find("f_" + b.name);
       if (e != base_.end()) b.effort_unit = DimensionText(e->second);
@@ -869,6 +870,31 @@ class Checker {
     return Set("f_" + bond, found->flow) || changed;
   }
 
+ public:
+  // The dimensions found (FindDimensions).
+  const std::map<std::string, Dimension>& dimensions() const { return dimensions_; }
+
+ private:
+  void Record() {
+    auto keep = [&](const std::string& name, const std::optional<Dimension>& d) {
+      if (d) dimensions_[name] = *d;
+    };
+    for (const auto& p : m_.parameters) keep(p.name, Get(p.name));
+    for (const auto& b : m_.bonds) {
+      keep("e_" + b.name, Get("e_" + b.name));
+      keep("f_" + b.name, Get("f_" + b.name));
+    }
+    for (const auto& e : m_.elements) {
+      if (e.kind == ElementKind::kI) keep("p_" + e.name, Get("p_" + e.name));
+      if (e.kind == ElementKind::kC) keep("q_" + e.name, Get("q_" + e.name));
+    }
+    for (const auto& d : m_.displacements) keep(d.name, Get(d.name));
+    for (const auto& o : m_.outputs) {
+      const Inferred i = Infer(o.value, {o.where, "", fmt::format("output '{}'", o.name)});
+      if (i.known) keep(o.name, i.number ? Dimension() : i.dim);
+    }
+  }
+
   // One relation: checked when both sides are known (`final`: always), else
   // solved for an unknown where that is possible. True when a unit was found.
   bool Resolve(const Relation& r, bool final) {
@@ -926,6 +952,7 @@ class Checker {
   std::map<std::string, Dimension> base_;
   std::map<std::string, Derived> derived_;
   std::vector<Relation> relations_;
+  std::map<std::string, Dimension> dimensions_;  // Record's
 };
 
 }  // namespace
@@ -952,14 +979,27 @@ std::string DomainReport(const Model& model) {
   return s;
 }
 
-void CheckUnits(const ModelSpec& spec, Model* model) {
+namespace {
+bool HasUnits(const Model& model) {
   bool any = false;
-  for (const auto& p : model->parameters) any = any || !p.unit.empty();
-  for (const auto& o : model->outputs) any = any || !o.unit.empty();
-  for (const auto& e : model->elements) any = any || !e.domain.empty();
-  for (const auto& [name, s] : model->symbols) any = any || name[0] == '[';  // 9.81 [m/s^2]
-  if (!any) return;
-  Checker(spec, model).Run();
+  for (const auto& p : model.parameters) any = any || !p.unit.empty();
+  for (const auto& o : model.outputs) any = any || !o.unit.empty();
+  for (const auto& e : model.elements) any = any || !e.domain.empty();
+  for (const auto& [name, s] : model.symbols) any = any || name[0] == '[';  // 9.81 [m/s^2]
+  return any;
+}
+}  // namespace
+
+void CheckUnits(const ModelSpec& spec, Model* model) {
+  if (HasUnits(*model)) Checker(spec, model).Run();
+}
+
+std::map<std::string, Dimension> FindDimensions(const ModelSpec& spec, const Model& model) {
+  if (!HasUnits(model)) return {};
+  Model copy = model;
+  Checker checker(spec, &copy);
+  checker.Run();
+  return checker.dimensions();
 }
 
 }  // namespace paynter
