@@ -342,6 +342,11 @@ TEST_F(StudioServer, RunsTheEditorsTextAndSlidersReuseThePreparedModel) {
   ASSERT_TRUE(r);
   EXPECT_NE(r->body.find("\"ok\":false"), std::string::npos) << r->body;
   EXPECT_NE(r->body.find("nope"), std::string::npos) << r->body;
+  // Every row goes to the page: a run that would send more than a million is refused before it starts.
+  r = c.Post("/api/simulate?path=rc.yaml&t-end=1&dt-out=1e-7", kRc, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("\"ok\":false"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("more than a million rows"), std::string::npos) << r->body;
   r = c.Post("/api/simulate?path=rc.yaml&t-end=abc", kRc, "text/plain");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400) << r->body;

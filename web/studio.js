@@ -37,6 +37,11 @@
     }).then(function (r) {
       return r.json().catch(function () { return { ok: false, error: 'HTTP ' + r.status }; })
         .then(function (j) { j.status = r.status; return j; });
+    }, function () {
+      return { ok: false, status: 0, error: 'the studio does not answer: was it stopped? (start it again and reload)' };
+    }).then(function (j) {
+      if (j.error) { status.textContent = j.error; status.className = 'bad'; }
+      return j;
     });
   }
 
@@ -216,6 +221,7 @@
     const text = cm.getValue();
     return api('POST', '/api/check', [['path', state.path]], text).then(function (r) {
       if (seq < state.shown) return;  // an answer to an older text than the one shown
+      if (r.error) return;  // refused or no server: said in the status line
       state.shown = seq;
       state.check = r;
       ++state.checks;
@@ -309,6 +315,7 @@
     runButton.disabled = true;
     return api('POST', '/api/simulate', q, cm.getValue()).then(function (r) {
       runButton.disabled = false;
+      if (r.error) { runStatus.textContent = ''; return; }
       const ms = performance.now() - t0;
       state.run = r;
       ++state.runs;

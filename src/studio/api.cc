@@ -294,6 +294,12 @@ std::string Simulator::RunJson(const std::string& text, const fs::path& file, co
   std::string internal;
   try {
     CheckOutputRows(options);
+    // Every row goes to the page as JSON: at most a million of them.
+    const double span = options.t_end - options.t0;
+    if (options.dt_out > 0 && span / options.dt_out > 1e6)
+      ThrowAt({shown}, "", "studio: the run would send more than a million rows to the page",
+              "an output interval of at least (t_end - t0)/1e6", fmt::format("dt out = {:g}", options.dt_out),
+              fmt::format("a larger dt out, or `paynter simulate {} ... -o run.csv` for every row", shown));
     const std::string key = PrepareKey(text, file, options);
     bool reuse = kept_ && kept_->key == key;
     if (reuse) {
