@@ -35,6 +35,10 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paynter-studio-'));
 const examples = ['rlc.yaml', 'mass_spring_damper.yaml', 'B1_pendulum.yaml', 'dc_motor_load.yaml', 'B3_quick_return.yaml',
   'B4_spatial_arm.yaml'];
 for (const f of examples) fs.copyFileSync(path.join(source, 'examples', f), path.join(dir, f));
+// A model written in flow style, for the palette's edits of one-line sections.
+fs.writeFileSync(path.join(dir, 'flow.yaml'), 'name: rc\nparameters: {R: 2, C: 0.5}\n' +
+  'elements: [{name: cap, kind: C, capacitance: C, initial: 1}, {name: j, kind: "0"}, {name: res, kind: R, resistance: R}]' +
+  '  # one-line\nbonds: [[j, cap], [j, res]]  # two bonds so far\noutputs: {q: q_cap}\n');
 
 const server = spawn(paynter, ['studio', path.join(dir, 'B1_pendulum.yaml')], { stdio: ['ignore', 'pipe', 'inherit'] });
 const url = await new Promise((resolve, reject) => {
@@ -182,6 +186,59 @@ try {
   check(run2.y !== run1.y, 'the plot changes with the slider', run1.y + ' -> ' + run2.y);
   console.log(`     slider run (B1, B = 2): ${run2.r.ms.toFixed(0)} ms in the page, server ${run2.r.server_ms.toFixed(0)} ms, ` +
     `prepared model ${run2.r.prepared ? 'rebuilt' : 'reused'}`);
+
+  // Graphical editing as edits of the text: vG chosen in the drawing
+  // (shift-click), a C from the palette is added and bonded to it; then two
+  // shift-clicks add a bond between two elements, and Ctrl-Z takes it back.
+  // The rest of the text (its comments) stays as it was.
+  async function edited(action) {
+    const k = await page.evaluate(() => window.paynterStudio.checks);
+    await action();
+    await page.waitForFunction((c) => window.paynterStudio.checks > c && window.paynterStudio.shown === window.paynterStudio.seq,
+      { timeout: 20000 }, k);
+    return page.evaluate(() => window.paynterStudio.editor.getValue());
+  }
+  const idOf = (name) => page.evaluate((nm) => window.paynterStudio.check.elements.filter((e) => e.name === nm)[0].id, name);
+  async function shiftClick(name) {
+    const id = await idOf(name);
+    await page.keyboard.down('Shift');
+    await page.click('#drawing svg g.node#' + id);
+    await page.keyboard.up('Shift');
+  }
+  const count = async (what) => page.$$eval('#drawing svg g.' + what, (g) => g.length);
+  const beforeEdit = await page.evaluate(() => window.paynterStudio.editor.getValue());
+  const nodes0 = await count('node'), edges0 = await count('edge');
+  await shiftClick('vG');
+  const afterC = await edited(() => page.click('#palette button[data-kind="C"]'));
+  const cLine = lineOf(afterC, '- {name: C1, kind: C, capacitance: 1}');
+  const bLine = lineOf(afterC, '- [vG, C1]');
+  check(cLine === lineOf(afterC, 'name: drag') + 1, 'the palette adds an element at the end of elements:', cLine);
+  check(bLine === lineOf(afterC, '[pivot, drag]') + 1, 'bonded to the element chosen, at the end of bonds:', bLine);
+  check(afterC.split('\n').filter((l, i) => i !== cLine - 1 && i !== bLine - 1).join('\n') === beforeEdit,
+    'every other line as it was');
+  check(await count('node') === nodes0 + 1 && await count('edge') === edges0 + 1 &&
+    await page.evaluate(() => window.paynterStudio.check.ok), 'the element and its bond are drawn, and the model checks');
+  await shiftClick('pivot');
+  const afterBond = await edited(() => shiftClick('vG'));
+  const pLine = lineOf(afterBond, '- [pivot, vG]');
+  check(pLine === bLine + 1 && afterBond.split('\n').filter((l, i) => i !== pLine - 1).join('\n') === afterC,
+    'two shift-clicks add a bond between two elements', pLine);
+  check(await count('edge') === edges0 + 2, 'and it is drawn');
+  const undone = await edited(() => page.keyboard.down('Control').then(() => page.keyboard.press('z'))
+    .then(() => page.keyboard.up('Control')));
+  check(undone === afterC, 'Ctrl-Z takes it back');
+  check(beforeEdit.split('\n').filter((l) => /#/.test(l)).every((l) => undone.includes(l)), 'every comment is kept');
+  // Sections written on one line (flow style) get the new item inside their brackets.
+  await edited(() => page.evaluate(() => { window.paynterStudio.open('flow.yaml'); }));
+  check(await page.evaluate(() => window.paynterStudio.check.ok), 'the one-line model checks',
+    JSON.stringify(await page.evaluate(() => window.paynterStudio.check.diagnostics)));
+  await shiftClick('j');
+  const flow = await edited(() => page.click('#palette button[data-kind="R"]'));
+  check(flow.includes('elements: [{name: cap, kind: C, capacitance: C, initial: 1}, {name: j, kind: "0"}, ' +
+    '{name: res, kind: R, resistance: R}, {name: R1, kind: R, resistance: 1}]  # one-line\n' +
+    'bonds: [[j, cap], [j, res], [j, R1]]  # two bonds so far\n'),
+  'one-line sections: the item inside the brackets, the comment kept', JSON.stringify(flow));
+  check(await page.evaluate(() => window.paynterStudio.check.ok), 'and the model checks');
 
   check(foreign.length === 0, 'nothing asked of any other address', foreign.join(' '));
   const pageErrors = await page.evaluate(() => window.paynterErrors || []);

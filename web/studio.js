@@ -54,12 +54,15 @@
   document.body.appendChild(el('header', null, [
     el('h1', { text: 'paynter studio' }), fileSelect, newButton, saveButton, status, el('span', { class: 'grow' }), timing]));
   const editorBox = el('div', { id: 'editor' });
+  const palette = el('div', { id: 'palette', title: 'add an element at the end of elements: (bonded to the element ' +
+    'chosen by a shift-click in the drawing, if any); shift-click two elements to add a bond between them (power ' +
+    'from the first to the second)' }, [el('span', { class: 'muted', text: 'add ' })]);
   const drawing = el('div', { id: 'drawing' });
   const summary = el('div', { id: 'summary', class: 'muted' });
   const diagList = el('ul', { id: 'diagnostics' });
   const paths = el('ul', { id: 'paths' });
   document.body.appendChild(el('main', null, [
-    el('section', { id: 'left' }, [editorBox]),
+    el('section', { id: 'left' }, [palette, editorBox]),
     el('section', { id: 'right' }, [drawing, summary, diagList, paths])]));
 
   // The run: simulate's options, the button, the sliders and the plot.
@@ -184,10 +187,8 @@
     drawing.classList.remove('stale');
     drawing.appendChild(svg);
     svg.querySelectorAll('g.node').forEach(function (g) {
-      g.addEventListener('click', function () {
-        const e = (state.check.elements || []).filter(function (x) { return x.id === g.id; })[0];
-        if (e && e.line > 0) { cm.setCursor({ line: e.line - 1, ch: 0 }); cm.scrollIntoView(null, 80); cm.focus(); }
-      });
+      if (bondFrom && g.querySelector('title') && g.querySelector('title').textContent === bondFrom) g.classList.add('bond-from');
+      g.addEventListener('click', function (ev) { nodeClicked(g, ev); });
     });
     panZoom(svg);
   }
@@ -206,6 +207,75 @@
       set();
     }, { passive: false });
     svg.addEventListener('dblclick', function () { vb = vb0.slice(); set(); });
+  }
+
+  // ---- graphical editing, as edits of the text ---------------------------------
+  // An element from the palette, a bond from two shift-clicks in the drawing:
+  // each is one line added to its section (`elements:`, `bonds:`), in block or
+  // one-line flow style, and the rest of the text — comments, order — stays
+  // as it is. An edit of the editor's text, so Ctrl-Z takes it back.
+  const LAW = { Se: 'effort', Sf: 'flow', MSe: 'effort', MSf: 'flow', C: 'capacitance', I: 'inertance',
+    R: 'resistance', TF: 'ratio', MTF: 'ratio', GY: 'ratio', MGY: 'ratio' };
+  function addToSection(key, item) {
+    const lines = cm.getValue().split('\n');
+    const head = lines.findIndex(function (l) { return new RegExp('^' + key + ':').test(l); });
+    if (head < 0) {  // no such section: a new one at the end
+      const last = cm.lastLine();
+      const tail = cm.getLine(last) === '' ? '' : '\n';
+      cm.replaceRange(tail + key + ':\n  - ' + item + '\n', { line: last, ch: cm.getLine(last).length });
+      return true;
+    }
+    const flow = lines[head].match(new RegExp('^' + key + ':\\s*\\[(.*)\\]\\s*(#.*)?$'));
+    if (flow) {  // key: [a, b] on one line
+      const close = lines[head].lastIndexOf(']', flow[2] ? lines[head].indexOf(flow[2]) : undefined);
+      cm.replaceRange((flow[1].trim() ? ', ' : '') + item, { line: head, ch: close });
+      return true;
+    }
+    if (!/^[A-Za-z_]+:\s*(#.*)?$/.test(lines[head])) return false;
+    let last = head, indent = '  ';
+    for (let i = head + 1; i < lines.length; ++i) {
+      const l = lines[i];
+      if (/^\S/.test(l) && !/^[-#]/.test(l)) break;  // the next key
+      if (/^\s*-/.test(l)) { last = i; indent = l.match(/^\s*/)[0]; } else if (/^\s+\S/.test(l) && !/^\s*#/.test(l)) last = i;
+    }
+    cm.replaceRange('\n' + indent + '- ' + item, { line: last, ch: lines[last].length });
+    return true;
+  }
+  function freeName(base) {
+    const names = {};
+    cm.getValue().replace(/name:\s*"?([\w.]+)/g, function (m, n) { names[n] = 1; return m; });
+    for (let k = 1; ; ++k) if (!names[base + k]) return base + k;
+  }
+  // With an element chosen (shift-click), the new one is bonded to it.
+  function addElement(kind) {
+    const name = freeName(kind === '0' || kind === '1' ? 'j' : kind);
+    const item = '{name: ' + name + ', kind: ' + (LAW[kind] ? kind + ', ' + LAW[kind] + ': 1' : '"' + kind + '"') + '}';
+    const from = bondFrom;
+    bondFrom = null;
+    cm.operation(function () {
+      if (!addToSection('elements', item)) window.alert('elements: is written in a form the palette does not edit; add it by hand');
+      else if (from) addToSection('bonds', '[' + from + ', ' + name + ']');
+    });
+    cm.focus();
+  }
+  ['Se', 'Sf', 'MSe', 'MSf', 'C', 'I', 'R', 'TF', 'MTF', 'GY', 'MGY', '0', '1'].forEach(function (k) {
+    const b = el('button', { text: k, 'data-kind': k, title: 'add a ' + k + ' element' });
+    b.addEventListener('click', function () { addElement(k); });
+    palette.appendChild(b);
+  });
+  let bondFrom = null;  // the first element of a bond being drawn
+  function nodeClicked(g, ev) {
+    const e = ((state.check && state.check.elements) || []).filter(function (x) { return x.id === g.id; })[0];
+    if (!ev.shiftKey) {
+      if (e && e.line > 0) { cm.setCursor({ line: e.line - 1, ch: 0 }); cm.scrollIntoView(null, 80); cm.focus(); }
+      return;
+    }
+    if (!e) return;  // a component of a mechanism: its bonds are the multibody section's
+    if (!bondFrom) { bondFrom = e.name; g.classList.add('bond-from'); return; }
+    const from = bondFrom;
+    bondFrom = null;
+    if (from !== e.name) addToSection('bonds', '[' + from + ', ' + e.name + ']');
+    cm.focus();
   }
 
   // ---- check on every edit -------------------------------------------------
@@ -304,7 +374,7 @@
   });
 
   // ---- run and look ----------------------------------------------------------
-  const palette = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#7f7f7f', '#bcbd22'];
+  const colours = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#7f7f7f', '#bcbd22'];
   let plot = null;
   function simulate() {
     const q = [['path', state.path]];
@@ -345,7 +415,7 @@
     const series = [{ label: r.columns[0] }];
     outs.forEach(function (c, k) {
       const name = r.columns[c];
-      series.push({ label: name, stroke: palette[k % palette.length], width: 1.5, show: name in keep ? keep[name] : k < 6 });
+      series.push({ label: name, stroke: colours[k % colours.length], width: 1.5, show: name in keep ? keep[name] : k < 6 });
     });
     plot = new uPlot({
       width: Math.max(400, plotBox.clientWidth || 900), height: 300, series: series, scales: { x: { time: false } }
