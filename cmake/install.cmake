@@ -25,12 +25,17 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/paynter DESTINATION ${CMAKE_INST
 # is there after scripts/setup.sh's `npm ci`, and `paynter report` says so when not).
 set(PAYNTER_DATA_DIR ${CMAKE_INSTALL_DATADIR}/paynter)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/library DESTINATION ${PAYNTER_DATA_DIR})
-install(FILES ${PROJECT_SOURCE_DIR}/web/report.js ${PROJECT_SOURCE_DIR}/web/report.css DESTINATION ${PAYNTER_DATA_DIR}/web)
+install(FILES ${PROJECT_SOURCE_DIR}/web/report.js ${PROJECT_SOURCE_DIR}/web/report.css ${PROJECT_SOURCE_DIR}/web/svg.js
+              ${PROJECT_SOURCE_DIR}/web/studio.js ${PROJECT_SOURCE_DIR}/web/studio.css DESTINATION ${PAYNTER_DATA_DIR}/web)
 set(PAYNTER_NPM ${PROJECT_SOURCE_DIR}/web/node_modules)
 install(DIRECTORY ${PAYNTER_NPM}/uplot/dist DESTINATION ${PAYNTER_DATA_DIR}/web/node_modules/uplot OPTIONAL
         FILES_MATCHING PATTERN "uPlot.iife.min.js" PATTERN "uPlot.min.css")
 install(DIRECTORY ${PAYNTER_NPM}/katex/dist DESTINATION ${PAYNTER_DATA_DIR}/web/node_modules/katex OPTIONAL
         FILES_MATCHING PATTERN "katex.min.js" PATTERN "katex.min.css" PATTERN "*.woff2" PATTERN "contrib" EXCLUDE)
+# The studio's editor (src/studio/api.cc inlines these).
+install(DIRECTORY ${PAYNTER_NPM}/codemirror DESTINATION ${PAYNTER_DATA_DIR}/web/node_modules OPTIONAL
+        FILES_MATCHING PATTERN "LICENSE" PATTERN "codemirror.js" PATTERN "codemirror.css" PATTERN "yaml.js"
+        PATTERN "show-hint.js" PATTERN "show-hint.css" PATTERN "src" EXCLUDE PATTERN "bin" EXCLUDE)
 install(FILES ${PAYNTER_NPM}/uplot/LICENSE DESTINATION ${PAYNTER_DATA_DIR}/web/node_modules/uplot OPTIONAL)
 install(FILES ${PAYNTER_NPM}/katex/LICENSE DESTINATION ${PAYNTER_DATA_DIR}/web/node_modules/katex OPTIONAL)
 

@@ -21,6 +21,7 @@ if [ $program_only -eq 0 ]; then
   PACKAGES+=(
     libgtest-dev libgmock-dev libbenchmark-dev
     graphviz  # `paynter draw` renders with dot
+    libcpp-httplib-dev libgraphviz-dev  # `paynter studio`: its server and its drawings in the process (src/studio/)
     # the Python module (docs/python.md): pybind11 and Debian's Python with numpy;
     # pytest runs its tests, pandas and matplotlib serve Result.to_pandas and plot
     pybind11-dev python3-dev python3-numpy python3-pytest python3-pandas python3-matplotlib
@@ -28,8 +29,9 @@ if [ $program_only -eq 0 ]; then
     libxml2-utils  # xmllint: modelDescription.xml against the FMI 2.0 schemas (tests/fmi2/)
     # sweeps: HDF5 output, MPI ranks (mpirun), and h5py to read the files in the tests
     libhdf5-dev libopenmpi-dev openmpi-bin python3-h5py
-    # paynter report: npm installs the page's libraries (web/package.json); the
-    # report test loads the pages in headless Chromium
+    # paynter report and studio: npm installs the pages' libraries and
+    # puppeteer-core (web/package.json); the report and studio tests load the
+    # pages in headless Chromium
     nodejs chromium
     texlive-latex-base  # pdflatex: the test that equations --latex --standalone compiles
     "$@"
@@ -59,7 +61,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The browser libraries `paynter report` inlines (uPlot, KaTeX), at the
+# The browser libraries `paynter report` and `studio` inline (uPlot, KaTeX,
+# CodeMirror) and the studio test's puppeteer-core, at the
 # versions of web/package-lock.json, when they are missing or older than it.
 [ $program_only -eq 1 ] && exit 0
 web="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/web"

@@ -53,32 +53,6 @@
   document.body.appendChild(nav);
 
   // ---- the drawing -------------------------------------------------------
-  const SVG_NS = 'http://www.w3.org/2000/svg';
-  const ALLOWED_TAGS = { svg: 1, g: 1, title: 1, polygon: 1, polyline: 1, path: 1, ellipse: 1, circle: 1, text: 1, line: 1, rect: 1 };
-  const ALLOWED_ATTRS = {
-    id: 1, class: 1, transform: 1, points: 1, d: 1, cx: 1, cy: 1, rx: 1, ry: 1, r: 1, x: 1, y: 1, x1: 1, y1: 1,
-    x2: 1, y2: 1, width: 1, height: 1, viewBox: 1, fill: 1, stroke: 1, 'stroke-width': 1, 'stroke-dasharray': 1,
-    'font-family': 1, 'font-size': 1, 'font-weight': 1, 'font-style': 1, 'text-anchor': 1, 'fill-opacity': 1,
-    'stroke-opacity': 1, opacity: 1, preserveAspectRatio: 1
-  };
-  // A copy of Graphviz's SVG made of allowed elements and attributes only
-  // (no script, no event handler, no link, no foreign content).
-  function cleanSvg(node) {
-    const name = node.localName;
-    if (node.namespaceURI !== SVG_NS || !ALLOWED_TAGS[name]) return null;
-    const out = document.createElementNS(SVG_NS, name);
-    for (const a of Array.from(node.attributes)) {
-      if (!ALLOWED_ATTRS[a.name] || a.namespaceURI) continue;
-      if (/url\s*\(|javascript:/i.test(a.value)) continue;
-      out.setAttribute(a.name, a.value);
-    }
-    for (const c of Array.from(node.childNodes)) {
-      if (c.nodeType === 3) out.appendChild(document.createTextNode(c.nodeValue));
-      else if (c.nodeType === 1) { const k = cleanSvg(c); if (k) out.appendChild(k); }
-    }
-    return out;
-  }
-
   const drawSec = section('drawing-sec', 'Bond graph',
     'Causal strokes as Graphviz draws them (bar = the end that receives the effort); red: storage in derivative ' +
     'causality; dashed: bonds on a zero-order causal path. Hover or click an element or bond for its parameters, ' +
@@ -95,8 +69,7 @@
     const box = el('div', { class: 'view' });
     box.style.width = '100%';
     box.style.height = '100%';
-    const parsed = new DOMParser().parseFromString(text, 'image/svg+xml');
-    const svg = cleanSvg(parsed.documentElement);
+    const svg = window.paynterSvg(text);  // web/svg.js
     if (!svg) return { box: box, svg: null };
     svg.removeAttribute('width');
     svg.removeAttribute('height');

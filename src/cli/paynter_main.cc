@@ -5,15 +5,19 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
+#include <unistd.h>
 
 #include "commands.h"
 #include "paynter/analysis.h"
+#include "paynter/data_dir.h"
 #include "paynter/paynter.h"
 #include "paynter/run.h"
 
@@ -158,9 +162,31 @@ std::optional<int> CheckCommandAndFile(const CLI::App& app, int argc, char** arg
   return 1;
 }
 
+// `paynter studio ...` runs the program paynter-studio beside this one with
+// the same arguments (src/studio/: it links the server library, which this
+// program does not load). Returns only when it cannot be started.
+int RunStudio(int argc, char** argv) {
+  const std::string dir = CodeDirectory();
+  const std::string program = (dir.empty() ? std::string(".") : dir) + "/paynter-studio";
+  std::vector<char*> args;
+  args.push_back(const_cast<char*>("paynter-studio"));
+  for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
+  args.push_back(nullptr);
+  execv(program.c_str(), args.data());
+  Diagnostic d;
+  d.where.file = program;
+  d.message = "this paynter has no studio: the program paynter-studio cannot be started";
+  d.expected = "paynter-studio beside paynter (built when cpp-httplib is installed)";
+  d.got = std::strerror(errno);
+  d.hint = "install libcpp-httplib-dev (bash scripts/setup.sh) and build again (bash scripts/build.sh)";
+  std::cerr << Error(std::move(d)).what() << "\n";
+  return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "studio") return RunStudio(argc, argv);
   CLI::App app{"paynter: bond graphs in, simulations out"};
   SetCommandLine(argc, argv);
   SetStageProgress(true);  // long symbolic stages say so on stderr (paynter/progress.h)
@@ -271,6 +297,8 @@ int main(int argc, char** argv) {
   CLI::App* fmu = AddFmuCommand(app);
   RegisterLinearCommands(&app);
   CLI::App* sweep = AddSweepCommand(app);
+  // Run by RunStudio before the options are read; here for --help's list.
+  app.add_subcommand("studio", "edit, check, draw and run models in the browser: a server on 127.0.0.1 (docs/studio.md)");
 
   app.set_version_flag("--version", std::string("paynter ") + PAYNTER_VERSION);
   if (const std::optional<int> rc = CheckCommandAndFile(app, argc, argv)) return *rc;

@@ -20,8 +20,12 @@ namespace paynter {
 std::string CodeDirectory() {
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&CodeDirectory), &info) == 0 || !info.dli_fname) return {};
+  // The program itself is named as it was started (argv[0]): a name without
+  // '/' was found on PATH and is no path from here; /proc/self/exe is its file.
+  const std::string name = info.dli_fname;
   std::error_code ec;
-  const std::filesystem::path self = std::filesystem::canonical(info.dli_fname, ec);
+  const std::filesystem::path self =
+      std::filesystem::canonical(name.find('/') == std::string::npos ? "/proc/self/exe" : name, ec);
   return ec ? std::string() : self.parent_path().string();
 }
 

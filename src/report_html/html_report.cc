@@ -27,10 +27,7 @@
 #include "paynter/multibody.h"
 #include "paynter/report.h"
 #include "paynter/zcp.h"
-
-#ifndef PAYNTER_WEB_DIR
-#define PAYNTER_WEB_DIR ""
-#endif
+#include "web_page.h"
 
 namespace paynter {
 
@@ -65,147 +62,7 @@ std::string JsonString(const std::string& text) {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A JSON number; null for what JSON cannot hold (NaN, infinities).
-std::string JsonNumber(double v) { return std::isfinite(v) ? fmt::format("{}", v) : "null"; }
-
-// A small JSON writer: objects and arrays written in order, commas kept.
-class Json {
- public:
-  Json& Open(char c) {
-    Comma();
-    out_ += c;
-    first_ = true;
-    return *this;
-  }
-  Json& Close(char c) {
-    out_ += c;
-    first_ = false;
-    return *this;
-  }
-  Json& Key(const std::string& k) {
-    Comma();
-    out_ += JsonString(k) + ":";
-    first_ = true;
-    return *this;
-  }
-  Json& Str(const std::string& s) {
-    Comma();
-    out_ += JsonString(s);
-    return *this;
-  }
-  Json& Num(double v) {
-    Comma();
-    out_ += JsonNumber(v);
-    return *this;
-  }
-  Json& Bool(bool b) {
-    Comma();
-    out_ += b ? "true" : "false";
-    return *this;
-  }
-  Json& Field(const std::string& k, const std::string& s) { return Key(k).Str(s); }
-  Json& Field(const std::string& k, double v) { return Key(k).Num(v); }
-  const std::string& text() const { return out_; }
-
- private:
-  void Comma() {
-    if (!first_) out_ += ',';
-    first_ = false;
-  }
-  std::string out_;
-  bool first_ = true;
-};
-
-std::string ReadWebFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    ThrowAt({path.string()}, "", "report: a file of the page is missing",
-            "the page's script, style and the npm libraries (uPlot, KaTeX) in web/", "no readable file",
-            "run scripts/setup.sh (it runs `npm ci` in web/), or set PAYNTER_WEB_DIR to a web/ directory "
-            "with node_modules/");
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// A script's text as the content of an inline <script> element: "</script"
-// (any case) would end the element and "<!--" change how it is read, so their
-// '<' is escaped as JavaScript reads it inside strings and regular
-// expressions, the only places such text occurs in code ("<\/", "<\!").
-std::string InlineScript(std::string js) {
-  std::string lower = js;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  std::string out;
-  size_t at = 0;
-  for (size_t i = 0; i < js.size(); ++i) {
-    if (lower.compare(i, 8, "</script") == 0 || lower.compare(i, 4, "<!--") == 0) {
-      out += js.substr(at, i - at) + "<\\";
-      at = i + 1;
-    }
-  }
-  return out + js.substr(at);
-}
-
-// A style sheet's text as the content of an inline <style> element.
-std::string InlineStyle(std::string css) {
-  for (size_t at = 0; (at = css.find("</", at)) != std::string::npos; at += 3) css.replace(at, 2, "<\\/");
-  return css;
-}
-
-std::string Base64(const std::string& bytes) {
-  static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    const unsigned v = (static_cast<unsigned char>(bytes[i]) << 16) | (static_cast<unsigned char>(bytes[i + 1]) << 8) |
-                       static_cast<unsigned char>(bytes[i + 2]);
-    out += {t[v >> 18], t[(v >> 12) & 63], t[(v >> 6) & 63], t[v & 63]};
-  }
-  if (i + 1 == bytes.size()) {
-    const unsigned v = static_cast<unsigned char>(bytes[i]) << 16;
-    out += {t[v >> 18], t[(v >> 12) & 63], '=', '='};
-  } else if (i + 2 == bytes.size()) {
-    const unsigned v = (static_cast<unsigned char>(bytes[i]) << 16) | (static_cast<unsigned char>(bytes[i + 1]) << 8);
-    out += {t[v >> 18], t[(v >> 12) & 63], t[(v >> 6) & 63], '='};
-  }
-  return out;
-}
-
-// KaTeX's style sheet with its WOFF2 fonts as data: URIs (every browser that
-// runs the page reads WOFF2) and the WOFF and TrueType copies left out.
-std::string KatexStyle(const fs::path& dist) {
-  std::string css = ReadWebFile(dist / "katex.min.css");
-  std::string out;
-  size_t at = 0;
-  const std::string open = "url(fonts/";
-  while (true) {
-    const size_t u = css.find(open, at);
-    if (u == std::string::npos) break;
-    const size_t close = css.find(')', u);
-    if (close == std::string::npos) break;
-    const std::string file = css.substr(u + open.size(), close - u - open.size());
-    out += css.substr(at, u - at);
-    // The src list: url(X.woff2) format("woff2"),url(X.woff) format("woff"),url(X.ttf) format("truetype")
-    if (file.size() > 6 && file.compare(file.size() - 6, 6, ".woff2") == 0) {
-      out += "url(data:font/woff2;base64," + Base64(ReadWebFile(dist / "fonts" / file)) + ")";
-      at = close + 1;
-    } else {
-      // Drop ",url(X.woff) format(...)": back over the comma written, on past the format.
-      if (!out.empty() && out.back() == ',') out.pop_back();
-      const size_t fmt_end = css.find(')', close + 1);
-      at = fmt_end == std::string::npos ? close + 1 : fmt_end + 1;
-    }
-  }
-  out += css.substr(at);
-  return out;
-}
-
-fs::path WebDir(const ReportOptions& options) {
-  if (!options.web_dir.empty()) return options.web_dir;
-  return DataDirectory("web", "PAYNTER_WEB_DIR", PAYNTER_WEB_DIR);
-}
+using web::Json;
 
 // The variable an alias chain ends at (copies at junctions were eliminated).
 GiNaC::ex Representative(const EquationSystem& eqs, GiNaC::ex v) {
@@ -381,14 +238,15 @@ void WriteMechanism(Json& j, const ModelSpec& spec) {
 }  // namespace
 
 void WriteHtmlReport(const ReportOptions& options, const std::string& path) {
-  const fs::path web = WebDir(options);
+  const fs::path dir = web::WebDir(options.web_dir);
   // The page's parts first: a missing library is reported before the run.
-  const std::string uplot_js = ReadWebFile(web / "node_modules/uplot/dist/uPlot.iife.min.js");
-  const std::string uplot_css = ReadWebFile(web / "node_modules/uplot/dist/uPlot.min.css");
-  const std::string katex_js = ReadWebFile(web / "node_modules/katex/dist/katex.min.js");
-  const std::string katex_css = KatexStyle(web / "node_modules/katex/dist");
-  const std::string page_js = ReadWebFile(web / "report.js");
-  const std::string page_css = ReadWebFile(web / "report.css");
+  const std::string uplot_js = web::ReadWebFile(dir / "node_modules/uplot/dist/uPlot.iife.min.js", "report");
+  const std::string uplot_css = web::ReadWebFile(dir / "node_modules/uplot/dist/uPlot.min.css", "report");
+  const std::string katex_js = web::ReadWebFile(dir / "node_modules/katex/dist/katex.min.js", "report");
+  const std::string katex_css = web::KatexStyle(dir / "node_modules/katex/dist");
+  const std::string svg_js = web::ReadWebFile(dir / "svg.js", "report");
+  const std::string page_js = web::ReadWebFile(dir / "report.js", "report");
+  const std::string page_css = web::ReadWebFile(dir / "report.css", "report");
 
   RunOptions run = options.run;
   // The model as written, flat (the components' drawing groups by it; a mechanism's bodies and joints).
@@ -489,15 +347,13 @@ void WriteHtmlReport(const ReportOptions& options, const std::string& path) {
   html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   html += "<meta name=\"generator\" content=\"paynter report\">\n<title>paynter report</title>\n";
   // Errors are collected from the first script on (the self-test reports them).
-  html += "<script>window.paynterErrors=[];window.addEventListener('error',function(e){window.paynterErrors.push("
-          "String(e.message))});(function(){var f=console.error;console.error=function(){window.paynterErrors.push("
-          "Array.prototype.join.call(arguments,' '));f.apply(console,arguments)}})();</script>\n";
-  html += "<style>\n" + InlineStyle(uplot_css) + "\n" + InlineStyle(katex_css) + "\n" + InlineStyle(page_css) +
+  html += web::ErrorCaptureScript();  // errors are collected from the first script on (the self-test reports them)
+  html += "<style>\n" + web::InlineStyle(uplot_css) + "\n" + web::InlineStyle(katex_css) + "\n" + web::InlineStyle(page_css) +
           "\n</style>\n</head>\n<body>\n";
   html += "<script type=\"application/json\" id=\"paynter-data\">" + j.text() + "</script>\n";
-  html += "<script>\n" + InlineScript(uplot_js) + "\n</script>\n";
-  html += "<script>\n" + InlineScript(katex_js) + "\n</script>\n";
-  html += "<script>\n" + InlineScript(page_js) + "\n</script>\n";
+  html += "<script>\n" + web::InlineScript(uplot_js) + "\n</script>\n";
+  html += "<script>\n" + web::InlineScript(katex_js) + "\n</script>\n";
+  html += "<script>\n" + web::InlineScript(svg_js + "\n" + page_js) + "\n</script>\n";
   html += "</body>\n</html>\n";
   WriteFileAtomically(path, html, "report");
 }

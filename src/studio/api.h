@@ -1,0 +1,60 @@
+// paynter studio's answers: the page, and the JSON of check and simulate on a
+// model's text as the editor holds it (docs/studio.md). No HTTP here
+// (server.cc): each function takes the request's parts and gives the body.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graphviz.h"
+#include "paynter/run.h"
+
+namespace paynter::studio {
+
+// The page: the studio's script and style (web/studio.js, studio.css) and the
+// libraries (CodeMirror, uPlot) inlined; `web_dir` as ReportOptions::web_dir.
+// Throws Error when a file of it is missing (hint: npm ci in web/).
+std::string StudioPage(const std::string& web_dir);
+
+// check and causality on `text`, read as the model file `file` (its relative
+// submodel paths are the file's; errors name `shown`): the diagnostics (each
+// with its line, message, expected, got and hint; causal conflicts and
+// storage in derivative causality at their elements' lines), the drawing
+// (Graphviz SVG, as `paynter draw` makes it), the parameters, outputs and
+// element names (for completion and sliders), and the time taken by each
+// part (load, causality, equations, drawing) and in all.
+std::string CheckJson(const std::string& text, const std::filesystem::path& file, const std::string& shown,
+                      DotRenderer& renderer);
+
+// The options of a simulate request: `simulate`'s, by their command-line names
+// without the dashes (t-end, t0, method, form, rtol, atol, dt-out, step,
+// constraints, backend, max-steps, param as NAME=VALUE, repeatable).
+// Throws Error naming a bad one.
+RunOptions SimulateOptions(const std::multimap<std::string, std::string>& query);
+
+// Runs `text` (written for the run to a temporary model file beside `file`,
+// removed after) with `options`: the columns and their values, the run's
+// statistics; an error as a diagnostic. The last prepared model is kept, so
+// that a run with other values of settable parameters (sliders) skips the
+// symbolic stages and the compile.
+class Simulator {
+ public:
+  Simulator();
+  ~Simulator();
+  std::string RunJson(const std::string& text, const std::filesystem::path& file, const std::string& shown,
+                      RunOptions options);
+
+ private:
+  struct Kept;
+  std::unique_ptr<Kept> kept_;
+};
+
+// A diagnostic as JSON ({line, column, message, expected, got, hint, element,
+// severity, text}); a location in `internal` (a temporary) is shown as `shown`.
+std::string DiagnosticJson(const Diagnostic& d, const std::string& shown, const std::string& severity = "error",
+                           const std::string& internal = "");
+
+}  // namespace paynter::studio

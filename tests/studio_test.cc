@@ -1,0 +1,387 @@
+// paynter studio's server, as a browser meets it: the program paynter-studio
+// started on a scratch directory, asked over HTTP (cpp-httplib's client).
+// The security rules (token, Host, paths that leave the directory, symbolic
+// links), atomic saving and the refusal to save a model that does not load
+// over one that does, check's located errors and the drawing, a run against
+// its closed-form solution, a slider's run on the prepared model, and a clean
+// stop by POST /api/shutdown and by SIGINT.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+namespace paynter {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A model whose charge decays as q0 exp(-t/(R C)): the run is checked against it.
+const char* kRc =
+    "name: rc\n"
+    "parameters:\n"
+    "  R: 2\n"
+    "  C: 0.5\n"
+    "elements:\n"
+    "  - {name: cap, kind: C, capacitance: C, initial: 1}\n"
+    "  - {name: j, kind: \"0\"}\n"
+    "  - {name: res, kind: R, resistance: R}\n"
+    "bonds: [[j, cap], [j, res]]\n"
+    "outputs: {q: q_cap}\n";
+
+// The same with an unknown kind on line 8.
+const char* kBroken =
+    "name: rc\n"
+    "parameters:\n"
+    "  R: 2\n"
+    "  C: 0.5\n"
+    "elements:\n"
+    "  - {name: cap, kind: C, capacitance: C, initial: 1}\n"
+    "  - {name: j, kind: \"0\"}\n"
+    "  - {name: res, kind: Q, resistance: R}\n"
+    "bonds: [[j, cap], [j, res]]\n"
+    "outputs: {q: q_cap}\n";
+
+// The studio program on a directory: its pid, port and token.
+class Studio {
+ public:
+  explicit Studio(const fs::path& path) {
+    int out[2];
+    if (pipe(out) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(out[1], 1);
+      close(out[0]);
+      close(out[1]);
+      execl(PAYNTER_EXE, PAYNTER_EXE, "studio", path.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(out[1]);
+    // The first line: "paynter studio: http://127.0.0.1:PORT/?token=TOKEN".
+    std::string line;
+    char c;
+    while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
+    out_ = out[0];
+    first_line_ = line;
+    std::smatch m;
+    if (std::regex_search(line, m, std::regex(R"(http://127\.0\.0\.1:(\d+)/\?token=([0-9a-f]+))"))) {
+      port_ = std::stoi(m[1]);
+      token_ = m[2];
+    }
+  }
+  ~Studio() {
+    if (pid_ > 0 && !stopped_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (out_ >= 0) close(out_);
+  }
+  int port() const { return port_; }
+  const std::string& token() const { return token_; }
+  const std::string& first_line() const { return first_line_; }
+  pid_t pid() const { return pid_; }
+  // The exit status once it has stopped (waits).
+  int Wait() {
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    stopped_ = true;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  }
+  // A client that carries the token unless told not to.
+  httplib::Client Client(bool with_token = true) const {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(60, 0);
+    if (with_token) c.set_default_headers({{"X-Paynter-Token", token_}});
+    return c;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int out_ = -1;
+  int port_ = 0;
+  bool stopped_ = false;
+  std::string token_, first_line_;
+};
+
+fs::path Scratch(const std::string& name) {
+  const fs::path d = fs::path(PAYNTER_BINARY_DIR) / "studio_test" / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string Encoded(const std::string& s) { return httplib::detail::encode_query_param(s); }
+
+class StudioServer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = Scratch(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::ofstream(dir_ / "rc.yaml") << kRc;
+    studio_ = std::make_unique<Studio>(dir_);
+    ASSERT_GT(studio_->port(), 0) << "no address printed: " << studio_->first_line();
+    ASSERT_EQ(studio_->token().size(), 32u);
+  }
+  void TearDown() override {
+    if (!studio_ || studio_->port() <= 0) return;
+    auto c = studio_->Client();
+    auto r = c.Post("/api/shutdown", "", "text/plain");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(studio_->Wait(), 0);
+  }
+  fs::path dir_;
+  std::unique_ptr<Studio> studio_;
+};
+
+TEST_F(StudioServer, EveryRequestNeedsTheToken) {
+  auto bare = studio_->Client(false);
+  for (const char* path : {"/", "/api/files", "/api/file?path=rc.yaml"}) {
+    auto r = bare.Get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 403) << path;
+    EXPECT_EQ(r->body.find("rc"), std::string::npos) << path << ": " << r->body;
+  }
+  auto r = bare.Post("/api/save?path=rc.yaml", "name: x\n", "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 403);
+  EXPECT_EQ(Slurp(dir_ / "rc.yaml"), kRc);
+  r = bare.Post("/api/shutdown", "", "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 403);
+  // A wrong token of the right length, in the header or the query.
+  std::string wrong = studio_->token();
+  wrong[0] = wrong[0] == 'a' ? 'b' : 'a';
+  r = bare.Get("/?token=" + wrong);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 403);
+  r = bare.Get("/api/files", {{"X-Paynter-Token", wrong}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 403);
+  // The right one in the query (the page's address) or the header.
+  r = bare.Get("/?token=" + studio_->token());
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_NE(r->body.find("<title>paynter studio</title>"), std::string::npos);
+  EXPECT_NE(r->get_header_value("Content-Security-Policy").find("default-src 'none'"), std::string::npos);
+  r = studio_->Client().Get("/api/files");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_NE(r->body.find("\"rc.yaml\""), std::string::npos) << r->body;
+}
+
+TEST_F(StudioServer, OnlyItsOwnHostIsAnswered) {
+  auto c = studio_->Client();
+  const std::string port = std::to_string(studio_->port());
+  for (const std::string& host : std::vector<std::string>{"evil.example", "evil.example:" + port, "127.0.0.2:" + port, "127.0.0.1.evil.example",
+                                 "127.0.0.1:" + std::to_string(studio_->port() + 1), "localhost.:" + port, ""}) {
+    auto r = c.Get("/api/files", {{"Host", host}});
+    ASSERT_TRUE(r) << host;
+    EXPECT_EQ(r->status, 403) << "Host: " << host;
+  }
+  for (const std::string& host : std::vector<std::string>{"127.0.0.1:" + port, "localhost:" + port, "LOCALHOST:" + port, "127.0.0.1"}) {
+    auto r = c.Get("/api/files", {{"Host", host}});
+    ASSERT_TRUE(r) << host;
+    EXPECT_EQ(r->status, 200) << "Host: " << host;
+  }
+}
+
+TEST_F(StudioServer, PathsStayInsideItsDirectory) {
+  const fs::path outside = dir_.parent_path() / "outside_PathsStayInsideItsDirectory";
+  fs::create_directories(outside);
+  std::ofstream(outside / "secret.yaml") << "secret: 42\n";
+  fs::create_symlink(outside / "secret.yaml", dir_ / "link.yaml");
+  fs::create_directory_symlink(outside, dir_ / "linkdir");
+  auto c = studio_->Client();
+  for (const std::string& path : std::vector<std::string>{"../outside_PathsStayInsideItsDirectory/secret.yaml", (outside / "secret.yaml").string(),
+                                 "link.yaml", "linkdir/secret.yaml", "sub/../../outside_PathsStayInsideItsDirectory/secret.yaml",
+                                 "", "nonexistent.yaml"}) {
+    auto r = c.Get("/api/file?path=" + Encoded(path));
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 403) << path << ": " << r->body;
+    EXPECT_EQ(r->body.find("42"), std::string::npos) << path;
+  }
+  for (const std::string& path : std::vector<std::string>{"../outside_PathsStayInsideItsDirectory/new.yaml", (outside / "new.yaml").string(),
+                                 "link.yaml", "linkdir/new.yaml", "rc.txt", "nodir/new.yaml"}) {
+    auto r = c.Post("/api/save?path=" + Encoded(path), kRc, "text/plain");
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 403) << path << ": " << r->body;
+  }
+  EXPECT_FALSE(fs::exists(outside / "new.yaml"));
+  EXPECT_EQ(Slurp(outside / "secret.yaml"), "secret: 42\n");
+  // The listing leaves out what lies behind links.
+  auto r = c.Get("/api/files");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->body.find("secret"), std::string::npos) << r->body;
+  EXPECT_EQ(r->body.find("link"), std::string::npos) << r->body;
+  // A subdirectory inside is fine.
+  fs::create_directory(dir_ / "sub");
+  r = c.Post("/api/save?path=sub/new.yaml", kRc, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Slurp(dir_ / "sub/new.yaml"), kRc);
+}
+
+TEST_F(StudioServer, SavingIsAtomicAndKeepsAGoodFileFromABrokenText) {
+  auto c = studio_->Client();
+  struct stat before, after;
+  ASSERT_EQ(stat((dir_ / "rc.yaml").c_str(), &before), 0);
+  const std::string edited = std::string(kRc) + "# edited\n";
+  auto r = c.Post("/api/save?path=rc.yaml", edited, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Slurp(dir_ / "rc.yaml"), edited);
+  // A new file renamed into place (not written over the old one), and no
+  // temporary left beside it.
+  ASSERT_EQ(stat((dir_ / "rc.yaml").c_str(), &after), 0);
+  EXPECT_NE(before.st_ino, after.st_ino);
+  for (const auto& e : fs::directory_iterator(dir_))
+    EXPECT_EQ(e.path().filename().string().rfind(".paynter", 0), std::string::npos) << e.path();
+  // A text that does not load is not saved over a file that does...
+  r = c.Post("/api/save?path=rc.yaml", kBroken, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 409) << r->body;
+  EXPECT_NE(r->body.find("\"needs_force\":true"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("\"line\":8"), std::string::npos) << r->body;
+  EXPECT_EQ(Slurp(dir_ / "rc.yaml"), edited);
+  // ...unless asked to.
+  r = c.Post("/api/save?path=rc.yaml&force=1", kBroken, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Slurp(dir_ / "rc.yaml"), kBroken);
+  // Over a file that does not load either, or as a new file, it is saved.
+  r = c.Post("/api/save?path=rc.yaml", std::string(kBroken) + "# again\n", "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  r = c.Post("/api/save?path=draft.yaml", kBroken, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Slurp(dir_ / "draft.yaml"), kBroken);
+}
+
+TEST_F(StudioServer, CheckLocatesAnErrorAndDrawsAGoodModel) {
+  auto c = studio_->Client();
+  auto r = c.Post("/api/check?path=rc.yaml", kBroken, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_NE(r->body.find("\"ok\":false"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("\"line\":8"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("'Q'"), std::string::npos) << r->body;  // the message names what was found
+  EXPECT_NE(r->body.find("\"hint\":\""), std::string::npos) << r->body;
+  EXPECT_EQ(r->body.find("\"hint\":\"\""), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("\"file\":\"rc.yaml\""), std::string::npos) << r->body;  // named as the page knows it
+  EXPECT_EQ(r->body.find("\"svg\""), std::string::npos);
+  // The text checked is the request's, not the file's.
+  EXPECT_EQ(Slurp(dir_ / "rc.yaml"), kRc);
+  r = c.Post("/api/check?path=rc.yaml", kRc, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("\"ok\":true"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("\"svg\":\"\\u003c"), std::string::npos);
+  EXPECT_NE(r->body.find("\"states\":1"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("{\"id\":\"el2\",\"name\":\"res\",\"kind\":\"R\",\"line\":8}"), std::string::npos) << r->body;
+  // A causal conflict is an error at its element's line: two effort sources on a 0-junction.
+  const std::string conflict =
+      "name: clash\nelements:\n  - {name: a, kind: Se, effort: 1}\n  - {name: b, kind: Se, effort: 2}\n"
+      "  - {name: j, kind: \"0\"}\nbonds: [[a, j], [b, j]]\n";
+  r = c.Post("/api/check?path=clash.yaml", conflict, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("\"ok\":false"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("causal conflict"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("\"svg\""), std::string::npos) << "a graph with a conflict is drawn";
+  // Model text reaches the page only as data: no '<' in any answer.
+  const std::string hostile = "name: \"x</script><img src=x onerror=alert(1)>\"\nelements:\n  - {name: a, kind: C, capacitance: 1}\n"
+                              "bonds: []\n";
+  r = c.Post("/api/check?path=rc.yaml", hostile, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->get_header_value("Content-Type").rfind("application/json", 0), 0u);
+  EXPECT_EQ(r->body.find('<'), std::string::npos) << r->body;
+}
+
+TEST_F(StudioServer, RunsTheEditorsTextAndSlidersReuseThePreparedModel) {
+  auto c = studio_->Client();
+  // q = exp(-t/(R C)); at t = 1 with R C = 1: e^-1.
+  auto r = c.Post("/api/simulate?path=rc.yaml&t-end=1&rtol=1e-10&atol=1e-12&dt-out=0.5", kRc, "text/plain");
+  ASSERT_TRUE(r);
+  ASSERT_NE(r->body.find("\"ok\":true"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("\"columns\":[\"t\",\"q\"]"), std::string::npos) << r->body;
+  std::smatch m;
+  const std::regex last(R"("data":\[\[[^\]]*\],\[([^\]]*)\]\])");
+  ASSERT_TRUE(std::regex_search(r->body, m, last)) << r->body;
+  auto final_value = [](const std::string& list) { return std::stod(list.substr(list.rfind(',') + 1)); };
+  EXPECT_NEAR(final_value(m[1]), std::exp(-1.0), 1e-8) << r->body;
+  EXPECT_NE(r->body.find("\"prepared\":true"), std::string::npos);
+  // A slider: R = 4 on the prepared model (R is settable): exp(-1/2).
+  r = c.Post("/api/simulate?path=rc.yaml&t-end=1&rtol=1e-10&atol=1e-12&dt-out=0.5&param=R%3D4", kRc, "text/plain");
+  ASSERT_TRUE(r);
+  ASSERT_TRUE(std::regex_search(r->body, m, last)) << r->body;
+  EXPECT_NEAR(final_value(m[1]), std::exp(-0.5), 1e-8) << r->body;
+  EXPECT_NE(r->body.find("\"prepared\":false"), std::string::npos) << r->body;
+  // The file was neither read nor changed, and no temporary is left.
+  EXPECT_EQ(Slurp(dir_ / "rc.yaml"), kRc);
+  for (const auto& e : fs::directory_iterator(dir_)) EXPECT_EQ(e.path().filename(), "rc.yaml");
+  // A run that fails says why, at the model's name.
+  r = c.Post("/api/simulate?path=rc.yaml&t-end=1&param=nope%3D1", kRc, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("\"ok\":false"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("nope"), std::string::npos) << r->body;
+  // Every row goes to the page: a run that would send more than a million is refused before it starts.
+  r = c.Post("/api/simulate?path=rc.yaml&t-end=1&dt-out=1e-7", kRc, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("\"ok\":false"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("more than a million rows"), std::string::npos) << r->body;
+  r = c.Post("/api/simulate?path=rc.yaml&t-end=abc", kRc, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  r = c.Post("/api/simulate?path=rc.yaml&t-end=1", kBroken, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("\"line\":8"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("\"file\":\"rc.yaml\""), std::string::npos) << r->body;
+  EXPECT_EQ(r->body.find(".paynter"), std::string::npos) << "the temporary's name is not shown: " << r->body;
+}
+
+TEST(Studio, StopsCleanlyOnSigint) {
+  const fs::path dir = Scratch("sigint");
+  Studio s(dir);
+  ASSERT_GT(s.port(), 0) << s.first_line();
+  auto c = s.Client();
+  auto r = c.Get("/api/files");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  kill(s.pid(), SIGINT);
+  EXPECT_EQ(s.Wait(), 0);
+}
+
+TEST(Studio, AMissingPathIsAClearError) {
+  const std::string out = [] {
+    FILE* p = popen((std::string(PAYNTER_EXE) + " studio /nonexistent/dir 2>&1; echo rc=$?").c_str(), "r");
+    std::string s;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) s.append(buf, n);
+    pclose(p);
+    return s;
+  }();
+  EXPECT_NE(out.find("no such file or directory"), std::string::npos) << out;
+  EXPECT_NE(out.find("rc=1"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace paynter
