@@ -1,6 +1,7 @@
 // Helpers for whole-model tests.
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +17,24 @@
 namespace paynter::testing {
 
 inline std::string SourcePath(const std::string& rel) { return std::string(PAYNTER_SOURCE_DIR) + "/" + rel; }
+
+// A bound on how long something takes tells "at once" from "minutes or
+// hours", not this machine's speed: the hostile tests take it on CPU time
+// (a loaded machine does not stretch it) and widen it by kSlowdown under
+// AddressSanitizer, whose instrumentation costs 3-10x.
+#ifdef __SANITIZE_ADDRESS__
+inline constexpr double kSlowdown = 10.0;
+#else
+inline constexpr double kSlowdown = 1.0;
+#endif
+
+// CPU seconds (user + system) of the child processes waited for so far.
+inline double ChildrenCpuSeconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_CHILDREN, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
 
 struct Run {
   Model model;

@@ -21,6 +21,7 @@
 #include "paynter/multibody.h"
 #include "paynter/pipeline.h"
 #include "paynter/program.h"
+#include "paynter/progress.h"
 #include "paynter/simulation.h"
 #include "paynter/units.h"
 #include "paynter/codegen.h"
@@ -338,6 +339,7 @@ struct TempDir {
 }  // namespace
 
 FmuReport ExportFmu(const FmuOptions& o) {
+  StageScope stage("exporting " + o.model_file + " as an FMU");
   CheckOptions(o);
   const bool mechanism = LoadSpec(ModelSource::File(o.model_file), {}, LoadPass::kSubmodels).multibody.present;
   const std::string form = o.form.empty() ? (mechanism ? "lagrange2" : "state") : o.form;
@@ -644,6 +646,7 @@ FmuReport ExportFmu(const FmuOptions& o) {
   argv.push_back("-lm");
   std::string output;
   const auto start = std::chrono::steady_clock::now();
+  StageScope compiling("compiling the FMU's code");
   const int status = RunTool(argv, &output);
   report.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::error_code ec;
