@@ -370,6 +370,115 @@ TEST(Blocks, StatelessModelSwitchesItsConditions) {
   }
 }
 
+// ---- the component library: control and sensors ---------------------------
+
+// lib:control/pi on the plant of PiOnAKnownPlantBothForms, and
+// lib:control/first_order from y0 = 1 toward k = 2 with T = 0.5.
+TEST(BlocksLibrary, PiAndFirstOrder) {
+  const Solution s = RunYaml(R"Y(
+instances:
+  - {name: ctl, use: "lib:control/pi", parameters: {u: 1 - body.v, kp: 3, ki: 4}}
+  - {name: push, use: "lib:mechanical/force_source", parameters: {F: ctl.y}}
+  - {name: body, use: "lib:mechanical/mass", parameters: {m: 1}}
+  - {name: d, use: "lib:mechanical/damper", parameters: {c: 1}}
+  - {name: lag, use: "lib:control/first_order", parameters: {u: 1, k: 2, T: 0.5, y0: 1}}
+elements: [{name: J, kind: "1"}]
+bonds: [[push.p, J], [J, body.p], [J, d.p]]
+)Y",
+                         4.0);
+  EXPECT_LT(MaxError(s, "body.v", [](double t) { return 1 - std::exp(-2 * t) + t * std::exp(-2 * t); }), 1e-9);
+  EXPECT_LT(MaxError(s, "lag.y", [](double t) { return 2 - std::exp(-t / 0.5); }), 1e-9);
+}
+
+// lib:control/second_order (w = 4, zeta = 0.5, k = 3), lib:control/integrator
+// and lib:control/limiter.
+TEST(BlocksLibrary, SecondOrderIntegratorLimiter) {
+  const Solution s = RunYaml(R"Y(
+instances:
+  - {name: g, use: "lib:control/second_order", parameters: {u: 1, k: 3, w: 4, zeta: 0.5}}
+  - {name: i, use: "lib:control/integrator", parameters: {u: cos(t), y0: 0.5, max: 1.2}}
+  - {name: l, use: "lib:control/limiter", parameters: {u: 3*sin(t), max: 2}}
+elements: [{name: r, kind: R, resistance: 1}, {name: z, kind: Se, effort: 0}]
+bonds: [[z, r]]
+)Y",
+                         4.0);
+  const double w = 4, z = 0.5, wd = w * std::sqrt(1 - z * z);
+  EXPECT_LT(MaxError(s, "g.y",
+                     [&](double t) {
+                       return 3 * (1 - std::exp(-z * w * t) / std::sqrt(1 - z * z) * std::sin(wd * t + std::acos(z)));
+                     }),
+            1e-9);
+  // 0.5 + sin t reaches 1.2 at asin(0.7), holds until cos t < 0 (t = pi/2), then follows 1.2 + sin t - 1.
+  EXPECT_LT(MaxError(s, "i.y",
+                     [](double t) {
+                       if (t < std::asin(0.7)) return 0.5 + std::sin(t);
+                       if (t < M_PI / 2) return 1.2;
+                       return 0.2 + std::sin(t);
+                     }),
+            1e-9);
+  EXPECT_LT(MaxError(s, "l.y", [](double t) { return std::clamp(3 * std::sin(t), -2.0, 2.0); }), 1e-12);
+}
+
+// lib:sensors: a mass m = 4 pushed by F = 2 through a flow sensor, with an
+// effort sensor on the node: v = t/2, x = t^2/4, the force 2 and its impulse 2t.
+TEST(BlocksLibrary, Sensors) {
+  const Solution s = RunYaml(R"Y(
+instances:
+  - {name: push, use: "lib:mechanical/force_source", parameters: {F: 2}}
+  - {name: fs, use: "lib:sensors/flow_sensor", parameters: {x0: 1}}
+  - {name: es, use: "lib:sensors/effort_sensor"}
+  - {name: body, use: "lib:mechanical/mass", parameters: {m: 4}}
+elements: [{name: node, kind: "0"}]
+bonds: [[push.p, node], [node, es.p], [node, fs.p], [fs.n, body.p]]
+)Y",
+                         2.0);
+  EXPECT_LT(MaxError(s, "fs.y", [](double t) { return t / 2; }), 1e-11);
+  EXPECT_LT(MaxError(s, "fs.x", [](double t) { return 1 + t * t / 4; }), 1e-11);
+  EXPECT_LT(MaxError(s, "es.y", [](double) { return 2.0; }), 1e-12);
+  EXPECT_LT(MaxError(s, "es.p", [](double t) { return 2 * t; }), 1e-11);
+}
+
+// examples/dc_motor_speed_control.yaml: while the PI's voltage is held at
+// Vmax the motor runs as examples/dc_motor_load.yaml does from a 24 V step;
+// the speed then settles on the setpoint; without anti-windup (Tt huge) the
+// integral winds up and the speed overshoots more.
+TEST(BlocksLibrary, DcMotorSpeedControlExample) {
+  const std::string path = testing::SourcePath("examples/dc_motor_speed_control.yaml");
+  std::string text = testing::ReadFileBytes(path);
+  const Solution s = testing::SimulateModel(LoadModel(path), 1.5, 1e-11, 1e-13, Method::kDopri5, 1e-3).solution;
+  std::string open = testing::ReadFileBytes(testing::SourcePath("examples/dc_motor_load.yaml"));
+  open.replace(open.find("parameters: {V: V}"), 18, "parameters: {V: 24*step_at(0.1)}");
+  const Solution o =
+      testing::SimulateModel(LoadModelFromString(open, "open.yaml"), 1.5, 1e-11, 1e-13, Method::kDopri5, 1e-3).solution;
+  const auto t = s.Column("t"), speed = s.Column("speed"), volt = s.Column("voltage");
+  const auto to = o.Column("t"), wo = o.Column("load.omega");
+  size_t saturated = 0, j = 0;
+  double exit = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i] <= 0.1 + 1e-9) continue;
+    if (volt[i] < 24 - 1e-12) {
+      exit = t[i];
+      break;
+    }
+    while (j < to.size() && to[j] < t[i] - 1e-12) ++j;  // the open-loop row at the same time
+    ASSERT_LT(j, to.size());
+    if (std::abs(to[j] - t[i]) > 1e-12) continue;  // an event's row of one run only
+    EXPECT_NEAR(speed[i], wo[j], 1e-9) << "t = " << t[i];
+    ++saturated;
+  }
+  std::printf("  held at 24 V from 0.1 s to %.4f s (%zu rows)\n", exit, saturated);
+  EXPECT_GT(saturated, 20u);
+  EXPECT_NEAR(speed.back(), 60, 1e-6);
+  double peak = 0, peak_windup = 0;
+  for (double w : speed) peak = std::max(peak, w);
+  text.replace(text.find("min: -Vmax}"), 11, "min: -Vmax, Tt: 1e9}");
+  const Solution wu =
+      testing::SimulateModel(LoadModelFromString(text, "windup.yaml"), 1.5, 1e-11, 1e-13, Method::kDopri5, 1e-3).solution;
+  for (double w : wu.Column("speed")) peak_windup = std::max(peak_windup, w);
+  std::printf("  peak speed %.4f (back-calculation), %.4f (winding up)\n", peak, peak_windup);
+  EXPECT_LT(peak - 60, 0.5 * (peak_windup - 60));
+}
+
 // ---- errors ---------------------------------------------------------------
 
 TEST(Blocks, ErrorsAreLocated) {
