@@ -129,6 +129,24 @@ class Writer {
     e.where = b_->values.at("reset").where;
     spec_->events.push_back(std::move(e));
   }
+  // A sampled block's clock: the state `<block>.tk`, the time of its next
+  // sample (first at t0, by default Ts), and the event at each sample that
+  // sets the given states (values from just before, all at once) and moves
+  // tk on by Ts. Its indicator t - tk rises through zero once per sample, so
+  // no sample is missed whatever the integrator's steps.
+  void Sample(std::vector<std::pair<std::string, std::string>> resets) {
+    const std::string ts = Text("Ts");
+    if (IsNumberText(b_->values.at("Ts").rows[0][0]) && !(std::stod(b_->values.at("Ts").rows[0][0]) > 0))
+      Fail("Ts", "the sample period is not positive", "Ts > 0", b_->values.at("Ts").rows[0][0]);
+    const std::string tk = State("tk", "0", Text("t0", ts));
+    ModelSpec::EventSpec e;
+    e.name = name() + ".sample";
+    e.when = "t >= " + tk;
+    resets.emplace_back(tk, tk + " + " + ts);
+    for (auto& [state, value] : resets) e.resets.push_back({state, value, b_->where});
+    e.where = b_->where;
+    spec_->events.push_back(std::move(e));
+  }
 
   std::string Needs() const;
 
@@ -304,6 +322,29 @@ void WriteSensor(Writer& w) {
            "(that of the flow)", q.substr(1, q.size() - 2));
 }
 
+// A discrete PID at the sample period Ts (backward Euler): at each sample
+// e = u, i := i + ki Ts e, y := kp e + i + kd (e - e_prev)/Ts, e_prev := e;
+// with limits, y is clipped and the integral holds while the output would
+// pass a limit (conditional integration).
+void WriteDiscretePid(Writer& w) {
+  const std::string e = w.Input("input"), ts = w.Text("Ts"), n = w.name();
+  const std::string kp = w.Text("kp", "0"), ki = w.Text("ki", "0"), kd = w.Text("kd", "0");
+  const std::string i = n + ".i", ep = n + ".e", y = n + ".y";
+  w.State("i", "0", w.Text("initial", "0"));
+  w.State("e", "0", "0");
+  w.State("y", "0", "0", true);
+  const std::string pd = fmt::format("{}*{} + {}*({} - {})/{}", kp, e, kd, e, ep, ts);
+  const std::string i_next = fmt::format("{} + {}*{}*{}", i, ki, ts, e);
+  const std::string v = fmt::format("{} + {}", pd, i_next);
+  std::string i_new = i_next, y_new = v;
+  if (w.Has("max") || w.Has("min")) {
+    const std::string hi = w.Text("max", "1e300"), lo = Lower(w);
+    i_new = fmt::format("if({0} > {1}, {3}, if({0} < {2}, {3}, {4}))", v, hi, lo, i, i_next);
+    y_new = Clip(Par(v), lo, hi);
+  }
+  w.Sample({{i, i_new}, {ep, e}, {y, y_new}});
+}
+
 const std::vector<BlockType>& Types() {
   static const std::vector<BlockType> types = {
       {"gain", {"input", "k"}, [](Writer& w) { w.Output("y", w.Text("k") + "*" + w.Input("input")); }},
@@ -365,6 +406,19 @@ const std::vector<BlockType>& Types() {
        }},
       {"lookup2d", {"inputs", "x", "y", "z"}, WriteLookup2d},
       {"sensor", {"of", "quantity", "initial"}, WriteSensor},
+      {"zero_order_hold", {"input", "Ts", "t0", "initial"},
+       [](Writer& w) {
+         const std::string u = w.Input("input");
+         w.Sample({{w.State("y", "0", w.Text("initial", "0"), true), u}});
+       }},
+      {"unit_delay", {"input", "Ts", "t0", "initial"},
+       [](Writer& w) {
+         // y[k] = u[k-1]: s holds the last sample, y the one before.
+         const std::string u = w.Input("input"), init = w.Text("initial", "0");
+         const std::string s = w.State("s", "0", init);
+         w.Sample({{w.State("y", "0", init, true), s}, {s, u}});
+       }},
+      {"discrete_pid", {"input", "Ts", "t0", "kp", "ki", "kd", "max", "min", "initial"}, WriteDiscretePid},
   };
   return types;
 }
