@@ -407,6 +407,39 @@ outputs: {v: f_v}
   }
 }
 
+// A rate limiter (rising 2/s, falling 1/s, T = 1e-3) of a unit step up at
+// t = 0.1 and back down at 1: y rises at 2/s until within 2T of 1, then
+// relaxes as 1 - 2T e^(-(t - t1)/T); down at 1/s likewise.
+TEST(Blocks, RateLimiterOfAStep) {
+  const double R = 2, F = 1, T = 1e-3;
+  const Solution s = RunYaml(
+      Alone("  - {name: lim, type: rate_limiter, input: step_at(0.1) - step_at(1), rising: 2, falling: -1, T: 1e-3}\n",
+            "  y: lim.y\n"),
+      2.0, 0.001);
+  const double t1 = 0.1 + (1 - R * T) / R;  // the slope ends at y = 1 - R T
+  const auto up = [&](double t) { return t < 0.1 ? 0.0 : t < t1 ? R * (t - 0.1) : 1 - R * T * std::exp(-(t - t1) / T); };
+  const double y1 = up(1.0), t2 = 1 + (y1 - F * T) / F;  // down from y1 at F until y = F T
+  const auto exact = [&](double t) {
+    if (t < 1) return up(t);
+    return t < t2 ? y1 - F * (t - 1) : F * T * std::exp(-(t - t2) / T);
+  };
+  EXPECT_LT(MaxError(s, "y", exact), 1e-9);
+}
+
+// A relay with hysteresis of sin(t): high (2) once sin t rises above 0.5,
+// low (-1) once it falls below -0.3, its value kept in between.
+TEST(Blocks, RelayWithHysteresis) {
+  const Solution s = RunYaml(
+      Alone("  - {name: h, type: relay, input: sin(t), on: 0.5, off: -0.3, high: 2, low: -1}\n", "  y: h.y\n"), 10.0,
+      0.01);
+  const double on = std::asin(0.5), off = M_PI + std::asin(0.3);
+  const auto exact = [&](double t) {
+    const double p = std::fmod(t, 2 * M_PI);
+    return p > on && p < off ? 2.0 : -1.0;
+  };
+  EXPECT_LT(MaxError(s, "y", exact, -1, {on, off, on + 2 * M_PI, off + 2 * M_PI}), 1e-15);
+}
+
 // ---- sampled blocks --------------------------------------------------------
 
 // The value a sampled output holds at time t: the samples are at t_k (k = 1,

@@ -129,6 +129,15 @@ class Writer {
     e.where = b_->values.at("reset").where;
     spec_->events.push_back(std::move(e));
   }
+  // An event `<block>.<label>` that sets `state` to `value` when `when` becomes true.
+  void Switch(const std::string& label, const std::string& when, const std::string& state, const std::string& value) {
+    ModelSpec::EventSpec e;
+    e.name = name() + "." + label;
+    e.when = when;
+    e.resets.push_back({state, value, b_->where});
+    e.where = b_->where;
+    spec_->events.push_back(std::move(e));
+  }
   // A sampled block's clock: the state `<block>.tk`, the time of its next
   // sample (first at t0, by default Ts), and the event at each sample that
   // sets the given states (values from just before, all at once) and moves
@@ -406,6 +415,25 @@ const std::vector<BlockType>& Types() {
        }},
       {"lookup2d", {"inputs", "x", "y", "z"}, WriteLookup2d},
       {"sensor", {"of", "quantity", "initial"}, WriteSensor},
+      {"rate_limiter", {"input", "rising", "falling", "T", "initial"},
+       [](Writer& w) {
+         // y follows u as a first-order lag of time constant T (small), its
+         // rate clipped to [falling, rising]: a slope-limited copy of u.
+         const std::string u = w.Input("input"), n = w.name() + ".y", rise = w.Text("rising");
+         const std::string fall = w.Has("falling") ? w.Text("falling") : Par("-" + rise);
+         w.State("y", Clip(fmt::format("({} - {})/{}", u, n, w.Text("T", "1e-3")), fall, rise), w.Text("initial", "0"),
+                 true);
+       }},
+      {"relay", {"input", "on", "off", "high", "low", "initial"},
+       [](Writer& w) {
+         // Hysteresis: y switches to high when u rises above `on`, to low
+         // when it falls below `off` (off < on), and keeps its value between.
+         const std::string u = w.Input("input"), on = w.Text("on"), off = w.Text("off");
+         const std::string high = w.Text("high", "1"), low = w.Text("low", "0");
+         const std::string y = w.State("y", "0", w.Text("initial", low.substr(1, low.size() - 2)), true);
+         w.Switch("on", fmt::format("{} > {}", u, on), y, high);
+         w.Switch("off", fmt::format("{} < {}", u, off), y, low);
+       }},
       {"zero_order_hold", {"input", "Ts", "t0", "initial"},
        [](Writer& w) {
          const std::string u = w.Input("input");
