@@ -575,6 +575,14 @@ void ExpandBlocks(ModelSpec* spec);
 // The names of the block types ExpandBlocks knows.
 std::vector<std::string> BlockTypeNames();
 
+// The signals of a spec's blocks: their outputs, and the definitions that use
+// them. A source's law may use them (as it may use time): `paynter expand`
+// writes such a source as a modulated one (MSe, MSf), since the file it
+// writes has no blocks left.
+std::set<std::string> BlockSignals(const ModelSpec& spec);
+// Whether `text` names one of `names` (not as a function).
+bool UsesAny(const std::string& text, const std::set<std::string>& names);
+
 // The directory of paynter's component library: $PAYNTER_LIBRARY when set,
 // else an installed paynter's <prefix>/share/paynter/library, else the
 // library/ directory of paynter's sources (fixed at build time).

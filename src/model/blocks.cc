@@ -498,6 +498,28 @@ std::vector<std::string> BlockTypeNames() {
   return names;
 }
 
+std::set<std::string> BlockSignals(const ModelSpec& spec) {
+  std::set<std::string> signals;
+  for (const auto& b : spec.blocks) signals.insert(b.outputs.begin(), b.outputs.end());
+  if (signals.empty()) return signals;
+  // Definitions that use a signal, until no more join (definitions may be in any order).
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& d : spec.definitions)
+      if (!signals.count(d.name) && UsesAny(d.text, signals)) grew = signals.insert(d.name).second;
+  }
+  return signals;
+}
+
+bool UsesAny(const std::string& text, const std::set<std::string>& names) {
+  bool found = false;
+  MapNames(text, [&](const std::string& n, bool call) {
+    found = found || (!call && names.count(n));
+    return n;
+  });
+  return found;
+}
+
 void ExpandBlocks(ModelSpec* spec) {
   std::set<std::string> taken, seen;
   for (const auto& e : spec->elements) taken.insert(e.name);

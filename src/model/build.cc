@@ -782,8 +782,7 @@ class Builder {
   void BuildDefinitions() {
     // A block's outputs (and the definitions made of them) are signals that
     // may drive an Se or Sf, as a function of time does.
-    for (const auto& b : spec_.blocks)
-      for (const auto& o : b.outputs) constants_and_time_.insert(o);
+    for (const auto& o : BlockSignals(spec_)) constants_and_time_.insert(o);
     const std::vector<size_t> order = DefinitionOrder();
     for (size_t k : order) {
       const auto& d = spec_.definitions[k];
