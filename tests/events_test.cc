@@ -336,5 +336,53 @@ TEST(Events, AMechanismStopsWhereTheHandWrittenModelDoes) {
   std::filesystem::remove(mechanism);
 }
 
+// A state held at a limit by a mode and let go when its rate changes sign:
+// y' = cos t, held at 1.2 while cos t > 0. Let go at pi/2, y leaves 1.2 by
+// (t - pi/2)^2/2, within rounding of 1.2 for a while: the event at its exact
+// zero once made each later step off zero a new crossing, 1e-9 s apart, and
+// dopri5 and rk4 gave up at t = pi/2. y = 0.2 + sin t after pi/2.
+TEST(Events, StateLetGoFromItsLimitLeavesWithoutChattering) {
+  const std::string yaml = R"Y(
+elements:
+  - {name: r, kind: R, resistance: 1}
+  - {name: src, kind: Se, effort: 0}
+bonds: [[src, r]]
+displacements:
+  - {name: y, rate: "if(y >= 1.2, if(cos(t) > 0, 0, cos(t)), cos(t))", initial: 0.5}
+outputs: {y: y}
+)Y";
+  for (Method m : {Method::kDopri5, Method::kRK4, Method::kBDF}) {
+    const Solution s = SimulateModel(LoadModelFromString(yaml, "held.yaml"), 4, 1e-11, 1e-13, m, 0.01).solution;
+    const auto t = s.Column("t"), y = s.Column("y");
+    double err = 0;
+    for (size_t i = 0; i < t.size(); ++i) {
+      const double exact = t[i] < std::asin(0.7) ? 0.5 + std::sin(t[i]) : t[i] < M_PI / 2 ? 1.2 : 0.2 + std::sin(t[i]);
+      err = std::max(err, std::fabs(y[i] - exact));
+    }
+    EXPECT_NEAR(t.back(), 4, 1e-12);
+    EXPECT_LT(err, m == Method::kBDF ? 1e-6 : 1e-8) << MethodName(m);
+    EXPECT_LE(s.stats.events, 3) << MethodName(m);
+  }
+}
+
+// A model with no state whose outputs hold conditions: the run once skipped
+// event handling when there was no state to integrate, so step_at(0.3) and
+// if(t > 0.5, 1, 0) stayed 0 throughout, under every method.
+TEST(Events, ConditionsSwitchInAModelWithNoState) {
+  const std::string yaml = R"Y(
+elements:
+  - {name: r, kind: R, resistance: 1}
+  - {name: src, kind: Se, effort: 0}
+bonds: [[src, r]]
+outputs: {s: step_at(0.3), c: "if(t > 0.5, 1, 0)"}
+)Y";
+  for (Method m : {Method::kDopri5, Method::kRK4, Method::kBDF}) {
+    const Solution s = SimulateModel(LoadModelFromString(yaml, "stateless.yaml"), 1, 1e-10, 1e-12, m, 0.1).solution;
+    EXPECT_LT(Worst(EventTimes(s), {0.3, 0.5}), 1e-14) << MethodName(m);
+    EXPECT_EQ(s.rows.back()[1], 1.0);
+    EXPECT_EQ(s.rows.back()[2], 1.0);
+  }
+}
+
 }  // namespace
 }  // namespace paynter

@@ -192,6 +192,17 @@ struct Event {
   SourceLocation where;
 };
 
+// A signal block as the drawings and reports see it (docs/model-format.md,
+// "Signal blocks"): its inputs (the expressions that feed it) and the names of
+// its outputs. Its states, outputs and resets are the model's displacements,
+// definitions and events (ExpandBlocks), so nothing else treats it apart.
+struct Block {
+  std::string name, type;
+  std::vector<GiNaC::ex> inputs;
+  std::vector<std::string> outputs;
+  SourceLocation where;
+};
+
 struct Parameter {
   std::string name;
   double value = 0;
@@ -212,6 +223,7 @@ struct Model {
   std::vector<Definition> definitions;
   std::vector<Event> events;
   std::vector<StorageField> fields;
+  std::vector<Block> blocks;  // signal blocks (already expanded into the parts above)
   // Generalized 1-junctions (their flows are generalized velocities) for the
   // Lagrange and Hamilton procedures, and the independent subset of them.
   // Empty = paynter proposes them.
@@ -409,6 +421,23 @@ struct ModelSpec {
     bool outputs = true;       // its outputs become columns of the model
     SourceLocation where;
   };
+  // Signal blocks (docs/model-format.md, "Signal blocks"), as written: each
+  // key's value a text, a list of texts or a matrix (rows of texts).
+  // ExpandBlocks writes each one's states as displacements, its outputs as
+  // definitions and its resets as events, and fills `inputs` and `outputs`.
+  struct BlockSpec {
+    struct Value {
+      std::vector<std::vector<std::string>> rows;  // a text: one row of one; a list: one row
+      int depth = 0;                               // 0 a text, 1 a list, 2 a matrix
+      SourceLocation where;
+    };
+    std::string name, type;
+    std::map<std::string, Value> values;
+    SourceLocation where;
+    std::vector<std::string> inputs, outputs;  // set by ExpandBlocks: input texts, output names
+    bool expanded = false;
+  };
+  std::vector<BlockSpec> blocks;
   std::vector<PortSpec> ports;
   std::vector<InstanceSpec> instances;
   std::vector<ModelSpec> submodels;  // definitions written in this file, each named by `name`
@@ -534,6 +563,25 @@ ModelSpec ReadHierarchicalModelSpecFile(const std::string& path);
 // path, hint) for an unknown submodel or port, a port joined twice or not at
 // all, an undeclared parameter, an import cycle or a missing file.
 void FlattenSubmodels(ModelSpec* spec);
+
+// Writes the signal blocks of `spec` (not yet expanded) as its parts: each
+// block's states as displacements with a `rate:`, its outputs as definitions
+// `<block>.<output>`, its resets as events (src/model/blocks.cc). The YAML
+// reader calls it on every model and submodel it reads, before flattening.
+// Throws a located Error for an unknown type or key, a missing input, a
+// matrix of the wrong shape, or a name `<block>.<x>` that is no output.
+void ExpandBlocks(ModelSpec* spec);
+
+// The names of the block types ExpandBlocks knows.
+std::vector<std::string> BlockTypeNames();
+
+// The signals of a spec's blocks: their outputs, and the definitions that use
+// them. A source's law may use them (as it may use time): `paynter expand`
+// writes such a source as a modulated one (MSe, MSf), since the file it
+// writes has no blocks left.
+std::set<std::string> BlockSignals(const ModelSpec& spec);
+// Whether `text` names one of `names` (not as a function).
+bool UsesAny(const std::string& text, const std::set<std::string>& names);
 
 // The directory of paynter's component library: $PAYNTER_LIBRARY when set,
 // else an installed paynter's <prefix>/share/paynter/library, else the

@@ -2,7 +2,10 @@
 // registered symbols), with a located, hinted error for every problem.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -724,8 +727,65 @@ class Builder {
     }
   }
 
+  // The definitions in an order where each follows those it uses (as
+  // written wherever that holds): a parent's expression may use a submodel's
+  // block output, and blocks may be written in any order. Definitions that use
+  // each other in a cycle are an algebraic loop of signals: an error naming it.
+  std::vector<size_t> DefinitionOrder() const {
+    const auto& defs = spec_.definitions;
+    std::map<std::string, size_t> index;
+    for (size_t k = 0; k < defs.size(); ++k) index.emplace(defs[k].name, k);
+    std::vector<std::vector<size_t>> uses(defs.size());
+    for (size_t k = 0; k < defs.size(); ++k) {
+      auto add = [&](const std::string& n) {
+        if (auto it = index.find(n); it != index.end()) uses[k].push_back(it->second);
+      };
+      if (defs[k].value && defs[k].text.empty()) {
+        for (auto it = defs[k].value->preorder_begin(); it != defs[k].value->preorder_end(); ++it)
+          if (GiNaC::is_a<GiNaC::symbol>(*it)) add(GiNaC::ex_to<GiNaC::symbol>(*it).get_name());
+      } else {
+        MapNames(defs[k].text, [&](const std::string& n, bool call) {
+          if (!call) add(n);
+          return n;
+        });
+      }
+    }
+    std::vector<size_t> order;
+    std::vector<int> state(defs.size(), 0);  // 0 new, 1 on the path, 2 placed
+    std::vector<size_t> path;
+    std::function<void(size_t)> visit = [&](size_t k) {
+      if (state[k] == 2) return;
+      if (state[k] == 1) {
+        std::string chain;
+        const auto from = std::find(path.begin(), path.end(), k);
+        for (auto it = from; it != path.end(); ++it) chain += defs[*it].name + " -> ";
+        chain += defs[k].name;
+        ThrowAt(defs[k].where, defs[k].name, "an algebraic loop of signals",
+                "signals that reach each other only through a state (an integrator, a transfer function with no "
+                "feedthrough, a filtered derivative, a storage element)",
+                chain,
+                "put a block with a state into the loop, or write the loop as an element's law, which paynter "
+                "solves as an algebraic equation");
+      }
+      state[k] = 1;
+      path.push_back(k);
+      for (size_t u : uses[k])
+        if (u != k) visit(u);
+      path.pop_back();
+      state[k] = 2;
+      order.push_back(k);
+    };
+    for (size_t k = 0; k < defs.size(); ++k) visit(k);
+    return order;
+  }
+
   void BuildDefinitions() {
-    for (const auto& d : spec_.definitions) {
+    // A block's outputs (and the definitions made of them) are signals that
+    // may drive an Se or Sf, as a function of time does.
+    for (const auto& o : BlockSignals(spec_)) constants_and_time_.insert(o);
+    const std::vector<size_t> order = DefinitionOrder();
+    for (size_t k : order) {
+      const auto& d = spec_.definitions[k];
       CheckNameLength(d.name, d.where, "", "definition name");
       if (!IsIdentifier(d.name))
         ThrowAt(d.where, "", fmt::format("definition name '{}' is not an identifier", d.name),
@@ -745,9 +805,15 @@ class Builder {
     }
     // Closed-form rates, once every definition is known (a rotation matrix
     // entry's rate names the other entries).
-    for (size_t k = 0; k < spec_.definitions.size(); ++k)
-      if (const auto& d = spec_.definitions[k]; d.rate)
-        m_.definitions[k].rate = Adopt(*d.rate, d.where, "", fmt::format("the rate of definition '{}'", d.name));
+    for (size_t i = 0; i < order.size(); ++i)
+      if (const auto& d = spec_.definitions[order[i]]; d.rate)
+        m_.definitions[i].rate = Adopt(*d.rate, d.where, "", fmt::format("the rate of definition '{}'", d.name));
+    for (const auto& b : spec_.blocks) {
+      Block block{b.name, b.type, {}, b.outputs, b.where};
+      for (const auto& in : b.inputs)
+        block.inputs.push_back(Parse(in, b.where, b.name, fmt::format("an input of block '{}'", b.name), {}));
+      m_.blocks.push_back(std::move(block));
+    }
   }
 
   void ParseDisplacementValues() {
@@ -852,7 +918,7 @@ class Builder {
           e.kind == ElementKind::kTF || e.kind == ElementKind::kGY) {
         // Unmodulated elements: time (sources) and parameters only.
         const std::string mod = "M" + kind;
-        allowed_desc_ = IsSource(e.kind) ? "time t, parameters and signals (definitions of t) only" : "parameters only (a constant)";
+        allowed_desc_ = IsSource(e.kind) ? "time t, parameters and signals (definitions of t, outputs of blocks) only" : "parameters only (a constant)";
         allowed_hint_ = fmt::format("use an {} element for a law that depends on model variables", mod);
         const std::set<std::string>* allowed = IsSource(e.kind) ? &constants_and_time_ : &constants_;
         e.law = es.law_value ? Adopt(*es.law_value, es.where, e.name, what, allowed)

@@ -1,6 +1,7 @@
 // Helpers shared by the model stage's files (not part of the public API).
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "paynter/error.h"
@@ -27,5 +28,11 @@ bool IsSignalFunction(const std::string& name);
 // text[open] that follows a number or a ')' (a unit, `9.81 [m/s^2]`), the
 // index of its ']' (or text.size()); npos for any other '[' (a list).
 size_t UnitBracketEnd(const std::string& text, size_t open);
+
+// `text` with each name replaced by rename(name, is_call); numbers, units in
+// brackets and operators are copied as they are (submodels.cc).
+std::string MapNames(const std::string& text, const std::function<std::string(const std::string&, bool)>& rename);
+// "a, b, c" ("none" for no names).
+std::string JoinNames(const std::vector<std::string>& names);
 
 }  // namespace paynter

@@ -30,26 +30,6 @@
 #endif
 
 namespace paynter {
-namespace {
-
-namespace fs = std::filesystem;
-
-// How deep instances may nest, and how many elements a flattened model may
-// hold: a definition that uses another twice at each of many levels would
-// otherwise grow without bound.
-constexpr int kMaxInstanceDepth = 32;
-constexpr size_t kMaxFlatElements = 200000;
-
-bool IsFunctionName(const std::string& name) {
-  for (const char* f : {"sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "exp", "log",
-                        "sqrt", "abs", "pow", "step", "cross", "if", "piecewise"})
-    if (name == f) return true;
-  return IsSignalFunction(name);
-}
-
-bool IsVariableName(const std::string& name) {
-  return name.size() > 2 && name[1] == '_' && (name[0] == 'e' || name[0] == 'f' || name[0] == 'p' || name[0] == 'q');
-}
 
 // `text` with each name replaced by rename(name, is_call); numbers and
 // operators are copied as they are.
@@ -95,6 +75,28 @@ std::string JoinNames(const std::vector<std::string>& names) {
   for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
   return s.empty() ? "none" : s;
 }
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// How deep instances may nest, and how many elements a flattened model may
+// hold: a definition that uses another twice at each of many levels would
+// otherwise grow without bound.
+constexpr int kMaxInstanceDepth = 32;
+constexpr size_t kMaxFlatElements = 200000;
+
+bool IsFunctionName(const std::string& name) {
+  for (const char* f : {"sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "exp", "log",
+                        "sqrt", "abs", "pow", "step", "cross", "if", "piecewise"})
+    if (name == f) return true;
+  return IsSignalFunction(name);
+}
+
+bool IsVariableName(const std::string& name) {
+  return name.size() > 2 && name[1] == '_' && (name[0] == 'e' || name[0] == 'f' || name[0] == 'p' || name[0] == 'q');
+}
+
 
 // The fields of a multibody entry that name a body (with the field of the
 // point on it) or the entry itself; `type` and `junction` are keywords, every
@@ -278,6 +280,19 @@ FlatDef Instantiate(FlatDef def, const std::string& prefix) {
     d.name = name(d.name);
     d.text = text(d.text);
   }
+  for (auto& b : s.blocks) {  // signal blocks: their parts are renamed above; these are for the drawings
+    b.name = name(b.name);
+    for (auto& in : b.inputs) in = text(in);
+    for (auto& o : b.outputs) o = name(o);
+  }
+  for (auto& ev : s.events) {
+    ev.name = name(ev.name);
+    ev.when = text(ev.when);
+    for (auto& r : ev.resets) {
+      r.name = text(r.name);
+      r.text = text(r.text);
+    }
+  }
   for (auto* list : {&s.generalized, &s.independent})
     for (auto& it : *list) it.name = name(it.name);
   for (auto& h : s.assembly_held) h = text(h);
@@ -415,6 +430,13 @@ class Flattener {
     }
     for (size_t k = 0; k < def.definitions.size(); ++k)
       flat.spec.definitions[k].text = resolve(flat.spec.definitions[k].text);
+    for (size_t k = 0; k < def.blocks.size(); ++k)
+      for (auto& in : flat.spec.blocks[k].inputs) in = resolve(in);
+    for (size_t k = 0; k < def.events.size(); ++k) {
+      auto& ev = flat.spec.events[k];
+      ev.when = resolve(ev.when);
+      for (auto& r : ev.resets) r.text = resolve(r.text);
+    }
     SignalParameters(&flat.spec, own_parameters, set_here, definitions_from);
     MapEntries(&flat.spec.multibody,
                {def.multibody.bodies.size(), def.multibody.joints.size(), def.multibody.loads.size()},
@@ -808,6 +830,8 @@ class Flattener {
     move_all(from.bonds, to->bonds);
     move_all(from.displacements, to->displacements);
     move_all(from.definitions, to->definitions);
+    move_all(from.blocks, to->blocks);
+    move_all(from.events, to->events);
     move_all(from.generalized, to->generalized);
     move_all(from.independent, to->independent);
     move_all(from.assembly_held, to->assembly_held);

@@ -185,7 +185,7 @@ class YamlReader {
     CheckKeys(root,
               {"name", "description", "parameters", "elements", "bonds", "displacements", "outputs", "generalized",
                "independent", "definitions", "multibody", "assembly_held", "assemble", "ports", "submodels",
-               "instances", "events", "simulation"},
+               "instances", "events", "simulation", "blocks"},
               "", "the model's top level");
     ReadSubmodelSections(root, &spec);
     // What an assembly of the start may do (written by `paynter expand` for a
@@ -221,8 +221,8 @@ class YamlReader {
         spec.parameters.push_back({kv.first.Scalar(), Scalar(kv.second, "", "parameter '" + kv.first.Scalar() + "'"),
                                    Where(kv.second)});
     }
-    // A multibody model, or one made of submodels, may have no hand-written elements at all.
-    const bool mb = root["multibody"] || root["instances"];
+    // A multibody model, one made of submodels or of signal blocks only, may have no hand-written elements at all.
+    const bool mb = root["multibody"] || root["instances"] || root["blocks"];
     const auto elements = root["elements"];
     if (!elements && !mb) Fail(root, "", "the model has no 'elements:' section", "a list of elements", "none");
     if (elements) {
@@ -309,8 +309,53 @@ class YamlReader {
         Fail(outs, "", "'outputs' must be a mapping", "name: expression lines", Describe(outs));
       }
     }
+    if (const auto bl = root["blocks"]) ReadBlocks(bl, &spec);
+    ExpandBlocks(&spec);  // signal blocks as displacements, definitions and events
     SplitUnits(&spec);  // `m: 2 kg`: the unit apart, the value in SI units
     return spec;
+  }
+
+  // blocks: a list of {name, type, <key>: value} (docs/model-format.md,
+  // "Signal blocks"); a value is a text, a list of texts or a matrix.
+  void ReadBlocks(const YAML::Node& bl, ModelSpec* spec) const {
+    if (!bl.IsSequence())
+      Fail(bl, "", "'blocks' must be a list", "- {name: c, type: gain, input: e_x, k: 2}", Describe(bl));
+    for (const auto& bn : bl) {
+      if (!bn.IsMap() || !bn["name"] || !bn["type"])
+        Fail(bn, "", "a block must be a mapping with name and type", "{name: c, type: gain, input: e_x, k: 2}",
+             Describe(bn));
+      ModelSpec::BlockSpec b;
+      b.where = Where(bn);
+      b.name = Scalar(bn["name"], "", "block name");
+      b.type = Scalar(bn["type"], b.name, "block type");
+      for (const auto& kv : bn) {
+        const std::string key = kv.first.Scalar();
+        if (key == "name" || key == "type") continue;
+        const std::string what = fmt::format("'{}' of block '{}'", key, b.name);
+        ModelSpec::BlockSpec::Value v;
+        v.where = Where(kv.second);
+        if (kv.second.IsSequence()) {
+          bool matrix = false;
+          for (const auto& x : kv.second) matrix = matrix || x.IsSequence();
+          v.depth = matrix ? 2 : 1;
+          if (matrix) {
+            for (const auto& row : kv.second) {
+              if (!row.IsSequence())
+                Fail(row, b.name, fmt::format("{} mixes rows and values", what), "[[a, b], [c, d]]", Describe(row));
+              v.rows.emplace_back();
+              for (const auto& x : row) v.rows.back().push_back(Scalar(x, b.name, what));
+            }
+          } else {
+            v.rows.emplace_back();
+            for (const auto& x : kv.second) v.rows.back().push_back(Scalar(x, b.name, what));
+          }
+        } else {
+          v.rows = {{Scalar(kv.second, b.name, what)}};
+        }
+        b.values[key] = std::move(v);
+      }
+      spec->blocks.push_back(std::move(b));
+    }
   }
 
   // events: a list of {name, when, reset: {state: expression}, stop} (docs/events.md).

@@ -91,9 +91,11 @@ std::string ModelSpecToYaml(const ModelSpec& spec) {
     out << YAML::EndMap;
   }
   out << YAML::Key << "elements" << YAML::Value << YAML::BeginSeq;
+  const std::set<std::string> signals = BlockSignals(spec);  // a source they drive is written modulated
   for (const auto& e : spec.elements) {
+    const bool modulated = (e.kind == "Se" || e.kind == "Sf") && !e.laws.empty() && UsesAny(e.laws[0].second, signals);
     out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << e.name << YAML::Key << "kind"
-        << YAML::Value << YAML::DoubleQuoted << e.kind;
+        << YAML::Value << YAML::DoubleQuoted << (modulated ? "M" + e.kind : e.kind);
     for (size_t i = 0; i < e.laws.size(); ++i) {
       out << YAML::Key << e.laws[i].first << YAML::Value;
       EmitLaw(out, i == 0 ? Written(e.laws[i].second, e.law_value) : e.laws[i].second);

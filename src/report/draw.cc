@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <set>
@@ -92,6 +93,65 @@ std::string LabelOf(const Element& e) {
   const std::string law = LawLabel(e);
   return KindName(e.kind) + ":" + e.name + (law.empty() ? "" : "\n" + law);
 }
+
+// The signal blocks as boxes and the signal lines as arrows, apart from the
+// bonds (dashed, full arrowheads): into a block from what its inputs read (a
+// bond's or element's effort, flow or state: that element; another block's
+// output: that block), and from a block to each element whose law uses one of
+// its outputs. Definitions between them are looked through. `node` names an
+// element's node in the drawing.
+void SignalLinesDot(const Model& m, const std::function<std::string(int)>& node, std::ostream& os) {
+  if (m.blocks.empty()) return;
+  std::map<std::string, int> block_of;  // an output's name -> its block
+  for (size_t k = 0; k < m.blocks.size(); ++k)
+    for (const auto& o : m.blocks[k].outputs) block_of[o] = static_cast<int>(k);
+  std::map<std::string, const GiNaC::ex*> definition;
+  for (const auto& d : m.definitions) definition[d.name] = &d.value;
+  std::map<std::string, const Displacement*> displacement;
+  for (const auto& d : m.displacements) displacement[d.name] = &d;
+  auto block_node = [&](int k) { return Quote("blk:" + m.blocks[k].name); };
+  // The nodes an expression reads from.
+  std::function<void(const GiNaC::ex&, std::set<std::string>*, std::set<std::string>*)> sources =
+      [&](const GiNaC::ex& e, std::set<std::string>* out, std::set<std::string>* seen) {
+        for (auto it = e.preorder_begin(); it != e.preorder_end(); ++it) {
+          if (!GiNaC::is_a<GiNaC::symbol>(*it)) continue;
+          const std::string n = GiNaC::ex_to<GiNaC::symbol>(*it).get_name();
+          if (!seen->insert(n).second) continue;
+          if (auto b = block_of.find(n); b != block_of.end()) {
+            out->insert(block_node(b->second));
+            continue;
+          }
+          if (auto d = definition.find(n); d != definition.end()) {
+            sources(*d->second, out, seen);
+            continue;
+          }
+          std::string of = n.size() > 2 && n[1] == '_' && std::string("efpq").find(n[0]) != std::string::npos
+                               ? n.substr(2)
+                               : std::string();
+          if (auto d = displacement.find(n); d != displacement.end()) of = d->second->of;
+          if (of.empty()) continue;
+          if (const int el = m.FindElement(of); el >= 0) out->insert(node(el));
+          else if (const int b = m.FindBond(of); b >= 0) out->insert(node(m.bonds[b].to));
+        }
+      };
+  std::set<std::pair<std::string, std::string>> lines;
+  for (size_t k = 0; k < m.blocks.size(); ++k) {
+    const Block& b = m.blocks[k];
+    os << "  " << block_node(static_cast<int>(k)) << " [id=" << Quote(fmt::format("blk{}", k))
+       << ", label=" << Quote(b.type + "\n" + b.name) << ", shape=box, fontsize=12];\n";
+    std::set<std::string> from, seen;
+    for (const auto& in : b.inputs) sources(in, &from, &seen);
+    for (const auto& f : from) lines.insert({f, block_node(static_cast<int>(k))});
+  }
+  for (size_t i = 0; i < m.elements.size(); ++i) {
+    std::set<std::string> from, seen;
+    sources(m.elements[i].law, &from, &seen);
+    for (const auto& f : from)
+      if (f.rfind("\"blk:", 0) == 0) lines.insert({f, node(static_cast<int>(i))});
+  }
+  for (const auto& [from, to] : lines)
+    if (from != to) os << "  " << from << " -> " << to << " [style=dashed, color=\"#3060c0\", arrowhead=normal];\n";
+}
 }  // namespace
 
 std::string BondGraphDot(const Model& m, const CausalGraph* g, const ZeroOrderPath* highlight) {
@@ -138,6 +198,7 @@ std::string BondGraphDot(const Model& m, const CausalGraph* g, const ZeroOrderPa
   if (g)
     for (const auto& c : g->conflicts)
       os << "  " << Quote(m.elements[c.element].name) << " [fontcolor=red, xlabel=" << Quote("conflict") << "];\n";
+  SignalLinesDot(m, [&](int e) { return Quote(m.elements[e].name); }, os);
   os << "}\n";
   return os.str();
 }
@@ -256,6 +317,12 @@ std::string ComponentGraphDot(const Model& m, const CausalGraph* g, const DrawCo
        << " [id=" << Quote(fmt::format("bond{}", b)) << ", label=" << Quote(bond.name)
        << ", dir=both, arrowhead=" << arrowhead << ", arrowtail=" << arrowtail << "];\n";
   }
+  SignalLinesDot(
+      m,
+      [&](int e) {
+        return Quote(d.component_of[e] >= 0 ? "comp:" + d.components[d.component_of[e]].name : m.elements[e].name);
+      },
+      os);
   os << "}\n";
   return os.str();
 }

@@ -39,7 +39,13 @@ void EventLocator::Eval(double t, const double* x, double* g) {
 void EventLocator::Reset(double t, const double* x) {
   if (!m_) return;
   Eval(t, x, g0_.data());
-  for (int i = 0; i < m_; ++i) sign_[i] = Sign(g0_[i]);
+  // An indicator that an event found exactly at zero has crossed to the side
+  // of its crossing: leaving zero on that side is no new crossing. (A state
+  // held at a limit by a mode, then let go along a rate that starts at zero,
+  // stays within rounding of the limit for a while; taking each step off zero
+  // for a crossing gave events 1e-9 s apart without end.)
+  for (int i = 0; i < m_; ++i) sign_[i] = g0_[i] == 0 && crossed_[i] != 0 ? crossed_[i] : Sign(g0_[i]);
+  std::fill(crossed_.begin(), crossed_.end(), 0);
 }
 
 bool EventLocator::Check(double t0, double t1, const double* x1,

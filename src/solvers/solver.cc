@@ -165,8 +165,9 @@ SolverStats Integrate(const OdeProblem& problem, const std::vector<double>& x0,
 
   const auto start = std::chrono::steady_clock::now();
   SolverStats stats;
-  if (problem.n == 0) {
-    // Nothing to integrate; still honour the observer contract.
+  if (problem.n == 0 && problem.num_events == 0) {
+    // Nothing to integrate; still honour the observer contract. (A model with
+    // no state but with conditions still steps, so that its events switch.)
     observe(options.t0, x0.data());
     for (internal::OutputGrid grid(options);; grid.Advance()) {
       observe(grid.next(), x0.data());
@@ -182,7 +183,9 @@ SolverStats Integrate(const OdeProblem& problem, const std::vector<double>& x0,
         stats = internal::IntegrateDopri5(problem, x0, options, observe, progress);
         break;
       case Method::kBDF:
-        stats = internal::IntegrateCvode(problem, x0, options, observe, progress);
+        // With no state, only the events move in time: CVODE takes no empty system.
+        stats = problem.n == 0 ? internal::IntegrateDopri5(problem, x0, options, observe, progress)
+                               : internal::IntegrateCvode(problem, x0, options, observe, progress);
         break;
     }
   }
