@@ -278,7 +278,7 @@ FlatDef Instantiate(FlatDef def, const std::string& prefix) {
     d.name = name(d.name);
     d.text = text(d.text);
   }
-  for (auto* list : {&s.generalized, &s.independent})
+  for (auto* list : {&s.generalized, &s.independent, &s.quasi_velocities})
     for (auto& it : *list) it.name = name(it.name);
   for (auto& h : s.assembly_held) h = text(h);
   for (auto& o : def.outputs) {
@@ -810,6 +810,7 @@ class Flattener {
     move_all(from.definitions, to->definitions);
     move_all(from.generalized, to->generalized);
     move_all(from.independent, to->independent);
+    move_all(from.quasi_velocities, to->quasi_velocities);
     move_all(from.assembly_held, to->assembly_held);
     if (from.multibody.present) {
       if (!to->multibody.present) to->multibody.where = from.multibody.where;

@@ -42,7 +42,8 @@ LoadPass ParseLoadPass(const std::string& name, const std::string& file) {
 }
 
 bool InJointCoordinates(Formulation form) {
-  return form == Formulation::kLagrange1 || form == Formulation::kLagrange2 || form == Formulation::kHamilton;
+  return form == Formulation::kLagrange1 || form == Formulation::kLagrange2 || form == Formulation::kHamilton ||
+         form == Formulation::kBoltzmannHamel;
 }
 
 namespace {
@@ -109,6 +110,8 @@ void RunPasses(ModelSpec* spec, const LoadOptions& o, std::optional<LoadPass> la
           if (InJointCoordinates(o.form)) RefuseUndefinedOutputNamesEarly(*spec);
           if (o.form == Formulation::kHamilton)
             ExpandMultibodyForHamilton(spec);  // the mass matrix as one I field on the joint rates
+          else if (o.form == Formulation::kBoltzmannHamel)
+            ExpandMultibodyForBoltzmannHamel(spec);  // quasi-velocity junctions
           else if (InJointCoordinates(o.form))
             ExpandMultibodyInJointCoordinates(spec, /*cut_joints_as_multipliers=*/o.form == Formulation::kLagrange1);
           else
