@@ -228,7 +228,9 @@ std::string EquationSystem::ExplainBoltzmannHamel(const Model& model, bool latex
   const BoltzmannHamelTerms bh = DeriveBoltzmannHamel(*this, model);
   const size_t n = bh.velocities.size();
   std::ostringstream os;
-  auto put = [&](const GiNaC::ex& e) { return latex ? Latex(e) : Str(e); };
+  auto put = [&](const GiNaC::ex& e) { return latex ? Latex(e) : PrintCanonical(e, false); };
+  // A quasi-velocity by its junction (v_<junction> is its state).
+  auto junction = [&](size_t r) { return bh.velocity_names[r].substr(2); };
   // Text lines; in LaTeX, comments around display math.
   auto line = [&](const std::string& text) { os << (latex ? "% " : "") << text << "\n"; };
   auto math = [&](const std::string& lhs, const std::string& rhs) {
@@ -270,7 +272,7 @@ std::string EquationSystem::ExplainBoltzmannHamel(const Model& model, bool latex
   math("T*", put(bh.kinetic_coenergy));
   line("");
   line("quasi-momenta P_r = dT*/dw_r:");
-  for (size_t r = 0; r < n; ++r) math("P_" + name(bh.velocity_names[r]), put(bh.momenta[r]));
+  for (size_t r = 0; r < n; ++r) math(latex ? "P_{" + LatexName(junction(r)) + "}" : "P_" + junction(r), put(bh.momenta[r]));
   line("");
   line("Hamel coefficients gamma^l_rs = sum_ij (dA_li/dq_j - dA_lj/dq_i) B_ir B_js (the nonzero ones, r < s):");
   int shown = 0;
@@ -278,7 +280,9 @@ std::string EquationSystem::ExplainBoltzmannHamel(const Model& model, bool latex
     for (size_t r = 0; r < n; ++r)
       for (size_t s = r + 1; s < n; ++s)
         if (!bh.hamel[l][r][s].is_zero()) {
-          math(fmt::format("gamma^{}_{},{}", bh.velocity_names[l], bh.velocity_names[r], bh.velocity_names[s]),
+          math(latex ? fmt::format("\\gamma^{{{}}}_{{{},{}}}", LatexName(junction(l)), LatexName(junction(r)),
+                                   LatexName(junction(s)))
+                     : fmt::format("gamma^{}_({}, {})", junction(l), junction(r), junction(s)),
                put(bh.hamel[l][r][s]));
           ++shown;
         }
@@ -286,7 +290,7 @@ std::string EquationSystem::ExplainBoltzmannHamel(const Model& model, bool latex
   line("");
   line("Boltzmann-Hamel equations dP_r/dt + sum_sl gamma^l_rs w_s P_l - sum_i B_ir dT*/dq_i + dU/dq = Q_r:");
   for (size_t r = 0; r < n; ++r) {
-    line(fmt::format("quasi-velocity {}: Hamel term {}", bh.velocity_names[r], Str(bh.hamel_terms[r])));
+    line(fmt::format("quasi-velocity {}: Hamel term {}", junction(r), PrintCanonical(bh.hamel_terms[r], false)));
     math(put(bh.lhs[r]), put(bh.rhs[r]));
   }
   return os.str();
