@@ -269,7 +269,7 @@ std::string EquationSystem::ExplainBoltzmannHamel(const Model& model, bool latex
   }
   line("");
   line("kinetic co-energy in the quasi-velocities:");
-  math("T*", put(bh.kinetic_coenergy));
+  math(latex ? "T^{*}" : "T*", put(bh.kinetic_coenergy));
   line("");
   line("quasi-momenta P_r = dT*/dw_r:");
   for (size_t r = 0; r < n; ++r) math(latex ? "P_{" + LatexName(junction(r)) + "}" : "P_" + junction(r), put(bh.momenta[r]));
