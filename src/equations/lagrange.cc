@@ -123,15 +123,15 @@ std::string EquationSystem::ExplainLagrange(const Model& model) const {
 }
 
 namespace {
-// A quotient of sums of products of sines and cosines in lowest terms:
-// numerator and denominator each with sin^2 -> 1 - cos^2 (canonical for
-// polynomials in the sines and cosines of independent angles), then divided.
 std::string Str(const GiNaC::ex& e) {
   std::ostringstream os;
   os << e;
   return os.str();
 }
 
+// A quotient of sums of products of sines and cosines in lowest terms:
+// numerator and denominator each with sin^2 -> 1 - cos^2 (canonical for
+// polynomials in the sines and cosines of independent angles), then divided.
 GiNaC::ex TrigRational(const GiNaC::ex& e) {
   using namespace GiNaC;
   const ex w = wild();
@@ -140,6 +140,19 @@ GiNaC::ex TrigRational(const GiNaC::ex& e) {
     return x.expand().subs(pow(sin(w), 2) == 1 - pow(cos(w), 2), subs_options::algebraic).expand();
   };
   return (reduce(n.numer()) / reduce(n.denom())).normal();
+}
+
+// TrigRational where a quotient needs it (B(q) of Cardan angles divides by
+// cos(angle2)); TrigNormal (expanded, sin^2 -> 1 - cos^2, normalized: the
+// Lagrange subsystem's simplification) for a polynomial in sines and
+// cosines, on which normalizing first, as TrigRational does, would take
+// minutes for a spatial chain's equations.
+GiNaC::ex Readable(const GiNaC::ex& e) {
+  for (auto it = e.preorder_begin(); it != e.preorder_end(); ++it)
+    if (GiNaC::is_exactly_a<GiNaC::power>(*it) && it->op(1).info(GiNaC::info_flags::negative) &&
+        !GiNaC::is_a<GiNaC::numeric>(it->op(0)))
+      return TrigRational(e);
+  return TrigNormal(e);
 }
 }  // namespace
 
@@ -182,8 +195,8 @@ BoltzmannHamelTerms DeriveBoltzmannHamel(const EquationSystem& sys, const Model&
     o.coordinate_names.push_back(sys.state_names[k]);
     o.B.push_back(row);
   }
-  o.kinetic_coenergy = TrigRational(ls.kinetic_coenergy);
-  for (size_t r = 0; r < n; ++r) o.momenta.push_back(TrigRational(ls.momenta[r]));
+  o.kinetic_coenergy = Readable(ls.kinetic_coenergy);
+  for (size_t r = 0; r < n; ++r) o.momenta.push_back(Readable(ls.momenta[r]));
   // A = B^-1 and the Hamel coefficients, when B is square.
   const size_t m = o.coordinates.size();
   o.hamel.assign(n, std::vector<std::vector<ex>>(n, std::vector<ex>(n, 0)));
@@ -213,13 +226,13 @@ BoltzmannHamelTerms DeriveBoltzmannHamel(const EquationSystem& sys, const Model&
     for (size_t s = 0; s < n; ++s)
       for (size_t l = 0; l < n; ++l)
         if (!o.hamel[l][r][s].is_zero()) h += o.hamel[l][r][s] * o.velocities[s] * o.momenta[l];
-    o.hamel_terms.push_back(TrigRational(h));
+    o.hamel_terms.push_back(Readable(h));
     ex lhs = 0;
-    for (size_t s = 0; s < n; ++s) lhs += TrigRational(o.momenta[r].diff(o.velocities[s])) * o.accelerations[s];
+    for (size_t s = 0; s < n; ++s) lhs += Readable(o.momenta[r].diff(o.velocities[s])) * o.accelerations[s];
     ex rest = o.hamel_terms.back() + ls.conservative[r];
     for (size_t k = 0; k < rated.size(); ++k) rest += o.momenta[r].diff(rated[k]) * rates[k];
-    o.lhs.push_back(lhs + TrigRational(rest));
-    o.rhs.push_back(TrigRational(closed(ls.nonconservative[r])));
+    o.lhs.push_back(lhs + Readable(rest));
+    o.rhs.push_back(Readable(closed(ls.nonconservative[r])));
   }
   return o;
 }

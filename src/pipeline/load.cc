@@ -17,7 +17,7 @@ const std::vector<LoadPassInfo>& LoadPasses() {
       {LoadPass::kPoses, "poses", "mechanisms: the bodies' and joints' poses as outputs pose_* (the report's 3D view)"},
       {LoadPass::kMultibody, "multibody",
        "bodies, joints and loads into a bond graph: Newton-Euler with the joints as constraint sources, or the "
-       "joints' coordinates (--form lagrange1|lagrange2|hamilton)"},
+       "joints' coordinates (--form lagrange1|lagrange2|hamilton|boltzmann-hamel)"},
       {LoadPass::kVectorBonds, "vector-bonds", "vector bonds and multiport elements into scalar bonds and elements"},
       {LoadPass::kParasitic, "parasitic", "--constraints parasitic: constraint sources into springs and dampers"},
       {LoadPass::kEnergy, "energy", "--energy: the energy balance's outputs"},
