@@ -292,7 +292,7 @@ class JointCoordinateExpander {
         "--form lagrange1 or hamilton keeps the joint that closes the loop as constraint forces (multipliers); or "
         "simulate with --form state, or --constraints minimal-coordinates for the motion in independent coordinates";
     // Joints with coordinates first: under lagrange1 a joint without them
-    // (spherical, universal, ...) may still close a loop.
+    // (universal, rotational, ...) may still close a loop.
     for (int pass = 0; pass < 2; ++pass)
       for (bool changed = true; changed;) {
         changed = false;
