@@ -108,6 +108,13 @@ TEST(BoltzmannHamel, TorqueFreeBodyGivesEulersEquations) {
                            "M[1,1] = I2\n  f[1] = I3*v_ball_wx*v_ball_wz-I1*v_ball_wx*v_ball_wz\n",
                            "M[1,1] = I3\n  f[1] = I1*v_ball_wx*v_ball_wy-I2*v_ball_wx*v_ball_wy\n"})
     EXPECT_NE(text.find(line), std::string::npos) << line << "\nin\n" << text;
+  // `paynter equations` adds the Hamel coefficients: the permutation symbol.
+  std::ostringstream printed;
+  EquationsText(testing::SourcePath("examples/torque_free_body.yaml"), false, Formulation::kBoltzmannHamel, false,
+                ConstraintMethod::kAuto, printed);
+  for (const char* s : {"gamma^ball_wx_(ball_wy, ball_wz) = 1\n", "gamma^ball_wy_(ball_wx, ball_wz) = -1\n",
+                        "gamma^ball_wz_(ball_wx, ball_wy) = 1\n"})
+    EXPECT_NE(printed.str().find(s), std::string::npos) << s << "\nin\n" << printed.str();
   // The kinematic relations of the Cardan angles, q' = B(q) w.
   EXPECT_NE(text.find("d/dt ball_angle2 = cos(ball_angle3)*v_ball_wy+sin(ball_angle3)*v_ball_wx"), std::string::npos)
       << text;

@@ -161,6 +161,9 @@ struct EquationSystem {
   // the transformation w = A(q) q', q' = B(q) w, the kinetic co-energy T*(q, w),
   // the quasi-momenta, the Hamel coefficients and the equations they give.
   std::string ExplainBoltzmannHamel(const Model& model, bool latex = false) const;
+  // What `equations --form boltzmann-hamel` adds to the equations: the Hamel
+  // coefficients (cheap: no kinetic co-energy), or that there are none.
+  std::string HamelText(const Model& model, bool latex = false) const;
   std::string ToLatex(const Model& model) const;
   // One expression in LaTeX as ToLatex prints it (names by LatexName, this
   // system's derivatives d<x> as \dot{x}).
@@ -197,7 +200,10 @@ struct BoltzmannHamelTerms {
   // term - B^T dT*/dq + the C elements' efforts; rhs = the other one-ports'.
   std::vector<GiNaC::ex> lhs, rhs;
 };
-BoltzmannHamelTerms DeriveBoltzmannHamel(const EquationSystem& sys, const Model& model);
+// `equations` false: the kinematics (B, A) and the Hamel coefficients only,
+// without the kinetic co-energy and the equations (which take seconds for a
+// spatial chain).
+BoltzmannHamelTerms DeriveBoltzmannHamel(const EquationSystem& sys, const Model& model, bool equations = true);
 
 // The Lagrange subsystem of a lagrange2 system, symbolically (see ExplainLagrange).
 struct LagrangeSubsystem {

@@ -156,21 +156,24 @@ GiNaC::ex Readable(const GiNaC::ex& e) {
 }
 }  // namespace
 
-BoltzmannHamelTerms DeriveBoltzmannHamel(const EquationSystem& sys, const Model& model) {
+BoltzmannHamelTerms DeriveBoltzmannHamel(const EquationSystem& sys, const Model& model, bool equations) {
   using GiNaC::ex;
   if (sys.form != Formulation::kBoltzmannHamel)
     throw Error("the Boltzmann-Hamel terms are derived from a boltzmann-hamel formulation (--form boltzmann-hamel)");
-  const LagrangeSubsystem ls = DeriveLagrangeSubsystem(sys, model);
   const GiNaC::exmap chain = ExplicitChain(sys);
   auto closed = [&](const ex& e) { return SubsSymbols(SubsSymbols(e, sys.aliases), chain); };
   BoltzmannHamelTerms o;
-  o.velocities = ls.velocities;
+  for (const auto& name : sys.generalized_velocities)
+    for (size_t i = 0; i < sys.state_names.size(); ++i)
+      if (sys.state_names[i] == name) o.velocities.push_back(sys.states[i]);
   o.velocity_names = sys.generalized_velocities;
   const size_t n = o.velocities.size();
   for (const auto& w : o.velocities)
     for (size_t k = 0; k < sys.states.size(); ++k)
       if (sys.states[k] == w) o.accelerations.push_back(sys.derivatives[k]);
-  // The kinematic relations: each displacement's rate, linear in w.
+  // The kinematic relations: each displacement's rate, linear in w (a
+  // displacement whose rate is not, the work of a source say, is no
+  // coordinate).
   std::vector<ex> rates;  // of every state with an explicit rate (for d/dt)
   std::vector<GiNaC::symbol> rated;
   for (size_t k = 0; k < sys.states.size(); ++k) {
@@ -188,15 +191,13 @@ BoltzmannHamelTerms DeriveBoltzmannHamel(const EquationSystem& sys, const Model&
       row.push_back(TrigRational(rate.diff(w)));
       rest -= row.back() * w;
     }
-    if (!TrigRational(rest).is_zero())
-      throw Error(fmt::format("the rate of displacement {} is not linear in the quasi-velocities: {}",
-                              sys.state_names[k], Str(rate)));
+    bool moves = false;
+    for (const auto& b : row) moves = moves || !b.is_zero();
+    if (!moves || !TrigRational(rest).is_zero()) continue;
     o.coordinates.push_back(sys.states[k]);
     o.coordinate_names.push_back(sys.state_names[k]);
     o.B.push_back(row);
   }
-  o.kinetic_coenergy = Readable(ls.kinetic_coenergy);
-  for (size_t r = 0; r < n; ++r) o.momenta.push_back(Readable(ls.momenta[r]));
   // A = B^-1 and the Hamel coefficients, when B is square.
   const size_t m = o.coordinates.size();
   o.hamel.assign(n, std::vector<std::vector<ex>>(n, std::vector<ex>(n, 0)));
@@ -221,6 +222,10 @@ BoltzmannHamelTerms DeriveBoltzmannHamel(const EquationSystem& sys, const Model&
       for (auto& by_s : by_r)
         for (auto& g : by_s) g = TrigRational(g);
   }
+  if (!equations) return o;
+  const LagrangeSubsystem ls = DeriveLagrangeSubsystem(sys, model);
+  o.kinetic_coenergy = Readable(ls.kinetic_coenergy);
+  for (size_t r = 0; r < n; ++r) o.momenta.push_back(Readable(ls.momenta[r]));
   for (size_t r = 0; r < n; ++r) {
     ex h = 0;
     for (size_t s = 0; s < n; ++s)
@@ -235,6 +240,44 @@ BoltzmannHamelTerms DeriveBoltzmannHamel(const EquationSystem& sys, const Model&
     o.rhs.push_back(Readable(closed(ls.nonconservative[r])));
   }
   return o;
+}
+
+namespace {
+// The nonzero Hamel coefficients gamma^l_rs (r < s; antisymmetric in r, s),
+// a line each, or the line that says there are none.
+void PutHamelCoefficients(const BoltzmannHamelTerms& bh, bool latex, const EquationSystem& sys, std::ostream& os) {
+  const size_t n = bh.velocities.size();
+  auto junction = [&](size_t r) { return bh.velocity_names[r].substr(2); };  // v_<junction>
+  int shown = 0;
+  for (size_t l = 0; l < n; ++l)
+    for (size_t r = 0; r < n; ++r)
+      for (size_t s = r + 1; s < n; ++s) {
+        if (bh.hamel[l][r][s].is_zero()) continue;
+        if (latex)
+          os << fmt::format("\\[ \\gamma^{{{}}}_{{{},{}}} = {} \\]\n", LatexName(junction(l)), LatexName(junction(r)),
+                            LatexName(junction(s)), sys.Latex(bh.hamel[l][r][s]));
+        else
+          os << fmt::format("  gamma^{}_({}, {}) = {}\n", junction(l), junction(r), junction(s),
+                            PrintCanonical(bh.hamel[l][r][s], false));
+        ++shown;
+      }
+  if (shown) return;
+  os << (latex ? "% " : "")
+     << (bh.A.empty() ? fmt::format("  none: B is {}x{}, not square (no A = B^-1)\n", bh.coordinates.size(), n)
+                      : std::string("  none: the quasi-velocities are integrable (the rates of coordinates): these are "
+                                    "Lagrange's equations\n"));
+}
+}  // namespace
+
+std::string EquationSystem::HamelText(const Model& model, bool latex) const {
+  const BoltzmannHamelTerms bh = DeriveBoltzmannHamel(*this, model, /*equations=*/false);
+  std::ostringstream os;
+  os << "\n" << (latex ? "% " : "")
+     << "Hamel coefficients gamma^l_rs = sum_ij (dA_li/dq_j - dA_lj/dq_i) B_ir B_js of the kinematic relations "
+        "(d/dt above), w = A(q) q'; the Hamel terms sum_sl gamma^l_rs w_s dT*/dw_l are in the equations (--explain "
+        "derives them):\n";
+  PutHamelCoefficients(bh, latex, *this, os);
+  return os.str();
 }
 
 std::string EquationSystem::ExplainBoltzmannHamel(const Model& model, bool latex) const {
@@ -288,18 +331,7 @@ std::string EquationSystem::ExplainBoltzmannHamel(const Model& model, bool latex
   for (size_t r = 0; r < n; ++r) math(latex ? "P_{" + LatexName(junction(r)) + "}" : "P_" + junction(r), put(bh.momenta[r]));
   line("");
   line("Hamel coefficients gamma^l_rs = sum_ij (dA_li/dq_j - dA_lj/dq_i) B_ir B_js (the nonzero ones, r < s):");
-  int shown = 0;
-  for (size_t l = 0; l < n; ++l)
-    for (size_t r = 0; r < n; ++r)
-      for (size_t s = r + 1; s < n; ++s)
-        if (!bh.hamel[l][r][s].is_zero()) {
-          math(latex ? fmt::format("\\gamma^{{{}}}_{{{},{}}}", LatexName(junction(l)), LatexName(junction(r)),
-                                   LatexName(junction(s)))
-                     : fmt::format("gamma^{}_({}, {})", junction(l), junction(r), junction(s)),
-               put(bh.hamel[l][r][s]));
-          ++shown;
-        }
-  if (!shown) line("  none: the quasi-velocities are the rates of the coordinates (holonomic)");
+  PutHamelCoefficients(bh, latex, *this, os);
   line("");
   line("Boltzmann-Hamel equations dP_r/dt + sum_sl gamma^l_rs w_s P_l - sum_i B_ir dT*/dq_i + dU/dq = Q_r:");
   for (size_t r = 0; r < n; ++r) {

@@ -27,6 +27,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <string_view>
 
 #include "joints.h"
 #include "paynter/multibody.h"
@@ -53,7 +54,7 @@ bool TypeHasJointCoordinates(const JointType& t) {
 
 // A spherical joint's coordinates are the Cardan angles of body2 relative to
 // body1 (R_rel = Rx(angle1) Ry(angle2) Rz(angle3), about body1's axes).
-bool IsSpherical(const JointType& t) { return t.name == "spherical"; }
+bool IsSpherical(const JointType& t) { return std::string_view(t.name) == "spherical"; }
 bool TypeHasCoordinatesHere(const JointType& t) { return TypeHasJointCoordinates(t) || IsSpherical(t); }
 
 bool HasJointCoordinates(const std::string& type) {

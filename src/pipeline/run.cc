@@ -265,6 +265,7 @@ int EquationsText(const std::string& path, bool latex, Formulation form, bool ex
   if (view.method == ConstraintMethod::kZcp) after = ZcpDaeText(view);
   if (view.method == ConstraintMethod::kMinimalCoordinates) after = PartitionText(eqs);
   out << (latex ? Commented(after) : after);
+  if (eqs.form == Formulation::kBoltzmannHamel && !explain) out << eqs.HamelText(a.model, latex);
   if (explain) {
     if (eqs.form != Formulation::kLagrange2 && eqs.form != Formulation::kBoltzmannHamel) {
       ThrowAt({}, "",
