@@ -246,7 +246,8 @@ TEST(Procedures, RcapLeavesUnforcedBondsRelaxed) {
   CausalGraph g = AssignCausality(m, o);
   EXPECT_FALSE(g.relaxed.empty());
   EXPECT_THROW(BuildEquations(m, g), Error);
-  EXPECT_THROW(ParseProcedure("BHCAP"), Error);
+  EXPECT_THROW(ParseProcedure("XCAP"), Error);
+  EXPECT_EQ(ParseProcedure("bhcap"), CausalityProcedure::kBHCAP);
 }
 
 }  // namespace

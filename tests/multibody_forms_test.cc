@@ -266,12 +266,13 @@ multibody:
   bodies:
     - {name: ball, mass: 1, inertia: [1, 1, 1], position: [1, 0, 0]}
   joints:
-    - {name: socket, type: spherical, body1: ground, body2: ball, point2: [-1, 0, 0]}
+    - {name: socket, type: universal, body1: ground, body2: ball, point2: [-1, 0, 0], axis: [0, 0, 1],
+       axis2: [0, 1, 0]}
 )";
   std::string msg = ErrorOf([&] { JointCoordinateModel(spherical, "ball.yaml"); });
   EXPECT_NE(msg.find("ball.yaml:6"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("joint 'socket' is spherical"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("revolute, prismatic, cylindrical or fixed"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("joint 'socket' is universal"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("revolute, prismatic, spherical, cylindrical or fixed"), std::string::npos) << msg;
   const std::string free_body = R"(
 multibody:
   bodies:

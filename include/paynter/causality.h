@@ -28,7 +28,7 @@
 
 namespace paynter {
 
-enum class CausalityProcedure { kSCAP, kHaCAP, kLaCAP, kLCAP, kRCAP };
+enum class CausalityProcedure { kSCAP, kHaCAP, kLaCAP, kLCAP, kRCAP, kBHCAP };
 CausalityProcedure ParseProcedure(const std::string& name);  // throws Error
 std::string ProcedureName(CausalityProcedure p);
 

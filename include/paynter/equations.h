@@ -40,8 +40,9 @@ struct ImplicitBlock {
 };
 
 // Which classical formulation the causal graph gives (from its procedure).
-enum class Formulation { kState, kHamilton, kLagrange1, kLagrange2 };
-Formulation ParseFormulation(const std::string& name);  // state|hamilton|lagrange1|lagrange2; throws
+enum class Formulation { kState, kHamilton, kLagrange1, kLagrange2, kBoltzmannHamel };
+// state|hamilton|lagrange1|lagrange2|boltzmann-hamel; throws
+Formulation ParseFormulation(const std::string& name);
 std::string FormulationName(Formulation f);
 // The causality procedure (and generalized junctions) a formulation needs.
 CausalityOptions OptionsFor(Formulation f, const Model& model);
@@ -156,6 +157,13 @@ struct EquationSystem {
   // Lagrange subsystem (Mechatronics Handbook §9, seed 002): transforming
   // relations, generalized momenta dT/dqdot, conservative and non-conservative efforts.
   std::string ExplainLagrange(const Model& model) const;
+  // The Boltzmann-Hamel terms of a boltzmann-hamel system (BoltzmannHamelTerms):
+  // the transformation w = A(q) q', q' = B(q) w, the kinetic co-energy T*(q, w),
+  // the quasi-momenta, the Hamel coefficients and the equations they give.
+  std::string ExplainBoltzmannHamel(const Model& model, bool latex = false) const;
+  // What `equations --form boltzmann-hamel` adds to the equations: the Hamel
+  // coefficients (cheap: no kinetic co-energy), or that there are none.
+  std::string HamelText(const Model& model, bool latex = false) const;
   std::string ToLatex(const Model& model) const;
   // One expression in LaTeX as ToLatex prints it (names by LatexName, this
   // system's derivatives d<x> as \dot{x}).
@@ -171,6 +179,31 @@ EquationSystem BuildEquations(const Model& model, const CausalGraph& graph);
 // words upright; DottedLatexName is the time derivative of the name.
 std::string LatexName(const std::string& name);
 std::string DottedLatexName(const std::string& name);
+
+// The Boltzmann-Hamel equations of a boltzmann-hamel system, symbolically
+// (see ExplainBoltzmannHamel): with quasi-velocities w (the ASF flows) and
+// coordinates q (the displacements, q' = B(q) w, A = B^-1),
+//   P_r = dT*/dw_r,
+//   gamma^l_rs = sum_ij (dA_li/dq_j - dA_lj/dq_i) B_ir B_js   (Hamel coefficients),
+//   dP_r/dt + sum_sl gamma^l_rs w_s P_l - sum_i B_ir dT*/dq_i + dU/dq terms = sum_i B_ir Q_i.
+struct BoltzmannHamelTerms {
+  std::vector<GiNaC::symbol> velocities;   // w (states v_<junction>)
+  std::vector<GiNaC::symbol> accelerations;  // their derivatives
+  std::vector<GiNaC::symbol> coordinates;  // q (displacement states)
+  std::vector<std::string> coordinate_names, velocity_names;
+  std::vector<std::vector<GiNaC::ex>> B, A;  // q' = B w, w = A q' (A empty when B is not square)
+  GiNaC::ex kinetic_coenergy;                // T*(q, w)
+  std::vector<GiNaC::ex> momenta;            // P_r
+  std::vector<std::vector<std::vector<GiNaC::ex>>> hamel;  // [l][r][s]
+  std::vector<GiNaC::ex> hamel_terms;        // sum_sl gamma^l_rs w_s P_l
+  // Equation r: lhs = rhs, lhs = sum_s dP_r/dw_s w'_s + (dP_r/dq) B w + Hamel
+  // term - B^T dT*/dq + the C elements' efforts; rhs = the other one-ports'.
+  std::vector<GiNaC::ex> lhs, rhs;
+};
+// `equations` false: the kinematics (B, A) and the Hamel coefficients only,
+// without the kinetic co-energy and the equations (which take seconds for a
+// spatial chain).
+BoltzmannHamelTerms DeriveBoltzmannHamel(const EquationSystem& sys, const Model& model, bool equations = true);
 
 // The Lagrange subsystem of a lagrange2 system, symbolically (see ExplainLagrange).
 struct LagrangeSubsystem {

@@ -229,6 +229,9 @@ struct Model {
   // Empty = paynter proposes them.
   std::vector<int> generalized;
   std::vector<int> independent;
+  // Quasi-velocity 1-junctions for BHCAP (Boltzmann-Hamel): their flows w
+  // need not be rates of coordinates; the displacements' rates give q' = B(q) w.
+  std::vector<int> quasi_velocities;
   std::vector<std::string> assembly_held;  // state names (see ModelSpec)
   bool assemble = false;                   // ModelSpec::assemble
 
@@ -386,6 +389,7 @@ struct ModelSpec {
   std::vector<std::string> observers;
   std::vector<Item> generalized;   // 1-junction names (text unused)
   std::vector<Item> independent;   // a subset of `generalized`
+  std::vector<Item> quasi_velocities;  // 1-junctions whose flows are quasi-velocities (BHCAP)
   // States an assembly of the start must not move (the multibody library:
   // the bodies placed by joints with initial coordinates).
   std::vector<std::string> assembly_held;

@@ -49,6 +49,15 @@ void ExpandMultibodyInJointCoordinates(ModelSpec* spec, bool cut_joints_as_multi
 // (ModelSpec::observers). Implemented in src/multibody/joint_coordinates.cc.
 void ExpandMultibodyForHamilton(ModelSpec* spec);
 
+// The multibody section for the Boltzmann-Hamel equations (--form
+// boltzmann-hamel): the tree of ExpandMultibodyInJointCoordinates, whose
+// junctions are quasi-velocities (ModelSpec::quasi_velocities): a spherical
+// joint's relative angular velocity along body2's axes (junctions <J>_wx,
+// <J>_wy, <J>_wz; its Cardan angles <J>_angle1..3 integrate q' = B(q) w), or
+// its angles' rates with `quasi_velocities: rates`; every other joint's rates.
+// A joint that closes a loop is an error naming the loop.
+void ExpandMultibodyForBoltzmannHamel(ModelSpec* spec);
+
 // Turns vector bonds (dim > 1) and the multiport elements on them — vector
 // junctions, sources, diagonal I/C/R fields, TF/MTF and GY/MGY with matrix
 // moduli (cross([rx, ry, rz]) for a cross product), EJS — into scalar bonds and

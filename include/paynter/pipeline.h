@@ -10,7 +10,7 @@
 //   poses        mechanisms: the bodies' and joints' poses added as outputs
 //   multibody    bodies, joints and loads into a bond graph: the bodies'
 //                Newton-Euler equations with the joints as constraint sources,
-//                or (lagrange1, lagrange2, hamilton) the joints' coordinates
+//                or (lagrange1, lagrange2, hamilton, boltzmann-hamel) the joints' coordinates
 //   vector-bonds vector bonds and multiport elements into scalar ones
 //   parasitic    (--constraints parasitic) constraint sources into springs and dampers
 //   energy       (--energy) the energy balance's outputs
@@ -45,7 +45,7 @@ struct ModelSource {
 // What the passes do beyond reading: each option switches one pass on or
 // chooses how it works.
 struct LoadOptions {
-  Formulation form = Formulation::kState;             // multibody: joint coordinates for lagrange1|lagrange2|hamilton
+  Formulation form = Formulation::kState;             // multibody: joint coordinates for lagrange1|lagrange2|hamilton|boltzmann-hamel
   ConstraintMethod method = ConstraintMethod::kAuto;  // parasitic: the parasitic pass
   ParasiticOptions parasitic;                         // its stiffness and damping
   bool energy = false;                                // the energy pass

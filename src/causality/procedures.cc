@@ -20,7 +20,8 @@ const std::vector<std::pair<std::string, CausalityProcedure>>& ProcedureTable() 
       {"HaCAP", CausalityProcedure::kHaCAP},
       {"LaCAP", CausalityProcedure::kLaCAP},
       {"LCAP", CausalityProcedure::kLCAP},
-      {"RCAP", CausalityProcedure::kRCAP}};
+      {"RCAP", CausalityProcedure::kRCAP},
+      {"BHCAP", CausalityProcedure::kBHCAP}};
   return t;
 }
 }  // namespace
@@ -32,10 +33,8 @@ CausalityProcedure ParseProcedure(const std::string& name) {
     std::transform(b.begin(), b.end(), b.begin(), ::tolower);
     if (a == b) return p;
   }
-  ThrowAt({}, "", fmt::format("unknown causality procedure '{}'", name), "SCAP, HaCAP, LaCAP, LCAP or RCAP", name,
-          name == "BHCAP" || name == "bhcap"
-              ? "BHCAP (Boltzmann-Hamel) needs quasi-velocities, which paynter does not model yet"
-              : "see docs/methods.md for what each procedure does");
+  ThrowAt({}, "", fmt::format("unknown causality procedure '{}'", name), "SCAP, HaCAP, LaCAP, LCAP, RCAP or BHCAP",
+          name, "see docs/methods.md for what each procedure does");
 }
 
 std::string ProcedureName(CausalityProcedure p) {
@@ -82,6 +81,11 @@ class Engine {
         break;
       case CausalityProcedure::kLaCAP:
       case CausalityProcedure::kLCAP:
+      case CausalityProcedure::kBHCAP:
+        // BHCAP (Boltzmann-Hamel; Marquis-Favre and Scavarda, ASME J. Dyn.
+        // Sys. Meas. Control 124(3):457, 2002) is LaCAP with the artificial
+        // flow sources on the quasi-velocity junctions: their flows w need
+        // not be rates of coordinates (q' = B(q) w, the displacements' rates).
         // Every ASF first, propagated together, so that the flows of two
         // generalized junctions meet at the 0-junctions that constrain them.
         for (int j : generalized) AttachAsf(j, /*propagate=*/false);
@@ -138,7 +142,10 @@ class Engine {
   }
 
  private:
-  bool Lagrangian() const { return proc_ == CausalityProcedure::kLaCAP || proc_ == CausalityProcedure::kLCAP; }
+  bool Lagrangian() const {
+    return proc_ == CausalityProcedure::kLaCAP || proc_ == CausalityProcedure::kLCAP ||
+           proc_ == CausalityProcedure::kBHCAP;
+  }
 
   int InertiaOn(int junction) const {
     for (int b : m_.elements[junction].bonds) {
@@ -399,6 +406,16 @@ class Engine {
 
 std::vector<int> Generalized(const Model& model, const CausalityOptions& options) {
   if (!options.generalized.empty()) return options.generalized;
+  if (options.procedure == CausalityProcedure::kBHCAP) {
+    if (!model.quasi_velocities.empty()) return model.quasi_velocities;
+    ThrowAt({model.file}, "",
+            "BHCAP puts artificial flow sources on the quasi-velocity 1-junctions, and the model declares none",
+            "a 'quasi_velocities:' list of 1-junctions (the displacements' rates giving q' = B(q) w), or a "
+            "'multibody:' section",
+            "no quasi_velocities",
+            "declare them (docs/model-format.md, \"Quasi-velocities\"); with quasi-velocities that are the "
+            "generalized velocities, BHCAP is LaCAP: use --procedure LaCAP");
+  }
   if (options.procedure == CausalityProcedure::kLaCAP && !model.generalized.empty()) return model.generalized;
   if (options.procedure == CausalityProcedure::kHaCAP && !model.independent.empty()) return model.independent;
   if (options.procedure == CausalityProcedure::kLaCAP && !model.independent.empty()) return model.independent;
@@ -432,7 +449,8 @@ CausalGraph AssignCausality(Model& model, const CausalityOptions& options) {
 }
 
 CausalGraph AssignCausality(const Model& model, const CausalityOptions& options) {
-  if (options.procedure == CausalityProcedure::kLaCAP || options.procedure == CausalityProcedure::kLCAP)
+  if (options.procedure == CausalityProcedure::kLaCAP || options.procedure == CausalityProcedure::kLCAP ||
+      options.procedure == CausalityProcedure::kBHCAP)
     throw Error(fmt::format("internal: {} adds artificial sources to the model; pass a mutable Model",
                             ProcedureName(options.procedure)));
   Model copy = model;

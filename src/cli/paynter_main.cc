@@ -210,7 +210,7 @@ int main(int argc, char** argv) {
   auto* caus = app.add_subcommand("causality", "assign causality and report strokes, conflicts and loops");
   if (CommandWanted("causality")) {
     caus->add_option("FILE", file, "model file (YAML)")->required();
-    caus->add_option("--procedure", procedure, "SCAP | HaCAP | LaCAP | LCAP | RCAP")->default_val("SCAP");
+    caus->add_option("--procedure", procedure, "SCAP | HaCAP | LaCAP | LCAP | RCAP | BHCAP")->default_val("SCAP");
     caus->add_option("--constraints", constraints, constraints_help)->default_val("auto");
   }
 
@@ -219,9 +219,9 @@ int main(int argc, char** argv) {
     eqs->add_option("FILE", file, "model file (YAML)")->required();
     eqs->add_flag("--latex", latex, "print LaTeX");
     eqs->add_flag("--standalone", standalone, "with --latex: a whole LaTeX document");
-    eqs->add_option("--form", form, "state | lagrange1 | lagrange2 | hamilton")->default_val("state");
+    eqs->add_option("--form", form, "state | lagrange1 | lagrange2 | hamilton | boltzmann-hamel")->default_val("state");
     eqs->add_flag("--emit-c", emit_c, "print the C code generated for the model's programs instead");
-    eqs->add_flag("--explain", explain, "with --form lagrange2: the Lagrange subsystem (momenta, efforts)");
+    eqs->add_flag("--explain", explain, "with --form lagrange2: the Lagrange subsystem (momenta, efforts); with --form boltzmann-hamel: the transformation, T* in the quasi-velocities, the Hamel coefficients");
     eqs->add_option("--constraints", constraints, constraints_help)->default_val("auto");
   }
 

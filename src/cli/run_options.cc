@@ -32,7 +32,7 @@ void AddRunOptions(CLI::App* c, paynter::RunOptions& r) {
   c->add_option("--t-end", r.t_end, "end time (default: the model's simulation: t_end)");
   c->add_option("--t0", r.t0, "start time")->default_val(0.0);
   c->add_option("--method", t.method, "rk4 | dopri5 | bdf")->default_val("dopri5");
-  c->add_option("--form", t.form, "state | lagrange1 | lagrange2 | hamilton")->default_val("state");
+  c->add_option("--form", t.form, "state | lagrange1 | lagrange2 | hamilton | boltzmann-hamel")->default_val("state");
   c->add_option("--rtol", r.rtol, "relative tolerance")->default_val(1e-6);
   c->add_option("--atol", r.atol, "absolute tolerance")->default_val(1e-9);
   c->add_option("--dt-out", r.dt_out, "output interval (default (t_end - t0)/1000)")->default_val(0.0);

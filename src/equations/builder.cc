@@ -95,7 +95,9 @@ class EquationBuilder {
   }
   void AddState(const symbol& s, const std::string& name, const std::string& origin, const ex& initial) {
     // The derivative of a generalized velocity v_<J> (TeX \dot{q}_{J}) is \ddot{q}_{J}.
-    const std::string tex = name.rfind("v_", 0) == 0 ? "\\ddot{q}_{" + name.substr(2) + "}" : "\\dot{" + TexOf(name) + "}";
+    const std::string tex = name.rfind("v_", 0) != 0 ? "\\dot{" + TexOf(name) + "}"
+                            : sys_.form == Formulation::kBoltzmannHamel ? "\\dot{w}_{" + name.substr(2) + "}"
+                                                                        : "\\ddot{q}_{" + name.substr(2) + "}";
     symbol d("d" + name, tex);
     sys_.states.push_back(s);
     sys_.derivatives.push_back(d);
@@ -141,7 +143,8 @@ class EquationBuilder {
       if (e.artificial != Artificial::kASF) continue;
       const std::string j = m_.elements[e.attached_to].name;
       const std::string name = "v_" + j;
-      symbol v(name, "\\dot{q}_{" + j + "}");
+      // (A quasi-velocity is w_<junction>: no coordinate's rate.)
+      symbol v(name, sys_.form == Formulation::kBoltzmannHamel ? "w_{" + j + "}" : "\\dot{q}_{" + j + "}");
       local_symbols_.emplace(name, v);
       ex v0 = 0;
       for (const auto& par : m_.parameters)
@@ -152,7 +155,9 @@ class EquationBuilder {
         if (oe.kind == ElementKind::kI && oe.form == LawForm::kLinear && oe.initial)
           v0 = *oe.initial / Divisor(oe, oe.law, "the junction's initial velocity is p0/I");
       }
-      AddState(v, name, "generalized velocity of 1-junction " + j, v0);
+      AddState(v, name,
+               (sys_.form == Formulation::kBoltzmannHamel ? "quasi-velocity of 1-junction " : "generalized velocity of 1-junction ") + j,
+               v0);
       sys_.generalized_velocities.push_back(name);
       // With constraint sources (lagrange1 of a closed chain in joint
       // coordinates) the velocity constraints are linear in the generalized
@@ -1045,7 +1050,9 @@ Formulation ParseFormulation(const std::string& name) {
   if (name == "hamilton") return Formulation::kHamilton;
   if (name == "lagrange1") return Formulation::kLagrange1;
   if (name == "lagrange2") return Formulation::kLagrange2;
-  ThrowAt({}, "", fmt::format("unknown formulation '{}'", name), "state, lagrange1, lagrange2 or hamilton", name);
+  if (name == "boltzmann-hamel") return Formulation::kBoltzmannHamel;
+  ThrowAt({}, "", fmt::format("unknown formulation '{}'", name),
+          "state, lagrange1, lagrange2, hamilton or boltzmann-hamel", name);
 }
 
 std::string FormulationName(Formulation f) {
@@ -1054,6 +1061,7 @@ std::string FormulationName(Formulation f) {
     case Formulation::kHamilton: return "hamilton";
     case Formulation::kLagrange1: return "lagrange1";
     case Formulation::kLagrange2: return "lagrange2";
+    case Formulation::kBoltzmannHamel: return "boltzmann-hamel";
   }
   return "?";
 }
@@ -1071,6 +1079,9 @@ CausalityOptions OptionsFor(Formulation f, const Model& model) {
       o.procedure = CausalityProcedure::kLaCAP;
       o.generalized = model.independent.empty() ? ProposeIndependentJunctions(model) : model.independent;
       break;
+    case Formulation::kBoltzmannHamel:
+      o.procedure = CausalityProcedure::kBHCAP;  // on the model's quasi-velocities (an error if none)
+      break;
   }
   return o;
 }
@@ -1079,6 +1090,7 @@ namespace {
 Formulation FormOf(const CausalGraph& g) {
   switch (g.procedure) {
     case CausalityProcedure::kHaCAP: return Formulation::kHamilton;
+    case CausalityProcedure::kBHCAP: return Formulation::kBoltzmannHamel;
     case CausalityProcedure::kLaCAP: case CausalityProcedure::kLCAP:
       return g.constrained.empty() ? Formulation::kLagrange2 : Formulation::kLagrange1;
     default: return Formulation::kState;

@@ -185,6 +185,9 @@ std::string Title(const EquationSystem& sys) {
       return "Lagrange's equations of the second kind (LaCAP): generalized velocities " +
              list(sys.generalized_velocities);
     case Formulation::kHamilton: return "Hamilton's equations (HaCAP)";
+    case Formulation::kBoltzmannHamel:
+      return "Boltzmann-Hamel equations (BHCAP): quasi-velocities " + list(sys.generalized_velocities) +
+             (sys.multipliers.empty() ? "" : "; multipliers " + list(sys.multipliers));
     case Formulation::kState: break;
   }
   return "state equations (SCAP)";

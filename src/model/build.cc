@@ -841,6 +841,7 @@ class Builder {
                 (e.kind == ElementKind::kC && name == "q_" + e.name);
       // Lagrange forms: the generalized velocities v_<junction> are states too.
       for (const auto& g : spec_.generalized) state = state || name == "v_" + g.name;
+      for (const auto& g : spec_.quasi_velocities) state = state || name == "v_" + g.name;
       if (!state) {
         std::vector<std::string> states;
         for (const auto& d : m_.displacements) states.push_back(d.name);
@@ -1060,6 +1061,7 @@ class Builder {
     };
     junctions(spec_.generalized, "generalized", &m_.generalized);
     junctions(spec_.independent, "independent", &m_.independent);
+    junctions(spec_.quasi_velocities, "quasi_velocities", &m_.quasi_velocities);
     for (size_t k = 0; k < m_.independent.size(); ++k)
       if (!m_.generalized.empty() &&
           std::find(m_.generalized.begin(), m_.generalized.end(), m_.independent[k]) == m_.generalized.end())

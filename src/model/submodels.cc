@@ -293,7 +293,7 @@ FlatDef Instantiate(FlatDef def, const std::string& prefix) {
       r.text = text(r.text);
     }
   }
-  for (auto* list : {&s.generalized, &s.independent})
+  for (auto* list : {&s.generalized, &s.independent, &s.quasi_velocities})
     for (auto& it : *list) it.name = name(it.name);
   for (auto& h : s.assembly_held) h = text(h);
   for (auto& o : def.outputs) {
@@ -834,6 +834,7 @@ class Flattener {
     move_all(from.events, to->events);
     move_all(from.generalized, to->generalized);
     move_all(from.independent, to->independent);
+    move_all(from.quasi_velocities, to->quasi_velocities);
     move_all(from.assembly_held, to->assembly_held);
     if (from.multibody.present) {
       if (!to->multibody.present) to->multibody.where = from.multibody.where;

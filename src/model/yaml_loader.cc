@@ -184,8 +184,8 @@ class YamlReader {
            Describe(root));
     CheckKeys(root,
               {"name", "description", "parameters", "elements", "bonds", "displacements", "outputs", "generalized",
-               "independent", "definitions", "multibody", "assembly_held", "assemble", "ports", "submodels",
-               "instances", "events", "simulation", "blocks"},
+               "independent", "quasi_velocities", "definitions", "multibody", "assembly_held", "assemble", "ports",
+               "submodels", "instances", "events", "simulation", "blocks"},
               "", "the model's top level");
     ReadSubmodelSections(root, &spec);
     // What an assembly of the start may do (written by `paynter expand` for a
@@ -200,13 +200,15 @@ class YamlReader {
       if (v != "true" && v != "false") Fail(a, "", "'assemble' is true or false", "assemble: true", v);
       spec.assemble = v == "true";
     }
-    for (const char* key : {"generalized", "independent"}) {
+    for (const char* key : {"generalized", "independent", "quasi_velocities"}) {
       const auto list = root[key];
       if (!list) continue;
       if (!list.IsSequence())
         Fail(list, "", fmt::format("'{}' must be a list of 1-junction names", key), "[junction, ...]", Describe(list));
       for (const auto& n : list)
-        (std::string(key) == "generalized" ? spec.generalized : spec.independent)
+        (std::string(key) == "generalized"   ? spec.generalized
+         : std::string(key) == "independent" ? spec.independent
+                                              : spec.quasi_velocities)
             .push_back({Scalar(n, "", key), "", Where(n)});
     }
     if (root["name"]) spec.name = Scalar(root["name"], "", "name");

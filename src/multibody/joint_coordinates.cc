@@ -27,6 +27,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <string_view>
 
 #include "joints.h"
 #include "paynter/multibody.h"
@@ -51,9 +52,14 @@ bool TypeHasJointCoordinates(const JointType& t) {
   return true;
 }
 
+// A spherical joint's coordinates are the Cardan angles of body2 relative to
+// body1 (R_rel = Rx(angle1) Ry(angle2) Rz(angle3), about body1's axes).
+bool IsSpherical(const JointType& t) { return std::string_view(t.name) == "spherical"; }
+bool TypeHasCoordinatesHere(const JointType& t) { return TypeHasJointCoordinates(t) || IsSpherical(t); }
+
 bool HasJointCoordinates(const std::string& type) {
   const JointType* t = FindJointType(type);
-  return t && TypeHasJointCoordinates(*t);
+  return t && TypeHasCoordinatesHere(*t);
 }
 
 struct BodyInfo {
@@ -61,6 +67,8 @@ struct BodyInfo {
   Mat Ru;  // written R_WB (Cardan angles of `orientation`)
   Vec pu;  // written p_WG
   bool velocity_given = false;
+  Vec v0, w0;  // written velocity (world) and angular velocity (body frame)
+  bool has_v0 = false, has_w0 = false;
   SourceLocation where;
   // Forward kinematics, filled along the tree:
   int parent_joint = -1;  // the tree joint that places it (-1: ground or not placed)
@@ -79,12 +87,30 @@ struct JointInfo {
   ex rate = 0;                          // initial rate (of the one coordinate)
   bool has_rate = false;
   bool has_initial = false;
+  // A spherical joint: its three Cardan angles, and whether its
+  // quasi-velocities (the Boltzmann-Hamel form) are the components of the
+  // relative angular velocity along body2's axes (else the angles' rates).
+  bool spherical = false;
+  std::vector<std::string> angles;
+  bool body_quasi = true;
+};
+
+// One free motion of a tree joint on the rewritten graph: the junction whose
+// flow drives it and, for a rotation, the world axis (for a slide, the
+// direction). `key` names its transformers (<B>_vx_<key>): the coordinate
+// for a coordinate's rate, the junction for a quasi-velocity.
+struct Motion {
+  std::string key, junction;
+  bool rotation = true;
+  Vec axis;           // world components
+  int body_axis = -1; // 0..2: the axis is body2's own (quasi-velocities), else -1
 };
 
 class JointCoordinateExpander {
  public:
-  JointCoordinateExpander(ModelSpec* spec, const ModelSpec::MultibodySpec& mb, bool cut_joints, bool hamilton = false)
-      : s_(*spec), mb_(mb), cut_joints_(cut_joints), hamilton_(hamilton) {}
+  JointCoordinateExpander(ModelSpec* spec, const ModelSpec::MultibodySpec& mb, bool cut_joints, bool hamilton = false,
+                          bool boltzmann_hamel = false)
+      : s_(*spec), mb_(mb), cut_joints_(cut_joints), hamilton_(hamilton), bh_(boltzmann_hamel) {}
 
   void Run() {
     for (const auto& p : s_.parameters) parameters_.insert(p.name);
@@ -181,6 +207,9 @@ class JointCoordinateExpander {
       const Vec ang = VectorOr(e, "orientation", {0, 0, 0});
       b.Ru = Cardan(ang[0], ang[1], ang[2]);
       b.velocity_given = Get(e, "velocity") || Get(e, "angular_velocity");
+      b.has_v0 = Get(e, "velocity"), b.has_w0 = Get(e, "angular_velocity");
+      b.v0 = VectorOr(e, "velocity", {0, 0, 0});
+      b.w0 = VectorOr(e, "angular_velocity", {0, 0, 0});
       bodies_.push_back(b);
     }
   }
@@ -214,7 +243,11 @@ class JointCoordinateExpander {
       j.axis = {v[0] / n, v[1] / n, v[2] / n};
       // The coordinates as joints.cc names them: <J>_s / <J>_angle for one
       // free direction, else numbered, translations first.
-      if (const JointType* t = FindJointType(j.type); t && HasJointCoordinates(j.type)) {
+      if (j.type == "spherical") {
+        j.spherical = true;
+        for (int k = 1; k <= 3; ++k) j.angles.push_back(fmt::format("{}_angle{}", j.name, k));
+        j.body_quasi = Scalar(e, "quasi_velocities") != "rates";
+      } else if (const JointType* t = FindJointType(j.type); t && HasJointCoordinates(j.type)) {
         const bool one = t->FreeCount() == 1;
         if (!t->free_translations.empty()) j.slide = j.name + (one ? "_s" : "_s1");
         if (!t->free_rotations.empty())
@@ -253,12 +286,14 @@ class JointCoordinateExpander {
     const std::string hint =
         "simulate with --form state (the default: joints as constraint forces), or --constraints "
         "minimal-coordinates for the motion in independent coordinates";
-    const std::string equations = hamilton_ ? "Hamilton's equations" : "Lagrange's equations";
+    const std::string equations = hamilton_ ? "Hamilton's equations"
+                                  : bh_     ? "the Boltzmann-Hamel equations"
+                                            : "Lagrange's equations";
     const std::string loop_hint =
         "--form lagrange1 or hamilton keeps the joint that closes the loop as constraint forces (multipliers); or "
         "simulate with --form state, or --constraints minimal-coordinates for the motion in independent coordinates";
     // Joints with coordinates first: under lagrange1 a joint without them
-    // (spherical, universal, ...) may still close a loop.
+    // (universal, rotational, ...) may still close a loop.
     for (int pass = 0; pass < 2; ++pass)
       for (bool changed = true; changed;) {
         changed = false;
@@ -286,7 +321,7 @@ class JointCoordinateExpander {
         Fail(j.where, j.name,
              fmt::format("joint '{}' is {}: its free motion has no joint coordinates for {} yet", j.name, j.type,
                          equations),
-             JointTypeNames(TypeHasJointCoordinates, " or ") + " joints (one coordinate per free direction)", j.type,
+             JointTypeNames(TypeHasCoordinatesHere, " or ") + " joints (one coordinate per free direction)", j.type,
              hint);
     for (size_t k = 0; k < joints_.size() && !cut_joints_; ++k) {
       const JointInfo& j = joints_[k];
@@ -306,7 +341,7 @@ class JointCoordinateExpander {
            fmt::format("a closed chain of {} joints", names.size()), loop_hint);
     }
     for (size_t b = 1; b < bodies_.size(); ++b)
-      if (bodies_[b].velocity_given)
+      if (bodies_[b].velocity_given && !SphericalStart(static_cast<int>(b)))
         Fail(bodies_[b].where, bodies_[b].name,
              fmt::format("body '{}' gives its own velocity: in joint coordinates the bodies' velocities follow from "
                          "the joints' rates",
@@ -314,6 +349,31 @@ class JointCoordinateExpander {
              "no 'velocity' or 'angular_velocity' on bodies", "velocity or angular_velocity",
              fmt::format("give the rate of joint '{}' as initial: [coordinate, rate]",
                          joints_[bodies_[b].parent_joint].name));
+  }
+
+  // A body on a spherical joint to the ground may give its angular velocity
+  // (body frame): it is the joint's initial quasi-velocity. A velocity it
+  // gives must be the one the joint allows, w x (p_G - P).
+  bool SphericalStart(int b) {
+    const BodyInfo& B = bodies_[b];
+    const JointInfo& j = joints_[B.parent_joint];
+    if (!j.spherical || j.reversed || j.b1 != 0) return false;
+    const Vec w = Mul(B.Ru, B.w0);  // world
+    const Vec v = Cross(w, Sub(B.pu, j.r1));
+    auto num = [&](const ex& e) {
+      const ex x = GiNaC::evalf(e.subs(ParameterValues()).subs(ParameterValues()));
+      return GiNaC::is_a<GiNaC::numeric>(x) ? GiNaC::ex_to<GiNaC::numeric>(x).to_double() : NAN;
+    };
+    for (int i = 0; i < 3; ++i) {
+      const double d = num(v[i] - B.v0[i]);
+      if (!(std::abs(d) <= 1e-9 * (1 + std::abs(num(v[i])))))
+        Fail(B.where, B.name,
+             fmt::format("body '{}' gives a velocity that its spherical joint '{}' does not allow", B.name, j.name),
+             "velocity = angular_velocity x (position - joint point), in world components",
+             fmt::format("velocity component {} off by {}", kAxes[i], d),
+             "give the angular velocity alone: the velocity follows from the joint");
+    }
+    return true;
   }
 
   bool IsConstant(const ex& e) {
@@ -373,11 +433,19 @@ class JointCoordinateExpander {
     };
     s_.generalized.clear();
     s_.independent.clear();
-    for (const auto& j : joints_) {
+    s_.quasi_velocities.clear();
+    for (auto& j : joints_) {
       if (!j.tree) continue;
+      if (j.spherical) {
+        SphericalJunctions(j);
+        continue;
+      }
       for (const std::string& c : {j.slide, j.angle}) {
         if (c.empty()) continue;
         const std::string junction = c + "dot";
+        motion_junctions_.push_back({junction, "", j.where});
+        // (The Boltzmann-Hamel form: a joint rate is its own quasi-velocity.)
+        if (bh_) s_.quasi_velocities.push_back({junction, "", j.where});
         if (!has_element(junction)) {
           // The rate was a definition (no spring, damper or actuator): it is
           // now the junction's flow.
@@ -395,8 +463,10 @@ class JointCoordinateExpander {
         // (Hamilton's form: every joint rate's port of the I field in integral
         // causality; the loops' constraint forces tie them.)
         if (!cut_joints_ || hamilton_) s_.independent.push_back({junction, "", j.where});
-        if (j.has_rate && (j.type == "revolute" || j.type == "prismatic"))
+        if (j.has_rate && (j.type == "revolute" || j.type == "prismatic")) {
           s_.parameters.push_back({junction + "_v0", Text(j.rate), j.where});
+          initial_rate_[junction] = j.rate;
+        }
       }
     }
     // 2. Forward kinematics along the tree: poses as definitions of the joint
@@ -419,13 +489,13 @@ class JointCoordinateExpander {
       const JointInfo& j = joints_[B.parent_joint];
       const BodyInfo& b1 = bodies_[j.b1];
       const BodyInfo& b2 = bodies_[j.b2];
-      const ex th = j.angle.empty() ? ex(0) : ex(Sym(j.angle));
+      const ex th = j.angle.empty() ? ex(0) : ex(Sym(j.angle));  // (a spherical joint: its Cardan angles below)
       // The slide from the written start: s - s0, s0 = A . (R1_0^T (p_Q0 - p1_0) - r1).
       const Vec pQ0 = Add(b2.pu, Mul(b2.Ru, j.r2));
       const Vec rel = MulT(b1.Ru, Sub(b2.pu, b1.pu));  // G2 - G1 at the start, in body 1's frame
       const ex s0 = Dot(j.axis, Sub(MulT(b1.Ru, Sub(pQ0, b1.pu)), j.r1));
       const ex ds = j.slide.empty() ? ex(0) : ex(Sym(j.slide)) - s0;
-      const Mat Rq = Rot(j.axis, th);
+      const Mat Rq = j.spherical ? Cardan(Sym(j.angles[0]), Sym(j.angles[1]), Sym(j.angles[2])) : Rot(j.axis, th);
       const Mat C = MatMul(Transpose(b1.Ru), b2.Ru);  // R1^T R2 at the start
       // Body 2 relative to body 1: R2 = R1 Rot(A, th) C, and
       // p2 = p1 + R1 (r1 + Rot(A, th) (rel - r1) + A ds).
@@ -500,19 +570,24 @@ class JointCoordinateExpander {
     for (size_t b = 1; b < bodies_.size(); ++b) {
       const BodyInfo& B = bodies_[b];
       // Columns of the Jacobian, by coordinate: v_G (world) and w_B (body).
-      std::vector<std::pair<std::string, std::array<ex, 6>>> columns;
+      // (Keyed by the motion's key; the junction it comes from beside it.)
+      std::vector<std::pair<Motion, std::array<ex, 6>>> columns;
       for (int k = B.parent_joint; k >= 0;) {
         const JointInfo& j = joints_[k];
         const BodyInfo& b1 = bodies_[j.b1];
         const ex sign = j.reversed ? -1 : 1;
-        const Vec a = Mul(b1.R, j.axis);
-        if (!j.angle.empty()) {
-          const Vec P = Add(b1.p, Mul(b1.R, j.r1));
-          const Vec v = Cross(a, Sub(B.p, P));
-          const Vec w = MulT(B.R, a);
-          columns.push_back({j.angle, {sign * v[0], sign * v[1], sign * v[2], sign * w[0], sign * w[1], sign * w[2]}});
+        const Vec P = Add(b1.p, Mul(b1.R, j.r1));
+        for (const Motion& mo : Motions(j)) {
+          if (mo.rotation) {
+            const Vec v = Cross(mo.axis, Sub(B.p, P));
+            // Body2's own axis seen from body2 is the unit vector itself.
+            Vec w = MulT(B.R, mo.axis);
+            if (mo.body_axis >= 0 && &B == &bodies_[j.b2]) w = {0, 0, 0}, w[mo.body_axis] = 1;
+            columns.push_back({mo, {sign * v[0], sign * v[1], sign * v[2], sign * w[0], sign * w[1], sign * w[2]}});
+          } else {
+            columns.push_back({mo, {sign * mo.axis[0], sign * mo.axis[1], sign * mo.axis[2], 0, 0, 0}});
+          }
         }
-        if (!j.slide.empty()) columns.push_back({j.slide, {sign * a[0], sign * a[1], sign * a[2], 0, 0, 0}});
         const int parent = j.reversed ? j.b2 : j.b1;
         k = bodies_[parent].parent_joint;
       }
@@ -520,19 +595,20 @@ class JointCoordinateExpander {
         const std::string junction = fmt::format("{}_{}{}", B.name, c < 3 ? "v" : "w", kAxes[c % 3]);
         const std::string sum = junction + "_q";
         int terms = 0;
-        for (const auto& [coord, col] : columns) {
+        for (const auto& [mo, col] : columns) {
+          const std::string& coord = mo.key;
           const ex ratio = col[c].expand();
           // Leave out the entries that vanish once the poses are written out.
           const ex written_out = ratio.subs(full_);
           if (ratio.is_zero() || TrigZero(written_out)) continue;
-          jacobian_[junction][coord] = written_out;
+          jacobian_[junction][mo.junction] = written_out;
           if (terms++ == 0) {
             Element(sum, "0", "", "", B.where);
             Bond(sum, junction, B.where);
           }
           const std::string tf = fmt::format("{}_{}", junction, coord);
           Element(tf, IsConstant(ratio) ? "TF" : "MTF", "ratio", Text(ratio), B.where);
-          Bond(coord + "dot", tf, B.where);
+          Bond(mo.junction, tf, B.where);
           Bond(tf, sum, B.where);
         }
         if (terms == 0) {
@@ -548,7 +624,7 @@ class JointCoordinateExpander {
     // spring, damper or actuator: a zero effort keeps its junction
     // two-bonded (LaCAP's ASF is its other end), as a body's weight does for
     // the body's junctions (bodies.cc).
-    for (const auto& g : s_.generalized) {
+    for (const auto& g : motion_junctions_) {
       int n = 0;
       for (const auto& b : s_.bonds) n += (b.from == g.name) + (b.to == g.name);
       if (n >= 2) continue;
@@ -558,6 +634,94 @@ class JointCoordinateExpander {
     DropRowsOfHeldComponents(held);
     if (hamilton_) Hamilton(&joint_load);
     JointForces(joint_load);
+  }
+
+  // A tree joint's free motions, in the order of its transformers: a
+  // rotation about, then a slide along, the axis; a spherical joint's three
+  // rotations, either about the Cardan angles' axes (the rates: body1's x,
+  // x then y turned by angle1, z turned by angle1 and angle2) or, for the
+  // Boltzmann-Hamel form's quasi-velocities, about body2's own axes.
+  std::vector<Motion> Motions(const JointInfo& j) {
+    const BodyInfo& b1 = bodies_[j.b1];
+    std::vector<Motion> out;
+    if (j.spherical) {
+      if (bh_ && j.body_quasi) {
+        const BodyInfo& b2 = bodies_[j.b2];
+        for (int k = 0; k < 3; ++k)
+          out.push_back({QuasiJunction(j, k), QuasiJunction(j, k), true, {b2.R[0][k], b2.R[1][k], b2.R[2][k]}, k});
+        return out;
+      }
+      const Mat R1a = MatMul(b1.R, Rot({1, 0, 0}, Sym(j.angles[0])));
+      const Mat R1ab = MatMul(R1a, Rot({0, 1, 0}, Sym(j.angles[1])));
+      const Vec axes[3] = {{b1.R[0][0], b1.R[1][0], b1.R[2][0]},
+                           {R1a[0][1], R1a[1][1], R1a[2][1]},
+                           {R1ab[0][2], R1ab[1][2], R1ab[2][2]}};
+      for (int k = 0; k < 3; ++k) out.push_back({j.angles[k], j.angles[k] + "dot", true, axes[k]});
+      return out;
+    }
+    const Vec a = Mul(b1.R, j.axis);
+    if (!j.angle.empty()) out.push_back({j.angle, j.angle + "dot", true, a});
+    if (!j.slide.empty()) out.push_back({j.slide, j.slide + "dot", false, a});
+    return out;
+  }
+  static std::string QuasiJunction(const JointInfo& j, int k) { return fmt::format("{}_w{}", j.name, kAxes[k]); }
+
+  // A spherical joint's junctions and coordinates. Its Cardan angles are
+  // displacements; under Lagrange's and Hamilton's forms their rates are the
+  // flows of generalized 1-junctions <J>_angle<k>dot. Under the
+  // Boltzmann-Hamel form (quasi_velocities: body, the default) the junctions
+  // are <J>_wx, <J>_wy, <J>_wz, the relative angular velocity along body2's
+  // axes, w = C^T A(angles) angles' (C = R1^T R2 at the start, A the Cardan
+  // angles' body-frame matrix), and the angles' rates are the kinematic
+  // relations angles' = A^-1 C w: for R_rel = Rx(a1) Ry(a2) Rz(a3) and
+  // u = C w,
+  //   a1' = (cos a3 u1 - sin a3 u2) / cos a2,   a2' = sin a3 u1 + cos a3 u2,
+  //   a3' = u3 - sin a2 (cos a3 u1 - sin a3 u2) / cos a2
+  // (singular at a2 = +-pi/2). The start is the written pose (the angles'
+  // zero), the rates those of body2's written angular velocity.
+  void SphericalJunctions(const JointInfo& j) {
+    const bool quasi = bh_ && j.body_quasi;
+    const BodyInfo& b1 = bodies_[j.b1];
+    const BodyInfo& b2 = bodies_[j.b2];
+    const Mat C = MatMul(Transpose(b1.Ru), b2.Ru);
+    const BodyInfo& moved = bodies_[j.reversed ? j.b1 : j.b2];
+    Vec w0 = {0, 0, 0};
+    if (moved.has_w0) w0 = moved.w0;  // (SphericalStart: body2 on a joint to the ground)
+    std::vector<std::string> junctions;
+    for (int k = 0; k < 3; ++k) junctions.push_back(quasi ? QuasiJunction(j, k) : j.angles[k] + "dot");
+    const Vec u0 = Mul(C, w0);
+    for (int k = 0; k < 3; ++k) {
+      Element(junctions[k], "1", "", "", j.where);
+      motion_junctions_.push_back({junctions[k], "", j.where});
+      if (quasi) {
+        s_.quasi_velocities.push_back({junctions[k], "", j.where});
+      } else {
+        s_.generalized.push_back({junctions[k], "", j.where});
+        s_.independent.push_back({junctions[k], "", j.where});
+        if (bh_) s_.quasi_velocities.push_back({junctions[k], "", j.where});
+      }
+      const ex v0 = quasi ? w0[k] : u0[k];
+      if (moved.has_w0) {
+        s_.parameters.push_back({junctions[k] + "_v0", Text(v0), j.where});
+        initial_rate_[junctions[k]] = v0;
+      }
+    }
+    for (int k = 0; k < 3; ++k) {
+      ModelSpec::DisplacementSpec d(j.angles[k], quasi ? "" : junctions[k], "", "0", j.where);
+      if (quasi) {
+        using GiNaC::cos;
+        using GiNaC::sin;
+        Vec u;
+        for (int r = 0; r < 3; ++r)
+          u[r] = C[r][0] * Sym("f_" + junctions[0]) + C[r][1] * Sym("f_" + junctions[1]) +
+                 C[r][2] * Sym("f_" + junctions[2]);
+        const ex a2 = Sym(j.angles[1]), a3 = Sym(j.angles[2]);
+        const ex first = (cos(a3) * u[0] - sin(a3) * u[1]) / cos(a2);
+        const ex rate[3] = {first, sin(a3) * u[0] + cos(a3) * u[1], u[2] - sin(a2) * first};
+        d.rate = Text(rate[k]);
+      }
+      s_.displacements.push_back(d);
+    }
   }
 
   // Hamilton's equations in joint coordinates (docs/multibody.md, "Lagrange
@@ -600,7 +764,7 @@ class JointCoordinateExpander {
       auto column = [&](const std::string& junction, const std::string& coord) -> ex {
         const auto it = jacobian_.find(junction);
         if (it == jacobian_.end()) return 0;
-        const auto jt = it->second.find(coord);
+        const auto jt = it->second.find(coord + "dot");
         return jt == it->second.end() ? ex(0) : jt->second;
       };
       for (size_t i = 0; i < n; ++i)
@@ -662,10 +826,8 @@ class JointCoordinateExpander {
         if (d.name == c)
           start[Sym(c)] = d.initial_value ? Adopt(*d.initial_value) : d.initial.empty() ? ex(0) : Parse(d.initial);
     std::vector<ex> rate(n, 0);
-    for (const auto& j : joints_)
-      if (j.tree && j.has_rate && (j.type == "revolute" || j.type == "prismatic"))
-        for (size_t i = 0; i < n; ++i)
-          if (coords[i] == j.angle || coords[i] == j.slide) rate[i] = j.rate;
+    for (size_t i = 0; i < n; ++i)
+      if (const auto it = initial_rate_.find(coords[i] + "dot"); it != initial_rate_.end()) rate[i] = it->second;
     ModelSpec::FieldSpec f;
     f.name = "joint_inertia";
     f.kind = "IF";
@@ -775,6 +937,7 @@ class JointCoordinateExpander {
         const ex about = Dot(a, T);
         for (int i = 0; i < 3; ++i) T[i] -= about * a[i];
       }
+      if (j.spherical) T = {0, 0, 0};  // every rotation free
       for (int i = 0; i < 3; ++i) {
         s_.definitions.push_back({fmt::format("{}_F{}", j.name, kAxes[i]), Text(F[i]), j.where});
         s_.definitions.push_back({fmt::format("{}_T{}", j.name, kAxes[i]), Text(T[i]), j.where});
@@ -813,6 +976,9 @@ class JointCoordinateExpander {
   const ModelSpec::MultibodySpec& mb_;
   const bool cut_joints_;  // joints that close loops keep their rows (multipliers)
   const bool hamilton_;    // Hamilton's equations: the bodies' inertias become one I field on the joint rates
+  const bool bh_;          // the Boltzmann-Hamel form: quasi-velocity junctions (spherical joints: body2's axes)
+  std::vector<ModelSpec::Item> motion_junctions_;  // every junction of a tree joint's motion
+  std::map<std::string, ex> initial_rate_;         // by junction: its flow at the start
   std::vector<BodyInfo> bodies_;
   std::vector<JointInfo> joints_;
   std::set<std::string> parameters_, removed_definitions_;
@@ -830,6 +996,13 @@ void ExpandMultibodyInJointCoordinates(ModelSpec* spec, bool cut_joints_as_multi
   const ModelSpec::MultibodySpec mb = spec->multibody;
   ExpandMultibody(spec);
   multibody::JointCoordinateExpander(spec, mb, cut_joints_as_multipliers).Run();
+}
+
+void ExpandMultibodyForBoltzmannHamel(ModelSpec* spec) {
+  const ModelSpec::MultibodySpec mb = spec->multibody;
+  ExpandMultibody(spec);
+  multibody::JointCoordinateExpander(spec, mb, /*cut_joints=*/false, /*hamilton=*/false, /*boltzmann_hamel=*/true)
+      .Run();
 }
 
 void ExpandMultibodyForHamilton(ModelSpec* spec) {

@@ -191,7 +191,7 @@ void Expander::AddJoint(const ModelSpec::Entry& e) {
   const std::string J = Name(e, "joint");
   where_ = e.where;
   CheckKeys(e, J, {"name", "type", "body1", "body2", "point1", "point2", "axis", "axis2", "stiffness", "rest",
-                   "damping", "actuator", "parasitic_stiffness", "parasitic_damping", "initial", "junction"});
+                   "damping", "actuator", "parasitic_stiffness", "parasitic_damping", "initial", "junction", "quasi_velocities"});
   std::string pk = Scalar(e, "parasitic_stiffness", J), pc = Scalar(e, "parasitic_damping", J);
   if (pk.empty()) pk = parasitic_k_;
   if (pc.empty()) pc = parasitic_c_;
@@ -381,6 +381,19 @@ void Expander::AddJoint(const ModelSpec::Entry& e) {
     rec.q = Parse(f->values[0], f->where, J);
     if (f->is_list) rec.rate = Parse(f->values[1], f->where, J);
     rec.has_initial = true;
+  }
+  // The quasi-velocities of the Boltzmann-Hamel form (joint_coordinates.cc):
+  // a spherical joint's body-frame angular velocity, or its angles' rates.
+  if (const auto* f = Get(e, "quasi_velocities")) {
+    const std::string v = f->values.empty() ? "" : f->values[0];
+    if (type != "spherical")
+      ThrowAt(f->where, J, fmt::format("a {} joint takes no 'quasi_velocities': its quasi-velocities are its rates", type),
+              "quasi_velocities: on spherical joints", "quasi_velocities: " + v,
+              "leave it out (docs/model-format.md, \"Quasi-velocities\")");
+    if (f->is_list || (v != "body" && v != "rates"))
+      ThrowAt(f->where, J, "'quasi_velocities' of a spherical joint is body or rates",
+              "quasi_velocities: body (body2's angular velocity components), or rates (the Cardan angles' rates)",
+              f->is_list ? "a list" : v);
   }
   joints_.push_back(rec);
 }

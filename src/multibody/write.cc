@@ -189,7 +189,8 @@ std::string ModelSpecToYaml(const ModelSpec& spec) {
     }
     out << YAML::EndSeq;
   }
-  for (const auto& [key, items] : {std::pair{"generalized", &spec.generalized}, std::pair{"independent", &spec.independent}}) {
+  for (const auto& [key, items] : {std::pair{"generalized", &spec.generalized}, std::pair{"independent", &spec.independent},
+                                   std::pair{"quasi_velocities", &spec.quasi_velocities}}) {
     if (items->empty()) continue;
     out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
     for (const auto& it : *items) out << it.name;

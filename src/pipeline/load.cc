@@ -17,7 +17,7 @@ const std::vector<LoadPassInfo>& LoadPasses() {
       {LoadPass::kPoses, "poses", "mechanisms: the bodies' and joints' poses as outputs pose_* (the report's 3D view)"},
       {LoadPass::kMultibody, "multibody",
        "bodies, joints and loads into a bond graph: Newton-Euler with the joints as constraint sources, or the "
-       "joints' coordinates (--form lagrange1|lagrange2|hamilton)"},
+       "joints' coordinates (--form lagrange1|lagrange2|hamilton|boltzmann-hamel)"},
       {LoadPass::kVectorBonds, "vector-bonds", "vector bonds and multiport elements into scalar bonds and elements"},
       {LoadPass::kParasitic, "parasitic", "--constraints parasitic: constraint sources into springs and dampers"},
       {LoadPass::kEnergy, "energy", "--energy: the energy balance's outputs"},
@@ -42,7 +42,8 @@ LoadPass ParseLoadPass(const std::string& name, const std::string& file) {
 }
 
 bool InJointCoordinates(Formulation form) {
-  return form == Formulation::kLagrange1 || form == Formulation::kLagrange2 || form == Formulation::kHamilton;
+  return form == Formulation::kLagrange1 || form == Formulation::kLagrange2 || form == Formulation::kHamilton ||
+         form == Formulation::kBoltzmannHamel;
 }
 
 namespace {
@@ -109,6 +110,8 @@ void RunPasses(ModelSpec* spec, const LoadOptions& o, std::optional<LoadPass> la
           if (InJointCoordinates(o.form)) RefuseUndefinedOutputNamesEarly(*spec);
           if (o.form == Formulation::kHamilton)
             ExpandMultibodyForHamilton(spec);  // the mass matrix as one I field on the joint rates
+          else if (o.form == Formulation::kBoltzmannHamel)
+            ExpandMultibodyForBoltzmannHamel(spec);  // quasi-velocity junctions
           else if (InJointCoordinates(o.form))
             ExpandMultibodyInJointCoordinates(spec, /*cut_joints_as_multipliers=*/o.form == Formulation::kLagrange1);
           else

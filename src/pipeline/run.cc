@@ -38,6 +38,31 @@ void RequireLagrangeApplies(const Model& model, const CausalGraph& graph, Formul
     }
 }
 
+// Lagrange's, Hamilton's and the Boltzmann-Hamel equations of a mechanism are
+// formed in its joint coordinates: no constraint method but the multipliers
+// applies. (Hamilton's form of a bond graph written by hand keeps its
+// constraint sources.)
+void RequireFormCombines(const std::string& file, Formulation form, ConstraintMethod method) {
+  if (InJointCoordinates(form) && method != ConstraintMethod::kAuto &&
+      method != ConstraintMethod::kLagrangeMultipliers &&
+      (form != Formulation::kHamilton || LoadSpec(ModelSource::File(file), {}, LoadPass::kSubmodels).multibody.present)) {
+    ThrowAt({file}, "",
+            fmt::format("--constraints {} does not combine with --form {}", ConstraintMethodName(method),
+                        FormulationName(form)),
+            "--form state with --constraints, or --form lagrange1|lagrange2|hamilton|boltzmann-hamel alone",
+            fmt::format("--form {} --constraints {}", FormulationName(form), ConstraintMethodName(method)),
+            "Lagrange's, Hamilton's and the Boltzmann-Hamel equations of a mechanism are formed in its joint "
+            "coordinates, which leave no joint constraint to relax or to solve");
+  }
+}
+
+// The form a causality procedure is shown on: BHCAP needs the quasi-velocity
+// junctions of a mechanism's joint coordinates; the others work on the model
+// as written (a mechanism's Newton-Euler expansion).
+Formulation FormShownBy(CausalityProcedure p) {
+  return p == CausalityProcedure::kBHCAP ? Formulation::kBoltzmannHamel : Formulation::kState;
+}
+
 // The lines that say what the method did to the model, before its causality
 // or equations ("" for the model as it is).
 std::string MethodHeader(const MethodView& v) {
@@ -188,7 +213,8 @@ int CausalityText(const std::string& path, CausalityProcedure procedure, Constra
   // Not const: the Lagrangian procedures add their artificial sources to the
   // model, and the report shows them.
   StageScope stage("assigning causality to " + path);
-  MethodView view = LoadForMethod(path, constraints);
+  RequireFormCombines(path, FormShownBy(procedure), constraints);
+  MethodView view = LoadForMethod(path, constraints, FormShownBy(procedure));
   Model& m = view.model;
   out << MethodHeader(view);
   CausalityOptions opt;
@@ -239,12 +265,17 @@ int EquationsText(const std::string& path, bool latex, Formulation form, bool ex
   if (view.method == ConstraintMethod::kZcp) after = ZcpDaeText(view);
   if (view.method == ConstraintMethod::kMinimalCoordinates) after = PartitionText(eqs);
   out << (latex ? Commented(after) : after);
+  if (eqs.form == Formulation::kBoltzmannHamel && !explain) out << eqs.HamelText(a.model, latex);
   if (explain) {
-    if (eqs.form != Formulation::kLagrange2) {
-      ThrowAt({}, "", "--explain shows the Lagrange subsystem of the second-kind formulation", "--form lagrange2",
-              "--form " + FormulationName(form));
+    if (eqs.form != Formulation::kLagrange2 && eqs.form != Formulation::kBoltzmannHamel) {
+      ThrowAt({}, "",
+              "--explain shows the Lagrange subsystem of the second-kind formulation, or the Boltzmann-Hamel "
+              "terms",
+              "--form lagrange2 or boltzmann-hamel", "--form " + FormulationName(form));
     }
-    out << "\n" << eqs.ExplainLagrange(a.model);
+    const std::string text =
+        eqs.form == Formulation::kBoltzmannHamel ? eqs.ExplainBoltzmannHamel(a.model, latex) : eqs.ExplainLagrange(a.model);
+    out << "\n" << text;
   }
   return 0;
 }
@@ -267,7 +298,8 @@ int GeneratedCodeText(const std::string& path, Formulation form, ConstraintMetho
 
 std::string DrawingDot(const std::string& path, const DrawOptions& options) {
   StageScope stage("drawing " + path);
-  MethodView view = LoadForMethod(path, options.constraints);
+  RequireFormCombines(path, FormShownBy(options.procedure), options.constraints);
+  MethodView view = LoadForMethod(path, options.constraints, FormShownBy(options.procedure));
   Model& m = view.model;  // the Lagrangian procedures add their artificial sources
   CausalityOptions opt;
   opt.procedure = options.procedure;
@@ -453,19 +485,7 @@ PreparedModel PrepareModel(const RunOptions& options) {
   const ConstraintMethod method = options.constraints;
   PreparedModel c;
   c.method_ = method;
-  // (Hamilton's form of a bond graph written by hand keeps its constraint sources.)
-  if (InJointCoordinates(options.form) && method != ConstraintMethod::kAuto &&
-      method != ConstraintMethod::kLagrangeMultipliers &&
-      (options.form != Formulation::kHamilton ||
-       LoadSpec(ModelSource::File(options.file), {}, LoadPass::kSubmodels).multibody.present)) {
-    ThrowAt({options.file}, "",
-            fmt::format("--constraints {} does not combine with --form {}", ConstraintMethodName(method),
-                        FormulationName(options.form)),
-            "--form state with --constraints, or --form lagrange1|lagrange2|hamilton alone",
-            fmt::format("--form {} --constraints {}", FormulationName(options.form), ConstraintMethodName(method)),
-            "Lagrange's and Hamilton's equations of a mechanism are formed in its joint coordinates, which leave "
-            "no joint constraint to relax or to solve");
-  }
+  RequireFormCombines(options.file, options.form, method);
   c.codegen_.backend = options.backend == Backend::kAuto ? Backend::kTiered : options.backend;
   c.codegen_.block_solve = options.block_solve;
   std::map<std::string, double> overrides;

@@ -30,12 +30,14 @@ std::string CausalityReport(const Model& m, const CausalGraph& g, const Equation
     return s.empty() ? std::string("none") : s;
   };
   if (g.procedure != CausalityProcedure::kSCAP && g.procedure != CausalityProcedure::kRCAP) {
-    os << "\ngeneralized 1-junctions: " << junctions(g.generalized)
+    const bool bh = g.procedure == CausalityProcedure::kBHCAP;
+    os << (bh ? "\nquasi-velocity 1-junctions: " : "\ngeneralized 1-junctions: ") << junctions(g.generalized)
        << (g.generalized.empty() ? "" : g.proposed ? " (proposed by paynter)" : " (from the model)") << "\n";
     for (const auto& e : m.elements)
       if (e.artificial == Artificial::kASF)
-        os << fmt::format("  {}: artificial flow source on {}, flow = generalized velocity v_{}, effort = 0\n", e.name,
-                          m.elements[e.attached_to].name, m.elements[e.attached_to].name);
+        os << fmt::format("  {}: artificial flow source on {}, flow = {} v_{}, effort = 0\n", e.name,
+                          m.elements[e.attached_to].name, bh ? "quasi-velocity" : "generalized velocity",
+                          m.elements[e.attached_to].name);
     os << "constrained 0-junctions: " << junctions(g.constrained) << "\n";
     for (const auto& e : m.elements)
       if (e.artificial == Artificial::kAES)
