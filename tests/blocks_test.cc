@@ -659,6 +659,15 @@ TEST(BlocksLibrary, ExpandedModelSimulatesAlike) {
       testing::SimulateModel(LoadModelFromString(flat, "flat.yaml"), 0.5, 1e-10, 1e-12, Method::kDopri5, 0.01).solution;
   ASSERT_EQ(a.rows.size(), b.rows.size());
   for (size_t i = 0; i < a.rows.size(); ++i) EXPECT_EQ(a.rows[i], b.rows[i]) << "row " << i;
+  // The run settings go with the model (the expanded file was written
+  // without them and needed --t-end).
+  const auto given = ReadModelSpecFile(path).simulation, kept = ReadModelSpec(flat, "flat.yaml").simulation;
+  ASSERT_EQ(given.size(), 2u);
+  ASSERT_EQ(kept.size(), given.size()) << flat;
+  for (size_t i = 0; i < given.size(); ++i) {
+    EXPECT_EQ(kept[i].name, given[i].name);
+    EXPECT_EQ(kept[i].text, given[i].text);
+  }
 }
 
 // ---- errors ---------------------------------------------------------------

@@ -196,6 +196,12 @@ std::string ModelSpecToYaml(const ModelSpec& spec) {
     for (const auto& it : *items) out << it.name;
     out << YAML::EndSeq;
   }
+  // The run settings, as written (docs/model-format.md, "Run settings").
+  if (!spec.simulation.empty()) {
+    out << YAML::Key << "simulation" << YAML::Value << YAML::BeginMap;
+    for (const auto& it : spec.simulation) out << YAML::Key << it.name << YAML::Value << it.text;
+    out << YAML::EndMap;
+  }
   // What an assembly of the start may do.
   if (!spec.assembly_held.empty()) {
     out << YAML::Key << "assembly_held" << YAML::Value << YAML::Flow << YAML::BeginSeq;
