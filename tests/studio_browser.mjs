@@ -199,11 +199,23 @@ try {
     return page.evaluate(() => window.paynterStudio.editor.getValue());
   }
   const idOf = (name) => page.evaluate((nm) => window.paynterStudio.check.elements.filter((e) => e.name === nm)[0].id, name);
+  // The drawing is redrawn after every check: a node found just before a
+  // redraw is gone when the click lands ("Node is detached from document"),
+  // and the click is made again on the new drawing, as a user would.
   async function shiftClick(name) {
-    const id = await idOf(name);
-    await page.keyboard.down('Shift');
-    await page.click('#drawing svg g.node#' + id);
-    await page.keyboard.up('Shift');
+    for (let attempt = 1; ; ++attempt) {
+      const id = await idOf(name);
+      await page.keyboard.down('Shift');
+      try {
+        await page.click('#drawing svg g.node#' + id);
+        return;
+      } catch (e) {
+        if (attempt >= 5 || !/detached/i.test(String(e))) throw e;
+        await new Promise((r) => setTimeout(r, 100));
+      } finally {
+        await page.keyboard.up('Shift');
+      }
+    }
   }
   const count = async (what) => page.$$eval('#drawing svg g.' + what, (g) => g.length);
   const beforeEdit = await page.evaluate(() => window.paynterStudio.editor.getValue());
