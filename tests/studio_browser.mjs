@@ -200,8 +200,10 @@ try {
   }
   const idOf = (name) => page.evaluate((nm) => window.paynterStudio.check.elements.filter((e) => e.name === nm)[0].id, name);
   // The drawing is redrawn after every check: a node found just before a
-  // redraw is gone when the click lands ("Node is detached from document"),
-  // and the click is made again on the new drawing, as a user would.
+  // redraw is gone, or not laid out yet, when the click lands ("Node is
+  // detached from document", "Node is either not clickable or not an
+  // Element"), and the click is made again on the new drawing, as a user
+  // would.
   async function shiftClick(name) {
     for (let attempt = 1; ; ++attempt) {
       const id = await idOf(name);
@@ -210,7 +212,7 @@ try {
         await page.click('#drawing svg g.node#' + id);
         return;
       } catch (e) {
-        if (attempt >= 5 || !/detached/i.test(String(e))) throw e;
+        if (attempt >= 5 || !/detached|not clickable/i.test(String(e))) throw e;
         await new Promise((r) => setTimeout(r, 100));
       } finally {
         await page.keyboard.up('Shift');
