@@ -24,6 +24,11 @@ const std::vector<std::pair<std::string, CausalityProcedure>>& ProcedureTable() 
       {"BHCAP", CausalityProcedure::kBHCAP}};
   return t;
 }
+// The Lagrangian procedures (LaCAP, LCAP, BHCAP): artificial flow sources on
+// the generalized (or quasi-velocity) junctions, added to the model.
+bool AddsArtificialSources(CausalityProcedure p) {
+  return p == CausalityProcedure::kLaCAP || p == CausalityProcedure::kLCAP || p == CausalityProcedure::kBHCAP;
+}
 }  // namespace
 
 CausalityProcedure ParseProcedure(const std::string& name) {
@@ -142,10 +147,7 @@ class Engine {
   }
 
  private:
-  bool Lagrangian() const {
-    return proc_ == CausalityProcedure::kLaCAP || proc_ == CausalityProcedure::kLCAP ||
-           proc_ == CausalityProcedure::kBHCAP;
-  }
+  bool Lagrangian() const { return AddsArtificialSources(proc_); }
 
   int InertiaOn(int junction) const {
     for (int b : m_.elements[junction].bonds) {
@@ -449,8 +451,7 @@ CausalGraph AssignCausality(Model& model, const CausalityOptions& options) {
 }
 
 CausalGraph AssignCausality(const Model& model, const CausalityOptions& options) {
-  if (options.procedure == CausalityProcedure::kLaCAP || options.procedure == CausalityProcedure::kLCAP ||
-      options.procedure == CausalityProcedure::kBHCAP)
+  if (AddsArtificialSources(options.procedure))
     throw Error(fmt::format("internal: {} adds artificial sources to the model; pass a mutable Model",
                             ProcedureName(options.procedure)));
   Model copy = model;
