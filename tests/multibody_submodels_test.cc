@@ -30,7 +30,7 @@ class MultibodySubmodelsTest : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override { testing::RemoveTree(dir_); }  // a detached build may still write in cache/
 
   fs::path Write(const std::string& name, const std::string& yaml) const {
     WriteFileBytes(dir_ / name, yaml);
