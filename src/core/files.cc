@@ -111,11 +111,8 @@ int CreateTemporary(const std::string& target, const std::string& suffix, std::s
   RemoveStaleTemporaries(dir);
   const int fd = CreateUnique(dir, suffix, name);
   if (fd < 0) {
-    Diagnostic d;
-    d.where = {target, 0, 0};
-    d.message = fmt::format("cannot create a file in '{}': {}", dir.string(), std::strerror(errno));
-    d.hint = "check that the directory exists and is writable";
-    throw Error(d);
+    ThrowAt({target, 0, 0}, "", fmt::format("cannot create a file in '{}': {}", dir.string(), std::strerror(errno)), "",
+            "", "check that the directory exists and is writable");
   }
   // A file replaced keeps its permissions (a private 0600 output stays
   // private); a new one gets those of any new file.
@@ -159,16 +156,12 @@ void RequireRegularInput(const std::string& path, const std::string& what, const
                          const std::string& hint) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return;
-  Diagnostic d;
-  d.where.file = path;
-  d.message = fmt::format("the {} is not a regular file", what);
-  d.expected = expected;
-  d.got = S_ISDIR(st.st_mode)                          ? "a directory"
+  ThrowAt({path, 0, 0}, "", fmt::format("the {} is not a regular file", what), expected,
+          S_ISDIR(st.st_mode)                          ? "a directory"
           : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
           : S_ISFIFO(st.st_mode)                       ? "a pipe"
-                                                       : "a special file";
-  d.hint = hint;
-  throw Error(std::move(d));
+                                                       : "a special file",
+          hint);
 }
 
 std::string TemporaryBeside(const std::string& target, const std::string& suffix) {

@@ -61,14 +61,7 @@ class YamlReader {
 
   [[noreturn]] void Fail(const YAML::Node& n, const std::string& element, const std::string& message,
                          const std::string& expected, const std::string& got, const std::string& hint = "") const {
-    Diagnostic d;
-    d.where = Where(n);
-    d.element = element;
-    d.message = message;
-    d.expected = expected;
-    d.got = got;
-    d.hint = hint;
-    throw Error(d);
+    ThrowAt(Where(n), element, message, expected, got, hint);
   }
 
   static std::string Describe(const YAML::Node& n) {
@@ -676,19 +669,14 @@ ModelSpec SpecFromText(const std::string& text, const std::string& label) {
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& ex) {
-    Diagnostic d;
-    d.where = {label, ex.mark.line >= 0 ? ex.mark.line + 1 : 0, ex.mark.column >= 0 ? ex.mark.column + 1 : 0};
-    d.message = "malformed YAML: " + ex.msg;
-    d.hint = "check indentation and that lists use '- ' and mappings 'key: value'";
-    throw Error(d);
+    ThrowAt({label, ex.mark.line >= 0 ? ex.mark.line + 1 : 0, ex.mark.column >= 0 ? ex.mark.column + 1 : 0}, "",
+            "malformed YAML: " + ex.msg, "", "", "check indentation and that lists use '- ' and mappings 'key: value'");
   }
   try {
     return YamlReader(label).Read(root);
   } catch (const YAML::Exception& ex) {  // any yaml-cpp conversion we did not anticipate
-    Diagnostic d;
-    d.where = {label, ex.mark.line >= 0 ? ex.mark.line + 1 : 0, ex.mark.column >= 0 ? ex.mark.column + 1 : 0};
-    d.message = "unexpected YAML content: " + ex.msg;
-    throw Error(d);
+    ThrowAt({label, ex.mark.line >= 0 ? ex.mark.line + 1 : 0, ex.mark.column >= 0 ? ex.mark.column + 1 : 0}, "",
+            "unexpected YAML content: " + ex.msg);
   }
 }
 
@@ -713,13 +701,8 @@ ModelSpec ReadModelSpecFile(const std::string& path) {
 ModelSpec ReadHierarchicalModelSpecFile(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
-    Diagnostic d;
-    d.where = {path, 0, 0};
-    d.message = "the model file is a directory";
-    d.expected = "a YAML model file";
-    d.got = "a directory";
-    d.hint = "give the path of a .yaml file inside it";
-    throw Error(d);
+    ThrowAt({path, 0, 0}, "", "the model file is a directory", "a YAML model file", "a directory",
+            "give the path of a .yaml file inside it");
   }
   // A device (/dev/zero, a terminal), a FIFO or a socket is no model file
   // (the file is read more than once, and opening a FIFO would wait for a
@@ -728,25 +711,17 @@ ModelSpec ReadHierarchicalModelSpecFile(const std::string& path) {
   RequireRegularInput(path, "model file", "a YAML model file", "give the path of a .yaml file");
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    Diagnostic d;
-    d.where = {path, 0, 0};
-    d.message = "cannot open the model file";
-    d.expected = "a readable YAML file";
-    d.got = "no such file, or no permission";
-    throw Error(d);
+    ThrowAt({path, 0, 0}, "", "cannot open the model file", "a readable YAML file", "no such file, or no permission");
   }
   std::string text;
   char chunk[1 << 16];
   while (text.size() <= kMaxModelFileBytes && in.read(chunk, sizeof chunk).gcount() > 0)
     text.append(chunk, static_cast<size_t>(in.gcount()));
   if (text.size() > kMaxModelFileBytes) {
-    Diagnostic d;
-    d.where = {path, 0, 0};
-    d.message = fmt::format("the model file is larger than {} bytes (kMaxModelFileBytes)", kMaxModelFileBytes);
-    d.expected = fmt::format("at most {} MiB of YAML", kMaxModelFileBytes >> 20);
-    d.got = "more";
-    d.hint = "split the model into submodel files (instances: with use: <file>)";
-    throw Error(d);
+    ThrowAt({path, 0, 0}, "",
+            fmt::format("the model file is larger than {} bytes (kMaxModelFileBytes)", kMaxModelFileBytes),
+            fmt::format("at most {} MiB of YAML", kMaxModelFileBytes >> 20), "more",
+            "split the model into submodel files (instances: with use: <file>)");
   }
   return SpecFromText(text, path);
 }

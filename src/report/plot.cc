@@ -16,19 +16,11 @@ std::vector<std::string> ReadHeader(const std::string& csv_path) {
   RequireRegularInput(csv_path, "CSV file", "a CSV file from 'paynter simulate'", "give the path of a .csv file");
   std::ifstream in(csv_path);
   if (!in) {
-    Diagnostic d;
-    d.where = {csv_path, 0, 0};
-    d.message = "cannot open the CSV file";
-    d.hint = "run 'paynter simulate ... -o FILE.csv' first";
-    throw Error(d);
+    ThrowAt({csv_path, 0, 0}, "", "cannot open the CSV file", "", "", "run 'paynter simulate ... -o FILE.csv' first");
   }
   std::string line;
   if (!std::getline(in, line) || line.empty()) {
-    Diagnostic d;
-    d.where = {csv_path, 1, 0};
-    d.message = "the CSV file has no header line";
-    d.expected = "t,<column>,...";
-    throw Error(d);
+    ThrowAt({csv_path, 1, 0}, "", "the CSV file has no header line", "t,<column>,...");
   }
   std::vector<std::string> cols;
   std::stringstream ss(line);
@@ -36,10 +28,7 @@ std::vector<std::string> ReadHeader(const std::string& csv_path) {
   while (std::getline(ss, c, ',')) cols.push_back(c);
   std::string second;
   if (!std::getline(in, second)) {
-    Diagnostic d;
-    d.where = {csv_path, 2, 0};
-    d.message = "the CSV file has no data rows";
-    throw Error(d);
+    ThrowAt({csv_path, 2, 0}, "", "the CSV file has no data rows");
   }
   return cols;
 }
@@ -49,12 +38,7 @@ int IndexOf(const std::vector<std::string>& cols, const std::string& name, const
     if (cols[i] == name) return static_cast<int>(i) + 1;  // gnuplot columns are 1-based
   std::string list;
   for (const auto& c : cols) list += (list.empty() ? "" : ", ") + c;
-  Diagnostic d;
-  d.where = {csv, 1, 0};
-  d.message = fmt::format("no column '{}' in the CSV file", name);
-  d.expected = "one of: " + list;
-  d.got = name;
-  throw Error(d);
+  ThrowAt({csv, 1, 0}, "", fmt::format("no column '{}' in the CSV file", name), "one of: " + list, name);
 }
 
 // A gnuplot string expression whose value is exactly `s`. gnuplot performs
@@ -93,12 +77,8 @@ std::string Terminal(const std::string& out_path) {
   if (ext == ".png") return "pngcairo size 1000,650 noenhanced";
   if (ext == ".svg") return "svg size 1000,650 noenhanced";
   if (ext == ".pdf") return "pdfcairo noenhanced";
-  Diagnostic d;
-  d.where = {out_path, 0, 0};
-  d.message = "unknown plot format";
-  d.expected = "a file name ending in .png, .svg or .pdf";
-  d.got = ext.empty() ? "no extension" : ext;
-  throw Error(d);
+  ThrowAt({out_path, 0, 0}, "", "unknown plot format", "a file name ending in .png, .svg or .pdf",
+          ext.empty() ? "no extension" : ext);
 }
 
 // Runs gnuplot on `body` (the commands after the terminal and output lines),

@@ -58,12 +58,8 @@ std::vector<std::string> SplitCsvLine(const std::string& line) {
 }
 
 [[noreturn]] void BadRange(const std::string& text, const std::string& why, const std::string& hint = "") {
-  Diagnostic d;
-  d.message = fmt::format("bad --param range '{}': {}", text, why);
-  d.expected = "NAME=START:STOP:COUNT (COUNT values from START to STOP), or NAME=VALUE for a fixed value";
-  d.got = text;
-  d.hint = hint;
-  throw Error(std::move(d));
+  ThrowAt({}, "", fmt::format("bad --param range '{}': {}", text, why),
+          "NAME=START:STOP:COUNT (COUNT values from START to STOP), or NAME=VALUE for a fixed value", text, hint);
 }
 
 }  // namespace
@@ -120,12 +116,8 @@ ParameterTable ReadParameterTable(const std::string& path) {
                       "give the path of a .csv file");
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    Diagnostic d;
-    d.where.file = path;
-    d.message = "cannot read the parameter table";
-    d.expected = "a readable CSV file: a header of parameter names, then one run per row";
-    d.got = std::strerror(errno);
-    throw Error(std::move(d));
+    ThrowAt({path, 0, 0}, "", "cannot read the parameter table",
+            "a readable CSV file: a header of parameter names, then one run per row", std::strerror(errno));
   }
   ParameterTable t;
   std::string line;
@@ -212,12 +204,9 @@ SweepDefinition MakeSweep(const RunOptions& base, const std::vector<SweepRange>&
   std::set<std::string> named;
   auto name_once = [&](const std::string& name, const std::string& where) {
     if (named.insert(name).second) return;
-    Diagnostic d;
-    d.where.file = where == "the table" ? table_path : "";
-    d.message = fmt::format("parameter '{}' is given twice (in {} and before)", name, where);
-    d.expected = "each parameter fixed (NAME=VALUE), in one range or in the table, once";
-    d.got = fmt::format("'{}' again", name);
-    throw Error(std::move(d));
+    ThrowAt({where == "the table" ? table_path : "", 0, 0}, "",
+            fmt::format("parameter '{}' is given twice (in {} and before)", name, where),
+            "each parameter fixed (NAME=VALUE), in one range or in the table, once", fmt::format("'{}' again", name));
   };
   for (const auto& p : base.params) name_once(p.first, "a fixed --param");
   ParameterTable table;
@@ -237,12 +226,8 @@ SweepDefinition MakeSweep(const RunOptions& base, const std::vector<SweepRange>&
     total *= static_cast<double>(r.count);
   }
   if (total > 1e8) {
-    Diagnostic d;
-    d.message = fmt::format("the sweep has {:.3g} runs", total);
-    d.expected = "at most 10^8 runs";
-    d.got = fmt::format("{:.3g} (the table's rows times each range's count)", total);
-    d.hint = "split it into several sweeps";
-    throw Error(std::move(d));
+    ThrowAt({}, "", fmt::format("the sweep has {:.3g} runs", total), "at most 10^8 runs",
+            fmt::format("{:.3g} (the table's rows times each range's count)", total), "split it into several sweeps");
   }
   def.names = table.names;
   for (const auto& r : ranges) def.names.push_back(r.name);
@@ -265,11 +250,8 @@ SweepDefinition DefineSweep(RunOptions base, const std::vector<std::string>& par
     for (auto& r : ranges)
       if (r.name == name) r.log = found = true;
     if (found) continue;
-    Diagnostic d;
-    d.message = fmt::format("--log {}: no --param range of that name", name);
-    d.expected = "the name of a --param NAME=START:STOP:COUNT range";
-    d.got = name;
-    throw Error(std::move(d));
+    ThrowAt({}, "", fmt::format("--log {}: no --param range of that name", name),
+            "the name of a --param NAME=START:STOP:COUNT range", name);
   }
   return MakeSweep(base, ranges, table);
 }
