@@ -518,6 +518,53 @@ size_t Count(const std::string& text, const std::string& what) {
 // causality, equations and draw show the model as a constraint method works
 // on it. B2's hyperstatic joint set: 4 joints of 5 constrained directions
 // each (20 rows, rank 17), 18 momenta and 25 position-like states.
+// How equations print for a reader: an instance path's parts upright and
+// joined by its dots (not \char"2E), text rows and the continuation rows of a
+// long equation unnumbered (\notag: one number per equation, on its last
+// row), and a linear block's matrix without its zero entries.
+TEST(CliPrinting, LatexPathsUnnumberedTextRowsAndNoZeroEntries) {
+  auto r = RunCli("equations --latex " + testing::SourcePath("examples/dc_motor_load.yaml"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("\\char"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("p_{{\\mathrm{motor}.\\mathrm{rotor}}}"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("{\\mathrm{gear}.\\mathrm{N}}^{2}"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\\text{coupled by derivative causality, linear} \\notag \\\\"), std::string::npos) << r.out;
+  // Every row followed by a continuation row carries \notag.
+  std::istringstream lines(r.out);
+  std::vector<std::string> rows;
+  for (std::string line; std::getline(lines, line);) rows.push_back(line);
+  int continuations = 0;
+  for (size_t i = 1; i < rows.size(); ++i)
+    if (rows[i].rfind("  &\\quad", 0) == 0) {
+      ++continuations;
+      EXPECT_NE(rows[i - 1].find("\\notag \\\\"), std::string::npos) << rows[i - 1];
+    }
+  EXPECT_GT(continuations, 0) << r.out;
+
+  // B4's constraint block: 15 x 15 entries, 90 of them zero.
+  const std::string b4 = testing::SourcePath("examples/B4_spatial_arm.yaml");
+  for (const char* flag : {"", "--latex "}) {
+    SCOPED_TRACE(flag);
+    r = RunCli(std::string("equations ") + flag + b4);
+    ASSERT_EQ(r.code, 0) << r.out;
+    const bool tex = *flag != 0;
+    const std::string entry = tex ? "  M_{" : "  M[";
+    const size_t listed = Count(r.out, entry);
+    EXPECT_GT(listed, 15u) << r.out;
+    EXPECT_LT(listed, 15u * 15u) << r.out;  // (135 of them are not zero)
+    std::istringstream rows_of_b4(r.out);
+    for (std::string line; std::getline(rows_of_b4, line);)
+      if (line.rfind(entry, 0) == 0) {
+        const std::string zero = tex ? "&= 0 \\\\" : "= 0";
+        EXPECT_FALSE(line.size() >= zero.size() && line.compare(line.size() - zero.size(), zero.size(), zero) == 0)
+            << line;
+      }
+    EXPECT_NE(r.out.find(tex ? "\\text{other entries of } M = 0" : "the entries of M not listed are 0"),
+              std::string::npos)
+        << r.out;
+  }
+}
+
 TEST(CliMechanisms, CausalityEquationsAndDrawShowTheModelOfAConstraintMethod) {
   const fs::path dir = TempDir();
   const std::string model = testing::SourcePath("examples/B2_slider_crank_hyperstatic.yaml");

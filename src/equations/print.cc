@@ -29,14 +29,28 @@ const std::set<std::string>& GreekLetters() {
 }
 
 // Text set upright, with LaTeX's special characters escaped (names are
-// identifiers, but a report never relies on it).
+// identifiers, but a report never relies on it). An instance path's parts
+// are set one by one, joined by its dots, and braced: motor.rotor -> {\mathrm{motor}.\mathrm{rotor}}.
 std::string Upright(const std::string& s) {
   std::string out;
-  for (char c : s) {
-    if (std::isalnum(static_cast<unsigned char>(c))) out += c;
-    else out += fmt::format("\\char\"{:02X}", static_cast<unsigned char>(c));
+  size_t start = 0;
+  for (;;) {
+    const size_t dot = s.find('.', start);
+    const std::string part = s.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!part.empty()) {
+      out += "\\mathrm{";
+      for (char c : part) {
+        if (std::isalnum(static_cast<unsigned char>(c))) out += c;
+        else out += fmt::format("\\char\"{:02X}", static_cast<unsigned char>(c));
+      }
+      out += "}";
+    }
+    if (dot == std::string::npos) break;
+    out += ".";
+    start = dot + 1;
   }
-  return "\\mathrm{" + out + "}";
+  // A path is one symbol: braced, so that an exponent or accent takes it whole.
+  return s.find('.') == std::string::npos ? out : "{" + out + "}";
 }
 
 bool AllDigits(const std::string& s) {
@@ -117,7 +131,7 @@ std::string ShowRhs(const ex& e, Style style, size_t width = 110) {
     if (!first && term[0] != '-') term = "+ " + term;
     first = false;
     if (!line.empty() && line.size() + term.size() > width) {
-      out += line + " \\\\\n  &\\quad ";
+      out += line + " \\notag \\\\\n  &\\quad ";  // the number on the equation's last row
       line.clear();
     }
     line += (line.empty() ? "" : " ") + term;
@@ -309,17 +323,28 @@ void RenderImplicit(const EquationSystem& sys, const Model& model, Style style, 
     if (!info) throw Error("internal: no block labelled " + st.label);
     const size_t n = st.unknowns.size();
     body << (tex ? "  & \\text{" : "  [") << (info->derivative_causality ? "coupled by derivative causality" : "algebraic loop")
-         << (info->linear ? ", linear" : ", nonlinear (Newton)") << (tex ? "} \\\\\n" : "]\n");
+         << (info->linear ? ", linear" : ", nonlinear (Newton)") << (tex ? "} \\notag \\\\\n" : "]\n");
     GiNaC::exmap zero;
     for (int u : st.unknowns) zero[sys.rhs.symbols[u]] = 0;
     if (info->linear) {
       body << (tex ? "  & M\\,u = f,\\quad u = (" : "  M u = f with u = (");
       for (size_t j = 0; j < n; ++j) body << (j ? ", " : "") << Show(sys.rhs.symbols[st.unknowns[j]], style);
-      body << ")" << eol;
+      // Only the entries that are not zero (a mechanism's mass matrix is
+      // mostly zeros); the line says so when some are left out.
+      std::vector<ex> entries(n * n);
+      size_t zeros = 0;
+      for (size_t k = 0; k < n * n; ++k) {
+        entries[k] = SubsSymbols(st.jacobian[k], chain);
+        zeros += entries[k].is_zero();
+      }
+      body << ")";
+      if (zeros > 0) body << (tex ? ",\\quad \\text{other entries of } M = 0" : ", the entries of M not listed are 0");
+      body << eol;
       for (size_t i = 0; i < n; ++i) {
         for (size_t j = 0; j < n; ++j)
-          body << (tex ? "  M_{" : "  M[") << i + 1 << "," << j + 1 << (tex ? "}" : "]") << eqsign
-               << show(SubsSymbols(st.jacobian[i * n + j], chain), true) << eol;
+          if (!entries[i * n + j].is_zero())
+            body << (tex ? "  M_{" : "  M[") << i + 1 << "," << j + 1 << (tex ? "}" : "]") << eqsign
+                 << show(entries[i * n + j], true) << eol;
         body << (tex ? "  f_{" : "  f[") << i + 1 << (tex ? "}" : "]") << eqsign
              << show(SubsSymbols(-st.residuals[i].subs(zero, GiNaC::subs_options::no_pattern), chain), true) << eol;
       }
@@ -362,7 +387,7 @@ void RenderImplicit(const EquationSystem& sys, const Model& model, Style style, 
   }
   std::string where_text;
   for (const std::string& d : defined) where_text += d;
-  if (!where_text.empty()) os << (tex ? "  & \\text{where} \\\\\n" : "where\n") << where_text;
+  if (!where_text.empty()) os << (tex ? "  & \\text{where} \\notag \\\\\n" : "where\n") << where_text;
   if (tex) os << "\\end{align}\n";
 }
 
