@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double cpu = ChildCpuSeconds() - cpu0;
     std::vector<double> got = init;
-    native->Run(got.data(), *native_ws);
+    native->Run(got.data(), *native->NewWorkspace());
     const bool same = std::memcmp(got.data(), want.data(), got.size() * sizeof(double)) == 0;
     fmt::print("{:<52} {:>8} {:>6} {:>10.2f} {:>10.2f} {:>12.0f} {:>8}\n",
                flags == "auto" ? "auto: " + native->flags() : flags, native->num_ops(), native->num_units(), wall, cpu,

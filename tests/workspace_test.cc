@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <thread>
@@ -154,21 +155,25 @@ TEST_F(WorkspaceTest, ThreadsOnATieredModelSwitchAndGiveTheTapesBits) {
   tiered.backend = Backend::kTiered;
   tiered.cache_dir = (dir_ / "tiered_cache").string();
   tiered.tiered_wait_after = 40;
-  const CompiledModel cm(p.staged().lowered, tiered);
   std::vector<Solution> alone;
   for (double v : c.values) alone.push_back(RunPrepared(p, p.compiled(), WithValue(o, c, v)).solution);
+  // Made now, so that its code compiles while the threads run (a thread that
+  // starts after the code is loaded runs native code from its first run).
+  const CompiledModel cm(p.staged().lowered, tiered);
   std::vector<RunResult> together(c.values.size());
   std::vector<std::thread> threads;
   for (size_t i = 0; i < c.values.size(); ++i)
     threads.emplace_back([&, i] { together[i] = RunPrepared(p, cm, WithValue(o, c, c.values[i])); });
   for (auto& t : threads) t.join();
+  long most_tape_runs = 0;
   for (size_t i = 0; i < c.values.size(); ++i) {
     EXPECT_TRUE(together[i].tiers.switched) << cm.codegen_note();
-    EXPECT_GT(together[i].tiers.tape_runs, 0);
     EXPECT_LE(together[i].tiers.tape_runs, 40);
     EXPECT_GT(together[i].tiers.native_runs, 0);
+    most_tape_runs = std::max(most_tape_runs, together[i].tiers.tape_runs);
     ExpectRowsBitwiseEqual(alone[i], together[i].solution, fmt::format("tiered, {} = {}", c.parameter, c.values[i]));
   }
+  EXPECT_GT(most_tape_runs, 0) << "no run switched mid-way";
 }
 
 }  // namespace
