@@ -52,19 +52,20 @@ double ThreadSeconds() {
 
 // Nanoseconds of thread CPU time per Run: best of 5 batches of about 50 ms.
 double NsPerRun(const paynter::CompiledProgram& p, const std::vector<double>& init) {
+  const auto ws = p.NewWorkspace();
   std::vector<double> s = init;
-  p.Run(s.data());
+  p.Run(s.data(), *ws);
   int reps = 1;
   for (;;) {
     const double t0 = ThreadSeconds();
-    for (int i = 0; i < reps; ++i) s = init, p.Run(s.data());
+    for (int i = 0; i < reps; ++i) s = init, p.Run(s.data(), *ws);
     if (ThreadSeconds() - t0 > 0.05) break;
     reps *= 2;
   }
   double best = 1e300;
   for (int b = 0; b < 5; ++b) {
     const double t0 = ThreadSeconds();
-    for (int i = 0; i < reps; ++i) s = init, p.Run(s.data());
+    for (int i = 0; i < reps; ++i) s = init, p.Run(s.data(), *ws);
     best = std::min(best, (ThreadSeconds() - t0) * 1e9 / reps);
   }
   return best;
@@ -95,8 +96,9 @@ int main(int argc, char** argv) {
   const std::vector<double> init = SampleSlots(static_cast<int>(sys.rhs.symbols.size()));
 
   auto tape = Compile(sys.rhs, CodegenOptions{Backend::kTape});
+  auto tape_ws = tape->NewWorkspace();
   std::vector<double> want = init;
-  tape->Run(want.data());
+  tape->Run(want.data(), *tape_ws);
   const std::string source = codegen::GenerateC(codegen::Lower(sys.rhs), base);
   fmt::print("{}: {} slots, {:.2f} MB of C; tape {:.0f} ns per Run\n", model_path, sys.rhs.symbols.size(),
              source.size() / 1e6, NsPerRun(*tape, init));
@@ -122,7 +124,7 @@ int main(int argc, char** argv) {
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double cpu = ChildCpuSeconds() - cpu0;
     std::vector<double> got = init;
-    native->Run(got.data());
+    native->Run(got.data(), *native->NewWorkspace());
     const bool same = std::memcmp(got.data(), want.data(), got.size() * sizeof(double)) == 0;
     fmt::print("{:<52} {:>8} {:>6} {:>10.2f} {:>10.2f} {:>12.0f} {:>8}\n",
                flags == "auto" ? "auto: " + native->flags() : flags, native->num_ops(), native->num_units(), wall, cpu,

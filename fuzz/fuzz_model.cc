@@ -28,11 +28,12 @@ void Pipeline(const std::string& text) {
   paynter::EquationSystem eqs = paynter::BuildEquations(model, graph);
   paynter::CodegenOptions cg;
   cg.backend = paynter::Backend::kTape;
-  paynter::CompiledModel cm(eqs, cg);
+  const paynter::CompiledModel cm(eqs, cg);
+  paynter::ModelWorkspace ws(cm);
   std::vector<double> dx(cm.num_states());
-  cm.CalcDerivatives(0, cm.initial_state().data(), dx.data());
+  ws.CalcDerivatives(0, cm.initial_state().data(), dx.data());
   std::vector<double> out(cm.num_outputs());
-  cm.CalcOutputs(0, cm.initial_state().data(), out.data());
+  ws.CalcOutputs(0, cm.initial_state().data(), out.data());
 }
 
 }  // namespace

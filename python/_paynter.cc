@@ -14,7 +14,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -146,20 +145,17 @@ struct RunOutput {
   std::vector<std::string> columns;
   std::unique_ptr<std::vector<double>> data;
   SolverStats stats;
-  CompiledProgram::Tiers tiers;  // of this run only; switched: during it
+  CompiledProgram::Tiers tiers;  // of this run (its workspace's)
   double compile_seconds = 0, ready_seconds = 0;
   std::string backend, method, constraints, report;
 };
 
-RunOutput RunOne(const PreparedModel& prepared, CompiledModel& cm, const RunOptions& options) {
+RunOutput RunOne(const PreparedModel& prepared, const RunOptions& options) {
   BufferSink sink;
-  const CompiledProgram::Tiers before = cm.tiers();
+  const CompiledModel& cm = prepared.compiled();
   RunResult run = RunPrepared(prepared, cm, options, &sink);
   RunOutput out;
-  out.tiers = cm.tiers();
-  out.tiers.tape_runs -= before.tape_runs;
-  out.tiers.native_runs -= before.native_runs;
-  out.tiers.switched = out.tiers.switched && !before.switched;
+  out.tiers = run.tiers;
   out.columns = sink.columns();
   out.data = sink.Take();
   out.stats = run.solution.stats;
@@ -213,8 +209,9 @@ using Params = std::vector<std::pair<std::string, double>>;
 
 // Runs prepared once per distinct set of values of the parameters that
 // cannot change by a slot (PreparedModel::parameter_settable), each set
-// prepared once; the runs go to `threads` workers, each run on a CompiledModel
-// of its own. Results (or failures) in input order.
+// prepared once; the runs go to `threads` workers, which share the compiled
+// model (each run has a workspace of its own). Results (or failures) in
+// input order.
 std::vector<std::variant<RunOutput, Failure>> RunMany(const RunOptions& base, const std::vector<Params>& sets,
                                                       int threads, const Source& src) {
   std::vector<std::variant<RunOutput, Failure>> results(sets.size());
@@ -257,23 +254,13 @@ std::vector<std::variant<RunOutput, Failure>> RunMany(const RunOptions& base, co
   if (prepared[0]->method() == ConstraintMethod::kZcp) threads = 1;
   threads = std::max(1, std::min<int>(threads, static_cast<int>(sets.size())));
   std::atomic<size_t> next{0};
-  std::mutex instance_mutex;
   auto worker = [&]() {
     for (size_t i = next++; i < sets.size(); i = next++) {
       if (group[i] < 0) continue;  // its preparation failed
       try {
-        // A fresh instance per run: a compiled model keeps its workspace
-        // between runs (the implicit blocks' Newton iterations start from the
-        // last values), which would make a run's last bits depend on the run
-        // before it on the same thread. Loading the cached native code again
-        // is cheap next to a run.
-        const PreparedModel& p = *prepared[group[i]];
-        std::unique_ptr<CompiledModel> cm;
-        {
-          std::lock_guard<std::mutex> lock(instance_mutex);
-          cm = p.NewInstance();
-        }
-        results[i] = RunOne(p, *cm, options[i]);
+        // RunPrepared gives each run a fresh workspace of the shared compiled
+        // model, so a run's bits do not depend on the runs before or beside it.
+        results[i] = RunOne(*prepared[group[i]], options[i]);
       } catch (const Error& e) {
         fail(i, e);
       } catch (const std::exception& e) {
@@ -530,7 +517,7 @@ PYBIND11_MODULE(_paynter, m) {
     RunOutput out = Guarded(src, [&] {
       CheckOutputRows(options);
       PreparedModel prepared = PrepareModel(options);
-      return RunOne(prepared, prepared.compiled(), options);
+      return RunOne(prepared, options);
     });
     return ToPython(std::move(out));
   });

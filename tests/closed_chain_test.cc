@@ -179,7 +179,8 @@ std::vector<double> FourBarEnergy(const Solution& s, const FourBarParams& p, dou
 
 TEST(FourBar, ThreeOfItsTwentyConstraintsAreRedundant) {
   CompiledModel cm = CompileText(ReadText(kFourBar), kFourBar);
-  const ConstraintAnalysis a = AnalyzeConstraints(cm, 0, cm.initial_state());
+  ModelWorkspace cm_ws(cm);
+  const ConstraintAnalysis a = AnalyzeConstraints(cm_ws, 0, cm.initial_state());
   std::printf("%s", a.ToText().c_str());
   EXPECT_EQ(a.coordinates, 18);
   EXPECT_EQ(a.constraints, 20);
@@ -257,7 +258,8 @@ TEST(Parallelogram, StaysOnItsBranchThroughTheSingularConfiguration) {
   const std::string text = WithParameters(ReadText(kFourBar), kParallelogram);
   {
     CompiledModel cm = CompileText(text, "parallelogram.yaml");
-    const ConstraintAnalysis a = AnalyzeConstraints(cm, 0, cm.initial_state());
+    ModelWorkspace cm_ws(cm);
+    const ConstraintAnalysis a = AnalyzeConstraints(cm_ws, 0, cm.initial_state());
     EXPECT_EQ(a.rank, 17);
     EXPECT_EQ(a.mobility, 1);
   }
@@ -357,7 +359,8 @@ TEST(NFourBar, CountsAndTheMotionOfOnePendulum) {
   const std::string text = NFourBarText(n);
   {
     CompiledModel cm = CompileText(text, "nfourbar_2.yaml");
-    const ConstraintAnalysis a = AnalyzeConstraints(cm, 0, cm.initial_state());
+    ModelWorkspace cm_ws(cm);
+    const ConstraintAnalysis a = AnalyzeConstraints(cm_ws, 0, cm.initial_state());
     EXPECT_EQ(a.coordinates, 6 * (2 * n + 1));
     EXPECT_EQ(a.constraints, 5 * (3 * n + 1));
     EXPECT_EQ(a.rank, 6 * (2 * n + 1) - 1);
@@ -442,7 +445,8 @@ TEST(NFourBar, CheckListsOnlyTheJointsWithRedundantRowsOfALargeMechanism) {
   CodegenOptions cg;
   cg.backend = Backend::kTape;
   CompiledModel cm(BuildEquations(m, AssignCausality(m)), cg);
-  const ConstraintAnalysis a = AnalyzeConstraints(cm, 0, cm.initial_state());
+  ModelWorkspace cm_ws(cm);
+  const ConstraintAnalysis a = AnalyzeConstraints(cm_ws, 0, cm.initial_state());
   const std::string text = a.ToText();
   std::printf("%s", text.c_str());
   EXPECT_EQ(a.constraints - a.rank, 3 * n);
@@ -777,7 +781,8 @@ TEST(Bricard, TheGeometryMovesByAFiniteMotion) {
 
 TEST(Bricard, CheckFindsMobilityOneWhereGrueblerCountsZero) {
   CompiledModel cm = CompileText(ReadText(kBricard), kBricard);
-  const ConstraintAnalysis a = AnalyzeConstraints(cm, 0, cm.initial_state());
+  ModelWorkspace cm_ws(cm);
+  const ConstraintAnalysis a = AnalyzeConstraints(cm_ws, 0, cm.initial_state());
   std::printf("%s", a.ToText().c_str());
   EXPECT_EQ(a.coordinates, 30);
   EXPECT_EQ(a.constraints, 30);

@@ -80,7 +80,8 @@ const char* kB1 = "examples/B1_pendulum_3d.yaml";
 
 TEST(ConstraintAnalysis, HyperstaticSliderCrankHasThreeRedundantConstraints) {
   CompiledModel cm = CompileFile(kHyper, ConstraintMethod::kLagrangeMultipliers);
-  const ConstraintAnalysis a = AnalyzeConstraints(cm, 0, cm.initial_state());
+  ModelWorkspace cm_ws(cm);
+  const ConstraintAnalysis a = AnalyzeConstraints(cm_ws, 0, cm.initial_state());
   std::printf("%s", a.ToText().c_str());
   EXPECT_EQ(a.coordinates, 18);
   EXPECT_EQ(a.constraints, 20);
@@ -100,7 +101,8 @@ TEST(ConstraintAnalysis, HyperstaticSliderCrankHasThreeRedundantConstraints) {
 TEST(ConstraintAnalysis, IsostaticSliderCrankAndPendulumHaveNone) {
   {
     CompiledModel cm = CompileFile(kIso, ConstraintMethod::kLagrangeMultipliers);
-    const ConstraintAnalysis a = AnalyzeConstraints(cm, 0, cm.initial_state());
+    ModelWorkspace cm_ws(cm);
+    const ConstraintAnalysis a = AnalyzeConstraints(cm_ws, 0, cm.initial_state());
     EXPECT_EQ(a.coordinates, 18);
     EXPECT_EQ(a.constraints, 17);
     EXPECT_EQ(a.rank, 17);
@@ -109,7 +111,8 @@ TEST(ConstraintAnalysis, IsostaticSliderCrankAndPendulumHaveNone) {
   }
   {
     CompiledModel cm = CompileFile(kB1, ConstraintMethod::kLagrangeMultipliers);
-    const ConstraintAnalysis a = AnalyzeConstraints(cm, 0, cm.initial_state());
+    ModelWorkspace cm_ws(cm);
+    const ConstraintAnalysis a = AnalyzeConstraints(cm_ws, 0, cm.initial_state());
     EXPECT_EQ(a.coordinates, 6);
     EXPECT_EQ(a.constraints, 5);
     EXPECT_EQ(a.mobility, 1);

@@ -30,16 +30,17 @@ struct Dense {
 };
 
 Dense DenseAnalysis(const CompiledModel& m) {
+  ModelWorkspace ws(m);
   const int nc = m.num_constraints();
   std::vector<int> mom;
   for (int i = 0; i < m.num_states(); ++i)
     if (m.state_inertia()[i] > 0) mom.push_back(i);
   std::vector<double> x = m.initial_state(), c0(nc), c1(nc);
-  m.CalcConstraints(0, x.data(), nullptr, c0.data(), nullptr);
+  ws.CalcConstraints(0, x.data(), nullptr, c0.data(), nullptr);
   Eigen::MatrixXd G(nc, mom.size());
   for (size_t j = 0; j < mom.size(); ++j) {
     x[mom[j]] += 1;
-    m.CalcConstraints(0, x.data(), nullptr, c1.data(), nullptr);
+    ws.CalcConstraints(0, x.data(), nullptr, c1.data(), nullptr);
     x[mom[j]] -= 1;
     for (int r = 0; r < nc; ++r) G(r, j) = (c1[r] - c0[r]) * m.state_inertia()[mom[j]];
   }
@@ -82,7 +83,8 @@ int ExpectSameDecisions(const std::string& path) {
   CodegenOptions cg;
   cg.backend = Backend::kTape;
   CompiledModel cm(BuildEquations(model, AssignCausality(model)), cg);
-  const ConstraintAnalysis a = AnalyzeConstraints(cm, 0, cm.initial_state());
+  ModelWorkspace cm_ws(cm);
+  const ConstraintAnalysis a = AnalyzeConstraints(cm_ws, 0, cm.initial_state());
   const Dense d = DenseAnalysis(cm);
   EXPECT_EQ(a.rank, d.rank);
   EXPECT_EQ(a.mobility, a.coordinates - d.rank);
@@ -147,7 +149,7 @@ TEST(DefinitionRate, ClosedFormRotationRatesAgreeWithTheChainRule) {
         for (size_t i = 0; i < x.size(); ++i) x[i] += 0.05 * std::sin(1.0 + 3.7 * i);
       }
       dx.emplace_back(x.size());
-      cm.CalcDerivatives(0, x.data(), dx.back().data());
+      ModelWorkspace(cm).CalcDerivatives(0, x.data(), dx.back().data());
     }
     double scale = 0, diff = 0;
     for (size_t i = 0; i < x.size(); ++i) {

@@ -237,7 +237,7 @@ std::unique_ptr<CompiledModel> CompileWith(const CodegenOptions& cg) {
 
 double Derivative(const CompiledModel& cm) {
   std::vector<double> x = {0.3, -0.2}, dx(2);
-  cm.CalcDerivatives(0.7, x.data(), dx.data());
+  ModelWorkspace(cm).CalcDerivatives(0.7, x.data(), dx.data());
   return dx[0] + 10 * dx[1];
 }
 
@@ -847,9 +847,11 @@ TEST(Hostile, ParamOverridesOfMassesAreChecked) {
   // The library refuses a value that is not finite, too.
   Model m = LoadModelFromString(PhysicalModel("2", "0.5"), "m.yaml");
   CompiledModel cm(BuildEquations(m, AssignCausality(m)), CodegenOptions{Backend::kTape});
-  EXPECT_THROW(cm.SetParameter("m", NAN), Error);
-  EXPECT_THROW(cm.SetParameter("c", INFINITY), Error);
-  EXPECT_NO_THROW(cm.SetParameter("c", 2));
+  ModelWorkspace ws(cm);
+  EXPECT_THROW(ws.SetParameter("m", NAN), Error);
+  EXPECT_THROW(ws.SetParameter("c", INFINITY), Error);
+  EXPECT_NO_THROW(ws.SetParameter("c", 2));
+  EXPECT_EQ(ws.GetParameter("c"), 2);
 }
 
 }  // namespace

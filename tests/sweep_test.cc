@@ -399,8 +399,8 @@ TEST(SweepCli, BadInputFailsWithADiagnosticAndNoFile) {
 }
 
 // A model with an implicit block (a resistor whose effort law is inverted by
-// Newton): threads give each run a fresh instance, and the rows equal runs
-// prepared one by one.
+// Newton): threads share the compiled model, each run on a fresh workspace,
+// and the rows equal runs prepared one by one.
 TEST(SweepLibrary, ImplicitBlockRunsEqualSingleRunsOnAnyThreads) {
   const fs::path dir = TempDir("block");
   const fs::path model = dir / "nonlinear.yaml";

@@ -77,8 +77,9 @@ void ExpectTieredEqualsTapeAndNative(const fs::path& dir, RunOptions options, co
   EXPECT_EQ(on_tiers.backend_name(), "tiered");
   const Solution a = RunPrepared(prepared, on_tape, options).solution;
   const Solution b = RunPrepared(prepared, on_native, options).solution;
-  const Solution c = RunPrepared(prepared, on_tiers, options).solution;
-  const CompiledProgram::Tiers t = on_tiers.tiers();
+  const RunResult tiered_run = RunPrepared(prepared, on_tiers, options);
+  const Solution& c = tiered_run.solution;
+  const CompiledProgram::Tiers t = tiered_run.tiers;
   EXPECT_TRUE(t.switched) << what << ": " << on_tiers.codegen_note();
   // At the latest at run 40 (earlier when another program's wait saw it built).
   EXPECT_GT(t.tape_runs, 0) << what;
@@ -136,8 +137,9 @@ TEST_F(TieredTest, FailedCompileStaysOnTheTape) {
   tiered.cache_dir = (dir_ / "cache").string();
   tiered.tiered_wait_after = 5;
   CompiledModel cm(prepared.staged().lowered, tiered);
-  const Solution s = RunPrepared(prepared, cm, o).solution;
-  EXPECT_FALSE(cm.tiers().switched);
+  const RunResult run = RunPrepared(prepared, cm, o);
+  const Solution& s = run.solution;
+  EXPECT_FALSE(run.tiers.switched);
   EXPECT_NE(cm.codegen_note().find("C compiler failed"), std::string::npos) << cm.codegen_note();
   EXPECT_NE(cm.codegen_note().find("no code today"), std::string::npos) << cm.codegen_note();
   ExpectRowsBitwiseEqual(s, RunPrepared(prepared, prepared.compiled(), o).solution, "failed tiered vs tape");

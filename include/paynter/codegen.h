@@ -58,13 +58,29 @@ std::string PrivateCacheDir(const std::string& configured, std::string* why);
 // while other threads run models (a sweep) holds this lock.
 std::recursive_mutex& SymbolicMutex();
 
+// The per-run part of a compiled program: its scratch registers, the state of
+// its blocks' Newton solvers (starting points, factorizations, pivots, which
+// carry over from one Run to the next) and, for a tiered program, where the run
+// stands on the tiers. Made by CompiledProgram::NewWorkspace for that program
+// (which must outlive it); one thread at a time may use it.
+class ProgramWorkspace {
+ public:
+  virtual ~ProgramWorkspace() = default;
+};
+
+// Constant once made: code, layout and the data the code reads. Any number of
+// threads may run one CompiledProgram at once, each with a workspace of its own.
 class CompiledProgram {
  public:
   virtual ~CompiledProgram() = default;
-  // Runs all steps in order on slots (size = number of slots). Slots read by the
-  // program but not written (time, parameters, states) must be set by the caller.
-  // Block unknown slots are used as the Newton starting guess.
-  virtual void Run(double* slots) const = 0;
+  // A workspace for Run, as a new run starts: the same workspace state whenever
+  // it is made, so that runs on fresh workspaces give the same bits.
+  virtual std::unique_ptr<ProgramWorkspace> NewWorkspace() const = 0;
+  // Runs all steps in order on slots (size = number of slots), with `ws` (this
+  // program's). Slots read by the program but not written (time, parameters,
+  // states) must be set by the caller. Block unknown slots are used as the
+  // Newton starting guess.
+  virtual void Run(double* slots, ProgramWorkspace& ws) const = 0;
   virtual int num_slots() const = 0;
   virtual std::string backend_name() const = 0;  // "tape" or "native"
   // Why kAuto did not use native code (no C compiler, compilation failed); empty
@@ -74,18 +90,20 @@ class CompiledProgram {
   // Why native code was not cached (no safe cache directory, a cached object not
   // safe to load); empty otherwise, and for the tape.
   virtual std::string cache_note() const { return {}; }
-  // Note: Run uses workspace owned by the object, so it is not reentrant; use one
-  // compiled program per thread.
 
-  // A tiered program's runs on the tape and in native code, and its switch:
-  // the value of slot 0 (time) at the first native run and the seconds from
-  // the start of the compile to it. Zeros for the other backends.
+  // A tiered program's runs with a workspace on the tape and in native code,
+  // and the workspace's switch: the value of slot 0 (time) at its first native
+  // run and the seconds from the start of the compile to it. Zeros for the
+  // other backends.
   struct Tiers {
     long tape_runs = 0, native_runs = 0;
     bool switched = false;
     double switch_slot0 = 0, switch_seconds = 0;
   };
-  virtual Tiers tiers() const { return {}; }
+  virtual Tiers tiers(const ProgramWorkspace& ws) const {
+    (void)ws;
+    return {};
+  }
 };
 
 std::unique_ptr<CompiledProgram> Compile(const Program& program, const CodegenOptions& options = {});

@@ -88,8 +88,9 @@ struct ConstraintAnalysis {
   bool redundant() const { return rank < constraints; }
 };
 // The analysis at (t, x): Jacobians by differences of the compiled constraint
-// program, rank and redundant rows by a sparse QR of its rows in model order.
-ConstraintAnalysis AnalyzeConstraints(const CompiledModel& model, double t, const std::vector<double>& x);
+// program (evaluated with the run's workspace), rank and redundant rows by a
+// sparse QR of its rows in model order.
+ConstraintAnalysis AnalyzeConstraints(ModelWorkspace& workspace, double t, const std::vector<double>& x);
 
 // ---- projection and assembly ------------------------------------------------
 struct AssemblyReport {
@@ -103,10 +104,11 @@ struct AssemblyReport {
 // Moves positions onto the position constraints (Gauss-Newton, minimum-norm
 // steps) and momenta onto the velocity constraints (the mass-weighted
 // projection: an impulse along the constraint directions). Works with
-// redundant constraints. Not reentrant: one per thread.
+// redundant constraints. Evaluates the model with a run's workspace; one
+// thread at a time.
 class ConstraintProjector {
  public:
-  explicit ConstraintProjector(const CompiledModel& model);
+  explicit ConstraintProjector(ModelWorkspace& workspace);
   ~ConstraintProjector();
   // Returns true when x changed. Throws Error (naming the joint) when the
   // positions cannot be brought within tolerance.
@@ -133,6 +135,7 @@ class ConstraintProjector {
  private:
   void Evaluate(double t, const double* x);
   struct Cache;
+  ModelWorkspace& w_;
   const CompiledModel& m_;
   std::unique_ptr<Cache> cache_;
   std::vector<int> pos_, mom_, rows_with_position_;
@@ -155,7 +158,7 @@ Model BreakVariableModel(const Model& source, std::vector<std::string>* names);
 struct CoordinatePartition {
   std::vector<std::string> independent, dependent_positions, dependent_momenta;
 };
-CoordinatePartition ChooseCoordinatePartition(const CompiledModel& model, double t, const std::vector<double>& x);
+CoordinatePartition ChooseCoordinatePartition(ModelWorkspace& workspace, double t, const std::vector<double>& x);
 
 // ---- simulation --------------------------------------------------------------
 struct ConstrainedOptions {
@@ -201,7 +204,10 @@ ConstraintMethod ChooseConstraintMethod(const CompiledModel& model, std::string*
 // Simulates a compiled model by a method: lagrange-multipliers,
 // minimal-coordinates, zcp (needs options.source, the Model it came from), or
 // parasitic (a model loaded with LoadOptions::method = kParasitic: simulated as
-// it is, the springs' stretch reported). Assembles the start first.
+// it is, the springs' stretch reported). Assembles the start first. Runs with
+// `workspace` (its parameters as set), or with a fresh one.
+Solution SimulateConstrained(ModelWorkspace& workspace, const SolverOptions& solver,
+                             const ConstrainedOptions& options, ConstrainedReport* report = nullptr);
 Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& solver,
                              const ConstrainedOptions& options, ConstrainedReport* report = nullptr);
 

@@ -3,8 +3,8 @@
 //   Model m = LoadModel("examples/B1_pendulum.yaml");            // pipeline/ (the front end)
 //   CausalGraph g = AssignCausality(m);                          // causality/
 //   EquationSystem eqs = BuildEquations(m, g);                   // equations/
-//   CompiledModel cm(eqs);                                       // codegen/
-//   Solution s = Simulate(cm, {.t_end = 10});                    // solvers/
+//   CompiledModel cm(eqs);                                       // codegen/ (constant)
+//   Solution s = Simulate(cm, {.t_end = 10});                    // a run (its own ModelWorkspace)
 //   WriteCsv(s, "b1.csv");                                       // io/
 //
 // Reports (text or LaTeX equations, causality, drawings, plots) are in

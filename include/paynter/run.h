@@ -9,8 +9,8 @@
 //   RunResult r = RunPrepared(p, p.compiled(), o);      // simulate (any constraint method)
 //
 // PrepareModel does the symbolic work once; RunPrepared may run it many times
-// with other parameters (RunOptions::params) or on other CompiledModel
-// instances (PreparedModel::NewInstance, one per thread).
+// with other parameters (RunOptions::params), also from many threads at once
+// on the one compiled model (each run has a workspace of its own).
 #pragma once
 
 #include <iosfwd>
@@ -147,11 +147,8 @@ class PreparedModel {
   PreparedModel(PreparedModel&&) noexcept = default;
   PreparedModel& operator=(PreparedModel&&) noexcept = default;
 
-  CompiledModel& compiled() { return *cm_; }
+  // Constant: shared by all runs, on any thread (RunPrepared).
   const CompiledModel& compiled() const { return *cm_; }
-  // Another compiled instance of the same equations (native code loaded from
-  // the cache, no symbolic work): one per thread for runs in parallel.
-  std::unique_ptr<CompiledModel> NewInstance() const;
 
   ConstraintMethod method() const { return method_; }
   // The Model, when it was built in this process (not from the stage cache).
@@ -159,7 +156,7 @@ class PreparedModel {
   bool assemble() const { return staged_.assemble; }
   const CodegenOptions& codegen() const { return codegen_; }
   // True when a parameter's value may change between runs by
-  // CompiledModel::SetParameter alone (RunOptions::params of RunPrepared):
+  // ModelWorkspace::SetParameter alone (RunOptions::params of RunPrepared):
   // false for a parameter the build computes numbers from (a derived
   // parameter, one a derived parameter or a computed initial value uses; every
   // parameter of a mechanism, whose poses are computed from them), where
@@ -201,13 +198,17 @@ void CheckOutputRows(const RunOptions& options);
 struct RunResult {
   Solution solution;           // its rows, unless they went to `output`
   ConstrainedReport report;    // mechanisms: the method used, drift, assembly
+  CompiledProgram::Tiers tiers;  // Backend::kTiered: this run's evaluations on the tiers
 };
 
-// Simulates a prepared model on `cm` (prepared.compiled() or one of its
-// NewInstance()s) from the prepared parameter values with options.params set
-// over them (each must be parameter_settable, or the one it was prepared
-// with); the rows go to `output` when given. Throws Error on failure.
-RunResult RunPrepared(const PreparedModel& prepared, CompiledModel& cm, const RunOptions& options,
+// Simulates a prepared model compiled as `cm` (prepared.compiled(), or the
+// same lowered model compiled with other CodegenOptions) on a workspace of
+// its own, from the prepared parameter values with options.params set over
+// them (each must be parameter_settable, or the one it was prepared with);
+// the rows go to `output` when given. Any number of threads may run one
+// PreparedModel at once, and a run gives the same bits whatever ran before or
+// beside it. Throws Error on failure.
+RunResult RunPrepared(const PreparedModel& prepared, const CompiledModel& cm, const RunOptions& options,
                       RowSink* output = nullptr);
 
 // An error as the commands report it for a run of `model_file`: one found

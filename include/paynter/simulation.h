@@ -1,8 +1,8 @@
-// paynter/simulation.h — the compiled model and its simulation.
+// paynter/simulation.h — the compiled model, a run's workspace, and simulation.
 //
-// CompiledModel is constant after construction apart from its slot workspace
-// (so one instance must not be used from two threads at once). Solution holds
-// the time series of the outputs (t first).
+// CompiledModel is constant after construction and may be shared by threads;
+// a run's mutable data is its ModelWorkspace. Solution holds the time series
+// of the outputs (t first).
 #pragma once
 
 #include <functional>
@@ -44,6 +44,13 @@ struct LoweredModel {
 // Throws Error as Compile does.
 LoweredModel LowerModel(const EquationSystem& system);
 
+class ModelWorkspace;
+
+// The compiled model: code (the programs), slot layout, names and rows.
+// Constant once made, so one CompiledModel serves any number of runs, one
+// after another or at once on many threads: each run evaluates it with a
+// ModelWorkspace of its own (the slots and the programs' scratch), and a run
+// on a fresh workspace gives the same bits whatever ran before or beside it.
 class CompiledModel {
  public:
   explicit CompiledModel(const EquationSystem& system, const CodegenOptions& options = {});
@@ -62,40 +69,21 @@ class CompiledModel {
   // cache_note); empty when all is as requested.
   std::string codegen_note() const;
   double compile_seconds() const { return compile_seconds_; }
-  // With Backend::kTiered: the right-hand side's evaluations on the tape and
-  // in native code, and when it switched (CompiledProgram::Tiers; slot 0 is t).
-  CompiledProgram::Tiers tiers() const;
 
-  // Sets a parameter's value for later evaluations (no recompilation). Throws if
-  // unknown or not finite (CheckPhysicalParameters checks masses and the like).
-  void SetParameter(const std::string& name, double value);
-
-  // dx/dt = f(t, x).
-  void CalcDerivatives(double t, const double* x, double* dxdt) const;
+  // The parameters, and the values a fresh workspace gives them.
+  const std::vector<std::string>& parameter_names() const { return parameter_names_; }
+  const std::vector<double>& parameter_values() const { return parameter_values_; }
+  // Index of a parameter for ModelWorkspace::SetParameterAt (-1 if unknown).
+  int ParameterIndex(const std::string& name) const;
 
   // Constraint sources (joints' constraint forces and moments), in model order.
   const std::vector<ConstraintRow>& constraint_rows() const { return constraint_rows_; }
   int num_constraints() const { return static_cast<int>(constraint_rows_.size()); }
-  // At (t, x): each constraint's multiplier (its unknown effort, solved with the
-  // accelerations), flow constraint and position constraint (0 where the model
-  // gives none). Any pointer may be null.
-  void CalcConstraints(double t, const double* x, double* multiplier, double* velocity, double* position) const;
-  // Sets the displacements that have a position form (joint coordinates) from
-  // the other states at (t, x), keeping their turns: after an assembly.
-  void MakeCoordinatesConsistent(double t, double* x) const;
   // States an assembly must not move (bodies placed by joint initial values).
   const std::vector<int>& held_states() const { return held_states_; }
   // Per state: the inertance of a momentum state, 0 for other states.
   const std::vector<double>& state_inertia() const { return state_inertia_; }
   const std::vector<std::string>& state_origins() const { return state_origin_; }
-  // The current value of a parameter (after SetParameter); throws if unknown.
-  double GetParameter(const std::string& name) const;
-  // Index of a parameter for SetParameterAt (-1 if unknown): for callers that
-  // set parameters at every evaluation.
-  int ParameterIndex(const std::string& name) const;
-  void SetParameterAt(int index, double value) { slots_[first_parameter_ + index] = value; }
-  // The outputs at (t, x).
-  void CalcOutputs(double t, const double* x, double* out) const;
 
   // Events (docs/events.md; the driver's event handling in events.cc uses
   // these). Whether the model has modes, events or switched elements.
@@ -103,14 +91,9 @@ class CompiledModel {
   const std::vector<ModeRow>& modes() const { return modes_; }
   const std::vector<EventRow>& event_rows() const { return event_rows_; }
   const std::vector<SwitchRow>& switches() const { return switches_; }
-  // Runs the rhs and the event program at (t, x): afterwards Slot() reads the
-  // indicators, reset values and the switched elements' efforts and flows.
-  void CalcEventSlots(double t, const double* x) const;
-  double Slot(int slot) const { return slots_[slot]; }
-  // Sets a mode's slot (a ModeRow's or SwitchRow's), for later evaluations.
-  void SetMode(int slot, double value) const { slots_[slot] = value; }
 
  private:
+  friend class ModelWorkspace;
   std::unique_ptr<CompiledProgram> rhs_, outputs_, constraints_, events_;
   std::vector<ModeRow> modes_;
   std::vector<EventRow> event_rows_;
@@ -120,15 +103,71 @@ class CompiledModel {
   std::vector<int> held_states_;
   std::vector<double> state_inertia_;
   std::vector<std::string> state_origin_;
-  mutable std::vector<double> slots_;
+  std::vector<double> initial_slots_;  // a fresh workspace's slots: the parameters' values, zeros
   std::vector<double> initial_state_;
   std::vector<std::string> state_names_, output_names_, parameter_names_;
+  std::vector<double> parameter_values_;
   std::vector<int> output_slots_;
   int first_state_ = 0, first_derivative_ = 0, first_parameter_ = 1;
   bool outputs_after_rhs_ = false;
   double compile_seconds_ = 0;
 
   void Init(const LoweredModel& m, const CodegenOptions& options);
+};
+
+// The data of one run of a CompiledModel (as Pinocchio's Data to its Model):
+// the slots (time, parameters, modes, states and all the programs compute,
+// the implicit blocks' Newton starting points among them) and each program's
+// workspace (scratch registers, the Newton solvers' factorizations and pivots,
+// a tiered program's place on the tiers). Every evaluation goes through it,
+// and it carries what one evaluation leaves to the next, so: one workspace
+// per run (a fresh one gives the same bits as a fresh process), used by one
+// thread at a time; the model must outlive it.
+class ModelWorkspace {
+ public:
+  explicit ModelWorkspace(const CompiledModel& model);
+  ~ModelWorkspace();
+  ModelWorkspace(ModelWorkspace&&) noexcept;
+  ModelWorkspace& operator=(ModelWorkspace&&) noexcept;
+
+  const CompiledModel& model() const { return *model_; }
+
+  // Sets a parameter's value for later evaluations (no recompilation). Throws if
+  // unknown or not finite (CheckPhysicalParameters checks masses and the like).
+  void SetParameter(const std::string& name, double value);
+  // For callers that set parameters at every evaluation (CompiledModel::ParameterIndex).
+  void SetParameterAt(int index, double value) { slots_[model_->first_parameter_ + index] = value; }
+  // The current value of a parameter; throws if unknown.
+  double GetParameter(const std::string& name) const;
+
+  // dx/dt = f(t, x).
+  void CalcDerivatives(double t, const double* x, double* dxdt);
+  // At (t, x): each constraint's multiplier (its unknown effort, solved with the
+  // accelerations), flow constraint and position constraint (0 where the model
+  // gives none). Any pointer may be null.
+  void CalcConstraints(double t, const double* x, double* multiplier, double* velocity, double* position);
+  // Sets the displacements that have a position form (joint coordinates) from
+  // the other states at (t, x), keeping their turns: after an assembly.
+  void MakeCoordinatesConsistent(double t, double* x);
+  // The outputs at (t, x).
+  void CalcOutputs(double t, const double* x, double* out);
+
+  // Events: runs the rhs and the event program at (t, x): afterwards Slot()
+  // reads the indicators, reset values and the switched elements' efforts and flows.
+  void CalcEventSlots(double t, const double* x);
+  double Slot(int slot) const { return slots_[slot]; }
+  // Sets a mode's slot (a ModeRow's or SwitchRow's), for later evaluations.
+  void SetMode(int slot, double value) { slots_[slot] = value; }
+
+  // With Backend::kTiered: this workspace's right-hand side evaluations on the
+  // tape and in native code, and when it switched (CompiledProgram::Tiers;
+  // slot 0 is t).
+  CompiledProgram::Tiers tiers() const;
+
+ private:
+  const CompiledModel* model_;
+  std::vector<double> slots_;
+  std::unique_ptr<ProgramWorkspace> rhs_, outputs_, constraints_, events_;
 };
 
 // Receives the rows of a simulation as they are recorded (CsvWriter writes
@@ -198,7 +237,9 @@ Solution StartSolution(const CompiledModel& model, RowSink* output = nullptr);
 
 // Integrates from the model's initial state and records the outputs at t0,
 // every dt_out and t_end: into the Solution's rows, or into `output` when
-// given (the Solution then keeps none). Throws Error on solver failure.
+// given (the Solution then keeps none). Throws Error on solver failure. Runs
+// with `workspace` (its parameters as set), or with a fresh one.
+Solution Simulate(ModelWorkspace& workspace, const SolverOptions& options, RowSink* output = nullptr);
 Solution Simulate(const CompiledModel& model, const SolverOptions& options, RowSink* output = nullptr);
 
 // The general form (the methods for constrained mechanisms use it):
@@ -209,7 +250,7 @@ Solution Simulate(const CompiledModel& model, const SolverOptions& options, RowS
 // coordinates), full_state maps it to the model's state; watch sees every
 // recorded full state. `out`'s columns are set when empty, and its stats are
 // added to.
-void SimulateFrom(const CompiledModel& model, const OdeProblem& problem, const std::vector<double>& x0,
+void SimulateFrom(ModelWorkspace& workspace, const OdeProblem& problem, const std::vector<double>& x0,
                   const SolverOptions& options,
                   const std::function<void(double, const double*, double*)>& full_state,
                   const std::function<void(double, const double*)>& watch, Solution* out);

@@ -9,7 +9,8 @@
 // A sweep is a list of runs, each a set of parameter values over the base
 // options (RunOptions, with the fixed overrides in base.params). RunSweep
 // prepares the model once (PrepareModel) when every varied parameter is
-// settable by a slot, and compiles one instance per thread (NewInstance);
+// settable by a slot, its compiled model shared by all threads (each run with
+// a workspace of its own);
 // a run that varies a parameter the build computes numbers from gets its own
 // PrepareModel, as `paynter simulate --param` would. Runs are spread over
 // threads, and over MPI ranks when the process was started by mpirun; their

@@ -60,7 +60,7 @@ int Simulate(const SimulateArgs& args) {
   CheckOutputRows(options);
   const ConstraintMethod method = options.constraints;
   PreparedModel prepared = PrepareModel(options);
-  CompiledModel& cm = prepared.compiled();
+  const CompiledModel& cm = prepared.compiled();
   // The rows are streamed into a temporary beside the output as they are
   // computed and moved into place when the run has succeeded.
   CsvWriter csv(args.out);
@@ -79,7 +79,7 @@ int Simulate(const SimulateArgs& args) {
         report.method == ConstraintMethod::kZcp ? std::string("ida") : MethodName(so.method), sol.backend, sol.stats.steps, sol.stats.rejected, sol.stats.rhs_evals,
         sol.stats.jac_evals, sol.stats.projections ? fmt::format(", {} projections", sol.stats.projections) : "",
         sol.compile_seconds, sol.stats.integrate_seconds, sol.num_rows(), args.out, PeakMemoryMegabytes());
-    if (const CompiledProgram::Tiers t = cm.tiers(); t.tape_runs + t.native_runs > 0)
+    if (const CompiledProgram::Tiers t = run.tiers; t.tape_runs + t.native_runs > 0)
       std::cerr << fmt::format("tiered: right-hand side run {} times on the tape, {} in native code; {}\n", t.tape_runs,
                                t.native_runs, t.switched ? fmt::format("switched at t = {:.6g}, {:.3f} s after the compile began", t.switch_slot0, t.switch_seconds)
                                                          : "native code not ready before the end (its compile goes on, for the cache)");

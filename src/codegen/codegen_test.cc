@@ -124,7 +124,7 @@ void ExpectClose(double a, double b, double rel, const std::string& what) {
 
 std::string RunError(const CompiledProgram& prog, std::vector<double> slots) {
   try {
-    prog.Run(slots.data());
+    prog.Run(slots.data(), *prog.NewWorkspace());
   } catch (const Error& e) {
     return e.what();
   }
@@ -193,7 +193,9 @@ TEST(Codegen, TapeAndNativeAgreeOnExpressions) {
     b.Assign(outs.back(), exprs[i]);
   }
   auto tape = Compile(b.p, Opts(Backend::kTape));
+  auto tape_ws = tape->NewWorkspace();
   auto native = Compile(b.p, Opts(Backend::kNative));
+  auto native_ws = native->NewWorkspace();
   ASSERT_EQ(tape->backend_name(), "tape");
   ASSERT_EQ(native->backend_name(), "native");
   ASSERT_EQ(native->num_slots(), static_cast<int>(b.p.symbols.size()));
@@ -201,8 +203,8 @@ TEST(Codegen, TapeAndNativeAgreeOnExpressions) {
   for (const auto& pt : points) {
     std::vector<double> st(b.p.symbols.size(), 0.0), sn = st;
     for (int k = 0; k < 3; ++k) st[k] = sn[k] = pt[k];
-    tape->Run(st.data());
-    native->Run(sn.data());
+    tape->Run(st.data(), *tape_ws);
+    native->Run(sn.data(), *native_ws);
     GiNaC::exmap subs{{x, pt[0]}, {y, pt[1]}, {z, pt[2]}};
     for (size_t i = 0; i < exprs.size(); ++i) {
       const std::string what = "expr " + std::to_string(i) + " at x=" + std::to_string(pt[0]);
@@ -223,7 +225,9 @@ TEST(Codegen, SinAndCosOfOneArgumentAgreeBitForBit) {
   b.Assign(c, GiNaC::cos(x));
   b.Assign(q, GiNaC::sqrt(GiNaC::abs(x)) * GiNaC::sin(2 * x) + GiNaC::cos(2 * x));
   auto tape = Compile(b.p, Opts(Backend::kTape));
+  auto tape_ws = tape->NewWorkspace();
   auto native = Compile(b.p, Opts(Backend::kNative));
+  auto native_ws = native->NewWorkspace();
   ASSERT_EQ(native->backend_name(), "native");
   uint64_t state = 0x9e3779b97f4a7c15ULL;
   for (int i = 0; i < 3000; ++i) {
@@ -231,8 +235,8 @@ TEST(Codegen, SinAndCosOfOneArgumentAgreeBitForBit) {
     const double unit = static_cast<double>(state >> 11) / 9007199254740992.0 - 0.5;
     const double v = unit * (i % 3 == 0 ? 8.0 : i % 3 == 1 ? 2e3 : 1e12);
     std::vector<double> st = {v, 0, 0, 0}, sn = st;
-    tape->Run(st.data());
-    native->Run(sn.data());
+    tape->Run(st.data(), *tape_ws);
+    native->Run(sn.data(), *native_ws);
     for (int k = 1; k < 4; ++k) ASSERT_EQ(st[k], sn[k]) << "slot " << k << " at x = " << v;
   }
 }
@@ -252,10 +256,11 @@ TEST(Codegen, CommonSubexpressionsAreShared) {
   b.Assign(p, GiNaC::sin(x) * y + GiNaC::cos(z));
   b.Assign(q, y * GiNaC::sin(x) + GiNaC::cos(z));
   auto prog = Compile(b.p, Opts(Backend::kTape));
+  auto prog_ws = prog->NewWorkspace();
   auto* tape = dynamic_cast<codegen::TapeProgram*>(prog.get());
   EXPECT_EQ(tape->num_instructions(), 3 + 3 + 1);
   std::vector<double> s = {0.7, 2.0, 0.3, 0, 0, 0};
-  prog->Run(s.data());
+  prog->Run(s.data(), *prog_ws);
   EXPECT_DOUBLE_EQ(s[3], std::sin(0.7) * std::sin(0.7) + std::sin(0.7));
   EXPECT_EQ(s[4], s[5]);
 }
@@ -266,11 +271,13 @@ TEST(Codegen, ConstantsAreFolded) {
   symbol x = b.Slot("x"), o = b.Slot("o");
   b.Assign(o, GiNaC::sqrt(ex(2)) * x + GiNaC::exp(ex(1)) - GiNaC::Pi / 2);
   auto prog = Compile(b.p, Opts(Backend::kTape));
+  auto prog_ws = prog->NewWorkspace();
   EXPECT_EQ(dynamic_cast<codegen::TapeProgram*>(prog.get())->num_instructions(), 2);  // *, +
   auto native = Compile(b.p, Opts(Backend::kNative));
+  auto native_ws = native->NewWorkspace();
   std::vector<double> s = {3.0, 0}, t = s;
-  prog->Run(s.data());
-  native->Run(t.data());
+  prog->Run(s.data(), *prog_ws);
+  native->Run(t.data(), *native_ws);
   EXPECT_EQ(s[1], t[1]);
   EXPECT_NEAR(s[1], std::sqrt(2.0) * 3 + std::exp(1.0) - M_PI / 2, 1e-14);
 }
@@ -545,8 +552,9 @@ TEST(Codegen, RewrittenSlotIsNotReusedStale) {
   b.Assign(c, GiNaC::sin(x) * 2);
   for (Backend be : {Backend::kTape, Backend::kNative}) {
     auto prog = Compile(b.p, Opts(be));
+    auto prog_ws = prog->NewWorkspace();
     std::vector<double> s = {1.0, 0, 0};
-    prog->Run(s.data());
+    prog->Run(s.data(), *prog_ws);
     EXPECT_DOUBLE_EQ(s[1], 2 * std::sin(1.0));
     EXPECT_DOUBLE_EQ(s[2], 2 * std::sin(5.0));
   }
@@ -570,9 +578,10 @@ TEST(Codegen, LinearBlockIsExactInOneStep) {
   for (int i = 0; i < 3; ++i) s[1 + i] = Av[i][0] * us[0] + Av[i][1] * us[1] + Av[i][2] * us[2];
   for (Backend be : {Backend::kTape, Backend::kNative}) {
     auto prog = Compile(b.p, Opts(be));
+    auto prog_ws = prog->NewWorkspace();
     std::vector<double> t = s;
     t[4] = 100, t[5] = -7, t[6] = 0.25;  // any starting point
-    prog->Run(t.data());
+    prog->Run(t.data(), *prog_ws);
     for (int j = 0; j < 3; ++j) EXPECT_NEAR(t[4 + j], us[j], 1e-14) << prog->backend_name();
     EXPECT_NEAR(t[7], us[0] + us[1] * us[2], 1e-13);
   }
@@ -617,10 +626,12 @@ TEST(Codegen, SmallLinearBlockMatchesGeneralPath) {
   for (Backend be : {Backend::kTape, Backend::kNative}) {
     std::vector<double> direct, general;
     auto p4 = Compile(system(false, &direct), Opts(be));
+    auto p4_ws = p4->NewWorkspace();
     auto p5 = Compile(system(true, &general), Opts(be));
+    auto p5_ws = p5->NewWorkspace();
     for (int rep = 0; rep < 2; ++rep) {  // from the start above, then from the previous solution
-      p4->Run(direct.data());
-      p5->Run(general.data());
+      p4->Run(direct.data(), *p4_ws);
+      p5->Run(general.data(), *p5_ws);
       for (int j = 0; j < 4; ++j) {
         EXPECT_EQ(direct[6 + j], general[6 + j]) << p4->backend_name() << " u" << j;
         EXPECT_NEAR(direct[6 + j], us[j], 1e-14) << p4->backend_name() << " u" << j;
@@ -656,8 +667,9 @@ TEST(Codegen, NonlinearBlocksConverge) {
   b.Assign(w, x * y + u);
   for (Backend be : {Backend::kTape, Backend::kNative}) {
     auto prog = Compile(b.p, Opts(be));
+    auto prog_ws = prog->NewWorkspace();
     std::vector<double> s = {1.0, 0, 0, 0, 1.0, 0.5, 0};
-    prog->Run(s.data());
+    prog->Run(s.data(), *prog_ws);
     EXPECT_NEAR(s[2], 1.0, 1e-14) << prog->backend_name();
     EXPECT_NEAR(s[3], 1.0, 1e-13);
     EXPECT_NEAR(s[4], std::sqrt(2.0), 1e-14);
@@ -665,7 +677,7 @@ TEST(Codegen, NonlinearBlocksConverge) {
     EXPECT_NEAR(s[6], 3.0, 1e-13);
     // From a far starting point too (the line search keeps it on track).
     s = {1.0, 0, -40, 0, 30, -3, 0};
-    prog->Run(s.data());
+    prog->Run(s.data(), *prog_ws);
     EXPECT_NEAR(s[2], 1.0, 1e-12);
     EXPECT_NEAR(std::fabs(s[4]), std::sqrt(2.0), 1e-12);
   }
@@ -695,8 +707,9 @@ TEST(Codegen, SingularBlockThrowsWithLabel) {
   s1.Block({u1}, {k1 * u1 - c1}, true, "loop at C2");
   for (Backend be : {Backend::kTape, Backend::kNative}) {
     auto prog = Compile(s1.p, Opts(be));
+    auto prog_ws = prog->NewWorkspace();
     std::vector<double> ok = {2.0, 3.0, 0.0};
-    prog->Run(ok.data());
+    prog->Run(ok.data(), *prog_ws);
     EXPECT_EQ(ok[2], 1.5) << prog->backend_name();
     const std::string msg = RunError(*prog, {0.0, 3.0, 0.0});
     EXPECT_NE(msg.find("loop at C2"), std::string::npos) << msg;
@@ -767,12 +780,13 @@ TEST(Codegen, NativeCacheIsReused) {
   EXPECT_FALSE(n1->cache_hit());
   EXPECT_EQ(count_so(), 1);
   auto second = Compile(b.p, Opts(Backend::kNative, dir));
+  auto second_ws = second->NewWorkspace();
   auto* n2 = dynamic_cast<codegen::NativeProgram*>(second.get());
   EXPECT_TRUE(n2->cache_hit());
   EXPECT_EQ(n2->library_path(), n1->library_path());
   EXPECT_EQ(count_so(), 1);
   std::vector<double> s = {0.5, 0};
-  second->Run(s.data());
+  second->Run(s.data(), *second_ws);
   EXPECT_DOUBLE_EQ(s[1], std::exp(-0.25) * 42);
 }
 
@@ -836,7 +850,7 @@ std::unique_ptr<codegen::NativeProgram> CreateNative(const Program& p, const std
 std::vector<double> RunOnce(const CompiledProgram& prog, double x) {
   std::vector<double> s(prog.num_slots(), 0.1);
   s[0] = x;
-  prog.Run(s.data());
+  prog.Run(s.data(), *prog.NewWorkspace());
   return s;
 }
 
@@ -879,12 +893,14 @@ TEST(Codegen, SingleUseTemporariesAreNestedIntoTheirReader) {
   EXPECT_EQ(source.find("const double t"), std::string::npos) << source;
   EXPECT_NE(source.find("sin(s[3])"), std::string::npos) << source;
   auto tape = Compile(b.p, Opts(Backend::kTape));
+  auto tape_ws = tape->NewWorkspace();
   auto native = Compile(b.p, Opts(Backend::kNative));
+  auto native_ws = native->NewWorkspace();
   ASSERT_EQ(native->backend_name(), "native");
   for (double v : {0.3, -1.7, 2.5}) {
     std::vector<double> st = {v, 2 * v, 0.5, 1 + v * v, 0}, sn = st;
-    tape->Run(st.data());
-    native->Run(sn.data());
+    tape->Run(st.data(), *tape_ws);
+    native->Run(sn.data(), *native_ws);
     ExpectBitwiseEqual(sn, st, "nested native vs tape");
   }
 }
@@ -911,8 +927,9 @@ TEST(Codegen, NestedTemporaryDoesNotReadASlotWrittenInBetween) {
   const std::string source = codegen::GenerateC(plan);
   EXPECT_NE(source.find("const double t0 = s[0] * s[1];"), std::string::npos) << source;
   auto native = codegen::NativeProgram::Create(plan, Opts(Backend::kNative));
+  auto native_ws = native->NewWorkspace();
   std::vector<double> s = {3.0, 4.0, 0.0};
-  native->Run(s.data());
+  native->Run(s.data(), *native_ws);
   EXPECT_EQ(s[0], 5.0);
   EXPECT_EQ(s[2], 13.0);  // 3 * 4 + 1, not 5 * 4 + 1
 }
@@ -1031,13 +1048,14 @@ TEST(Codegen, MissingCompilerFallsBackToTape) {
     native_error = e.what();
   }
   auto fallback = Compile(b.p, Opts(Backend::kAuto, (fs::path(TestCacheDir()) / "nocc").string()));
+  auto fallback_ws = fallback->NewWorkspace();
   if (old) setenv("CC", saved.c_str(), 1); else unsetenv("CC");
   EXPECT_NE(native_error.find("/nonexistent"), std::string::npos) << native_error;
   EXPECT_NE(native_error.find("not found"), std::string::npos) << native_error;
   EXPECT_EQ(fallback->backend_name(), "tape");
   EXPECT_NE(fallback->fallback_reason().find("/nonexistent"), std::string::npos) << fallback->fallback_reason();
   std::vector<double> s = {2.0, 0};
-  fallback->Run(s.data());
+  fallback->Run(s.data(), *fallback_ws);
   EXPECT_EQ(s[1], 5.0);
   // With a compiler available, kAuto is native and has no fallback note.
   auto autop = Compile(b.p, Opts(Backend::kAuto));
@@ -1072,22 +1090,24 @@ TEST(Codegen, RunDoesNotAllocateAndTiming) {
   nb.Block({u, v}, {u * u * u + v - q, u - v * v}, false, "nl");
   for (Backend be : {Backend::kTape, Backend::kNative}) {
     auto prog = Compile(p, Opts(be));
+    auto prog_ws = prog->NewWorkspace();
     auto blk = Compile(nb.p, Opts(be));
+    auto blk_ws = blk->NewWorkspace();
     std::vector<double> s(p.symbols.size(), 0.3), t = {2.0, 0.5, 0.5};
     s[0] = 9.81;
-    prog->Run(s.data());
-    blk->Run(t.data());
+    prog->Run(s.data(), *prog_ws);
+    blk->Run(t.data(), *blk_ws);
     const long before = g_allocations.load();
     const int reps = 200000;
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < reps; ++i) {
       s[2] = 0.3 + 1e-7 * i;
-      prog->Run(s.data());
+      prog->Run(s.data(), *prog_ws);
     }
     const auto t1 = std::chrono::steady_clock::now();
     for (int i = 0; i < 1000; ++i) {
       t[1] = 0.5, t[2] = 0.5;
-      blk->Run(t.data());
+      blk->Run(t.data(), *blk_ws);
     }
     EXPECT_EQ(g_allocations.load(), before) << prog->backend_name();
     const double ns = std::chrono::duration<double, std::nano>(t1 - t0).count() / reps;

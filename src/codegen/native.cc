@@ -687,18 +687,31 @@ CSource GenerateCSource(const Plan& plan, const NativeTuning& tuning) {
 }
 
 
-struct NativeProgram::NativeBlock final : BlockFns {
-  NativeBlock(const Plan& plan, int b, const CodegenOptions& o, const RuntimeChecks* c) : solver(plan, b, o, c) {}
+// A block's callbacks on one workspace's scratch array, and its solver.
+struct NativeWorkspace::Block final : BlockFns {
+  Block(const NativeProgram::NativeBlock* c, double* scratch, const Plan& plan, int b, const CodegenOptions& o,
+        const RuntimeChecks* checks)
+      : code(c), w(scratch), solver(plan, b, o, checks) {}
   void Residual(double* s, double* r) override {
-    for (BlockFn f : res) f(s, w, r);
+    for (NativeProgram::BlockFn f : code->res) f(s, w, r);
   }
   void Jacobian(double* s, double* J) override {
-    for (BlockFn f : jac) f(s, w, J);
+    for (NativeProgram::BlockFn f : code->jac) f(s, w, J);
   }
-  std::vector<BlockFn> res, jac;
-  double* w = nullptr;
+  const NativeProgram::NativeBlock* code;
+  double* w;
   NewtonSolver solver;
 };
+
+NativeWorkspace::NativeWorkspace(const NativeProgram& program) : w_(size_t(program.num_w_), 0.0) {
+  for (size_t b = 0; b < program.blocks_.size(); ++b)
+    blocks_.push_back(std::make_unique<Block>(&program.blocks_[b], w_.data(), program.plan_, static_cast<int>(b),
+                                              program.options_, program.checks_.get()));
+}
+
+NativeWorkspace::~NativeWorkspace() = default;
+
+NewtonSolver& NativeWorkspace::solver(int b) { return blocks_[b]->solver; }
 
 NativeSource::~NativeSource() {
   if (handle) dlclose(handle);
@@ -1020,39 +1033,40 @@ std::unique_ptr<NativeProgram> NativeProgram::Load(NativeSource& src, Plan& plan
   prog->num_ops_ = src.num_ops;
   prog->flags_ = src.flags;
   prog->plan_ = std::move(plan);
-  prog->w_.assign(std::max(1, src.num_w), 0.0);
+  prog->options_ = options;
+  prog->num_w_ = std::max(1, src.num_w);
   prog->checks_ = std::make_unique<RuntimeChecks>(prog->plan_);
-  for (size_t b = 0; b < block_fns.size(); ++b) {
-    auto nb = std::make_unique<NativeBlock>(prog->plan_, int(b), options, prog->checks_.get());
-    nb->res = std::move(block_fns[b].first);
-    nb->jac = std::move(block_fns[b].second);
-    nb->w = prog->w_.data();
-    prog->blocks_.push_back(std::move(nb));
-  }
+  for (auto& fns : block_fns) prog->blocks_.push_back(NativeBlock{std::move(fns.first), std::move(fns.second)});
   for (size_t g = 0; g < group_fns.size(); ++g) {
     for (size_t c = 0; c < group_fns[g].size(); ++c)
-      prog->stages_.push_back(Stage{group_fns[g][c], nullptr, src.chunks[g][c].second});
+      prog->stages_.push_back(Stage{group_fns[g][c], -1, src.chunks[g][c].second});
     const int b = prog->plan_.groups[g].block;
-    if (b >= 0) prog->stages_.push_back(Stage{nullptr, prog->blocks_[b].get(), 0});
+    if (b >= 0) prog->stages_.push_back(Stage{nullptr, b, 0});
   }
   return prog;
 }
 
-NewtonSolver& NativeProgram::solver(int b) { return blocks_[b]->solver; }
+std::unique_ptr<ProgramWorkspace> NativeProgram::NewWorkspace() const {
+  return std::make_unique<NativeWorkspace>(*this);
+}
 
 NativeProgram::~NativeProgram() {
   blocks_.clear();
   if (handle_) dlclose(handle_);
 }
 
-void NativeProgram::Run(double* slots) const {
-  double* const w = w_.data();
+void NativeProgram::Run(double* slots, ProgramWorkspace& workspace) const {
+  NativeWorkspace& ws = static_cast<NativeWorkspace&>(workspace);
+  double* const w = ws.w_.data();
   for (const Stage& st : stages_) {
     // The generated code checks the slots it writes (the solver checks the
     // unknowns); only on trouble is the culprit looked up, in step order. No
     // culprit means the check's sum overflowed: a false alarm.
     if (st.straight && st.straight(slots, w)) checks_->CheckThrough(slots, st.written_end);
-    if (st.block) st.block->solver.Solve(slots, *st.block);
+    if (st.block >= 0) {
+      NativeWorkspace::Block& block = *ws.blocks_[st.block];
+      block.solver.Solve(slots, block);
+    }
   }
 }
 

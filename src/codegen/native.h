@@ -142,11 +142,9 @@ class NativeProgram final : public CompiledProgram {
                                                const NativeTuning& tuning = {});
   static std::unique_ptr<NativeProgram> Load(NativeSource& source, Plan& plan, const CodegenOptions& options);
   ~NativeProgram() override;
-  // Block b's Newton solver (its start, factorization and pivots carry over
-  // from call to call).
-  NewtonSolver& solver(int b);
 
-  void Run(double* slots) const override;
+  std::unique_ptr<ProgramWorkspace> NewWorkspace() const override;
+  void Run(double* slots, ProgramWorkspace& ws) const override;
   int num_slots() const override { return plan_.num_slots; }
   std::string backend_name() const override { return "native"; }
 
@@ -163,11 +161,15 @@ class NativeProgram final : public CompiledProgram {
 
  private:
   NativeProgram() = default;
+  friend class NativeWorkspace;
   using GroupFn = int (*)(double*, double*);  // nonzero: a written slot is NaN/Inf
   using BlockFn = void (*)(double*, double*, double*);
-  struct NativeBlock;
+  struct NativeBlock {  // a block's residual and Jacobian functions, called in order
+    std::vector<BlockFn> res, jac;
+  };
 
   Plan plan_;
+  CodegenOptions options_;  // the blocks' Newton settings
   void* handle_ = nullptr;
   bool cache_hit_ = false;
   std::string library_path_, compiler_, cache_note_;
@@ -177,13 +179,30 @@ class NativeProgram final : public CompiledProgram {
   std::string flags_;
   struct Stage {  // one function of straight code, or one block
     GroupFn straight;
-    NativeBlock* block;
+    int block;  // -1 for straight code
     int written_end;  // Plan::written entries produced by the end of `straight`
   };
   std::vector<Stage> stages_;
-  std::vector<std::unique_ptr<NativeBlock>> blocks_;
+  std::vector<NativeBlock> blocks_;
   std::unique_ptr<RuntimeChecks> checks_;
-  mutable std::vector<double> w_;
+  int num_w_ = 1;  // of the scratch array `w` (a workspace's)
+};
+
+// A native program's workspace: the scratch array its functions share values
+// through, and its blocks' Newton solvers.
+class NativeWorkspace final : public ProgramWorkspace {
+ public:
+  explicit NativeWorkspace(const NativeProgram& program);
+  ~NativeWorkspace() override;
+  // Block b's Newton solver (its start, factorization and pivots carry over
+  // from run to run).
+  NewtonSolver& solver(int b);
+
+ private:
+  friend class NativeProgram;
+  struct Block;
+  std::vector<double> w_;
+  std::vector<std::unique_ptr<Block>> blocks_;
 };
 
 }  // namespace paynter::codegen

@@ -87,21 +87,22 @@ TEST(PlanIo, ReadBackIsTheSameCodeAndDiagnostics) {
   CodegenOptions tape;
   tape.backend = Backend::kTape;
   TapeProgram a(plan, tape), b(back, tape);
+  const auto a_ws = a.NewWorkspace(), b_ws = b.NewWorkspace();
   std::vector<double> sa = {1.7, 0.3, 0, 1, 1, 0}, sb = sa;
-  a.Run(sa.data());
-  b.Run(sb.data());
+  a.Run(sa.data(), *a_ws);
+  b.Run(sb.data(), *b_ws);
   for (size_t i = 0; i < sa.size(); ++i) EXPECT_EQ(sa[i], sb[i]) << i;
   // A failure names the same slot, expression and inputs.
   std::vector<double> bad = {0.5, 0.3, 0, 1, 1, 0};
   std::string ea, eb;
   try {
-    a.Run(bad.data());
+    a.Run(bad.data(), *a_ws);
   } catch (const Error& e) {
     ea = e.what();
   }
   bad = {0.5, 0.3, 0, 1, 1, 0};
   try {
-    b.Run(bad.data());
+    b.Run(bad.data(), *b_ws);
   } catch (const Error& e) {
     eb = e.what();
   }
@@ -128,7 +129,7 @@ TEST(PlanIo, DamagedBytesAreRejectedOrSafe) {
     try {
       TapeProgram prog(plan, tape);
       std::vector<double> s(plan.num_slots, 1.5);
-      prog.Run(s.data());
+      prog.Run(s.data(), *prog.NewWorkspace());
     } catch (const Error&) {
     }
     return true;

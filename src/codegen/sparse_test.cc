@@ -47,8 +47,9 @@ struct BlockProgram {
     o.backend = Backend::kTape;
     o.block_solve = how;
     auto prog = Compile(p, o);
+    auto prog_ws = prog->NewWorkspace();
     std::vector<double> s = start.empty() ? std::vector<double>(u.size(), 0.0) : start;
-    prog->Run(s.data());
+    prog->Run(s.data(), *prog_ws);
     return s;
   }
 };
@@ -181,9 +182,10 @@ TEST(SparseBlock, IndependentMultipliersTakeOneStepOnTheBlock) {
   o.backend = Backend::kTape;
   o.block_solve = BlockSolve::kSparse;
   auto prog = Compile(bp.p, o);
+  auto prog_ws = prog->NewWorkspace();
   std::vector<double> s(rows, 3.0);
   for (int call = 0; call < 2; ++call) {
-    prog->Run(s.data());
+    prog->Run(s.data(), *prog_ws);
     for (int i = 0; i < rows; ++i) EXPECT_NEAR(s[i], want[i], 1e-13 * scale) << "call " << call << ", " << i;
   }
   const std::vector<double> dense = bp.Solve(BlockSolve::kDense, std::vector<double>(rows, 3.0));
@@ -211,9 +213,10 @@ TEST(SparseBlock, RedundantMultipliersStayMinimumNormOnLaterCalls) {
   o.backend = Backend::kTape;
   o.block_solve = BlockSolve::kSparse;
   auto prog = Compile(bp.p, o);
+  auto prog_ws = prog->NewWorkspace();
   for (double start : {3.0, -7.0, 0.5}) {
     std::vector<double> s(rows, start);
-    prog->Run(s.data());
+    prog->Run(s.data(), *prog_ws);
     const Eigen::VectorXd got = Eigen::Map<const Eigen::VectorXd>(s.data(), rows);
     EXPECT_LE((w * got - f).lpNorm<Eigen::Infinity>(), 1e-12 * w.cwiseAbs().maxCoeff() * scale) << start;
     for (int i = 0; i < rows; ++i) EXPECT_NEAR(s[i], want[i], 1e-4 * scale) << "start " << start << ", " << i;

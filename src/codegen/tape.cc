@@ -620,45 +620,64 @@ Plan Lower(const Program& program) { return Lowerer(program).Lower(); }
 // ---------------------------------------------------------------------------
 // Tape backend
 
-struct TapeProgram::TapeBlock final : BlockFns {
-  TapeBlock(const TapeProgram* p, const Plan& plan, int b, const CodegenOptions& o, const RuntimeChecks* c)
-      : prog(p), solver(plan, b, o, c) {}
+// A block's callbacks on one workspace's register file, and its solver.
+struct TapeWorkspace::Block final : BlockFns {
+  Block(const TapeProgram* p, const TapeProgram::TapeBlock* c, double* r, const Plan& plan, int b,
+        const CodegenOptions& o, const RuntimeChecks* checks)
+      : prog(p), code(c), R(r), solver(plan, b, o, checks) {}
   void Residual(double* s, double* r) override {
-    prog->Exec(res.begin, res.end);
-    for (size_t i = 0; i < res_reg.size(); ++i) r[i] = s[res_reg[i]];
+    prog->Exec(R, code->res.begin, code->res.end);
+    for (size_t i = 0; i < code->res_reg.size(); ++i) r[i] = s[code->res_reg[i]];
   }
   void Jacobian(double* s, double* J) override {
-    prog->Exec(jac.begin, jac.end);
-    for (size_t i = 0; i < jac_reg.size(); ++i) J[i] = s[jac_reg[i]];
+    prog->Exec(R, code->jac.begin, code->jac.end);
+    for (size_t i = 0; i < code->jac_reg.size(); ++i) J[i] = s[code->jac_reg[i]];
   }
   const TapeProgram* prog;
-  Span res, jac;
-  std::vector<uint32_t> res_reg, jac_reg;
+  const TapeProgram::TapeBlock* code;
+  double* R;
   NewtonSolver solver;
 };
 
+TapeWorkspace::TapeWorkspace(const TapeProgram& program, const Plan& plan, const std::vector<double>& registers,
+                             const std::vector<TapeProgram::TapeBlock>& blocks, const CodegenOptions& options,
+                             const RuntimeChecks* checks)
+    : regs_(registers) {
+  for (size_t b = 0; b < blocks.size(); ++b)
+    blocks_.push_back(
+        std::make_unique<Block>(&program, &blocks[b], regs_.data(), plan, static_cast<int>(b), options, checks));
+}
+
+TapeWorkspace::~TapeWorkspace() = default;
+
+NewtonSolver& TapeWorkspace::solver(int b) { return blocks_[b]->solver; }
+
 TapeProgram::TapeProgram(Plan plan, const CodegenOptions& options, std::string fallback_reason)
-    : plan_(std::move(plan)), num_slots_(plan_.num_slots), fallback_reason_(std::move(fallback_reason)) {
-  const size_t nregs = size_t(num_slots_) + plan_.constants.size() + size_t(plan_.num_temps);
-  if (nregs >= (size_t(1) << 32)) Fail("the program is too large for the tape backend");
-  regs_.assign(nregs, 0.0);
-  std::copy(plan_.constants.begin(), plan_.constants.end(), regs_.begin() + num_slots_);
+    : plan_(std::move(plan)),
+      num_slots_(plan_.num_slots),
+      options_(options),
+      fallback_reason_(std::move(fallback_reason)) {
+  num_registers_ = size_t(num_slots_) + plan_.constants.size() + size_t(plan_.num_temps);
+  if (num_registers_ >= (size_t(1) << 32)) Fail("the program is too large for the tape backend");
   checks_ = std::make_unique<RuntimeChecks>(plan_);
   for (const Group& g : plan_.groups) straight_.push_back(Emit(g.straight));
-  for (size_t b = 0; b < plan_.blocks.size(); ++b) {
-    const BlockPlan& bp = plan_.blocks[b];
-    auto tb = std::make_unique<TapeBlock>(this, plan_, static_cast<int>(b), options, checks_.get());
-    tb->res = Emit(bp.residual);
-    tb->jac = Emit(bp.jacobian);
-    for (const Ref& r : bp.residual_out) tb->res_reg.push_back(Reg(r));
-    for (const Ref& r : bp.jacobian_out) tb->jac_reg.push_back(Reg(r));
+  for (const BlockPlan& bp : plan_.blocks) {
+    TapeBlock tb;
+    tb.res = Emit(bp.residual);
+    tb.jac = Emit(bp.jacobian);
+    for (const Ref& r : bp.residual_out) tb.res_reg.push_back(Reg(r));
+    for (const Ref& r : bp.jacobian_out) tb.jac_reg.push_back(Reg(r));
     tblocks_.push_back(std::move(tb));
   }
 }
 
 TapeProgram::~TapeProgram() = default;
 
-NewtonSolver& TapeProgram::solver(int b) { return tblocks_[b]->solver; }
+std::unique_ptr<ProgramWorkspace> TapeProgram::NewWorkspace() const {
+  std::vector<double> regs(num_registers_, 0.0);
+  std::copy(plan_.constants.begin(), plan_.constants.end(), regs.begin() + num_slots_);
+  return std::make_unique<TapeWorkspace>(*this, plan_, regs, tblocks_, options_, checks_.get());
+}
 
 uint32_t TapeProgram::Reg(const Ref& r) const {
   switch (r.kind) {
@@ -678,8 +697,7 @@ TapeProgram::Span TapeProgram::Emit(const Section& s) {
   return span;
 }
 
-void TapeProgram::Exec(uint32_t begin, uint32_t end) const {
-  double* const R = regs_.data();
+void TapeProgram::Exec(double* const R, uint32_t begin, uint32_t end) const {
   const TInstr* p = code_.data() + begin;
   const TInstr* const stop = code_.data() + end;
   if (p == stop) return;
@@ -721,13 +739,17 @@ void TapeProgram::Exec(uint32_t begin, uint32_t end) const {
 #endif
 }
 
-void TapeProgram::Run(double* slots) const {
-  double* const R = regs_.data();
+void TapeProgram::Run(double* slots, ProgramWorkspace& workspace) const {
+  TapeWorkspace& ws = static_cast<TapeWorkspace&>(workspace);
+  double* const R = ws.regs_.data();
   if (num_slots_ > 0) std::memcpy(R, slots, sizeof(double) * size_t(num_slots_));
   for (size_t g = 0; g < straight_.size(); ++g) {
-    Exec(straight_[g].begin, straight_[g].end);
+    Exec(R, straight_[g].begin, straight_[g].end);
     const int b = plan_.groups[g].block;
-    if (b >= 0) tblocks_[b]->solver.Solve(R, *tblocks_[b]);
+    if (b >= 0) {
+      TapeWorkspace::Block& block = *ws.blocks_[b];
+      block.solver.Solve(R, block);
+    }
   }
   checks_->CopyWrittenAndCheck(R, slots);  // only written slots change
 }

@@ -3,6 +3,7 @@
 // NativeBuild), and the program switches to native code between two runs.
 #include <signal.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -30,6 +31,12 @@ constexpr long kPollEvery = 16;
 // compute the same bits (native.cc prints the tape's plan), and the blocks'
 // Newton solvers continue where the tape's stand, so the switch changes no
 // result, whenever it happens.
+//
+// The code is shared by the runs of all workspaces; what changes once is the
+// native code's arrival: the first workspace that finds the build done loads
+// it (under mu_) and publishes it (native_), and each workspace switches at
+// its own next look (TieredWorkspace), so a run's switch does not depend on
+// the others'.
 class TieredProgram final : public CompiledProgram {
  public:
   TieredProgram(Plan plan, std::unique_ptr<NativeSource> source, std::shared_ptr<NativeBuild> build, int index,
@@ -39,59 +46,102 @@ class TieredProgram final : public CompiledProgram {
         tape_(std::make_unique<TapeProgram>(std::move(plan), options)),
         source_(std::move(source)),
         build_(std::move(build)),
+        build_start_(std::chrono::steady_clock::now() - std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                             std::chrono::duration<double>(build_->seconds()))),
         index_(index),
         options_(options),
         cache_note_(source_->cache_note) {}
 
-  void Run(double* slots) const override {
-    if (build_ && (tape_runs_ % kPollEvery == 0 || tape_runs_ == options_.tiered_wait_after)) Switch(slots);
-    if (native_) {
-      ++native_runs_;
-      native_->Run(slots);
+  std::unique_ptr<ProgramWorkspace> NewWorkspace() const override {
+    auto ws = std::make_unique<TieredWorkspace>();
+    ws->tape = tape_->NewWorkspace();
+    return ws;
+  }
+
+  void Run(double* slots, ProgramWorkspace& workspace) const override {
+    TieredWorkspace& ws = static_cast<TieredWorkspace&>(workspace);
+    if (!ws.native && state_.load(std::memory_order_acquire) != kOnTape &&
+        (ws.tiers.tape_runs % kPollEvery == 0 || ws.tiers.tape_runs == options_.tiered_wait_after))
+      Switch(slots, ws);
+    if (ws.native) {
+      ++ws.tiers.native_runs;
+      native_->Run(slots, *ws.native);
       return;
     }
-    ++tape_runs_;
-    tape_->Run(slots);
+    ++ws.tiers.tape_runs;
+    tape_->Run(slots, *ws.tape);
   }
   int num_slots() const override { return tape_->num_slots(); }
   std::string backend_name() const override { return "tiered"; }
-  std::string fallback_reason() const override { return note_; }
-  std::string cache_note() const override { return cache_note_; }
-  Tiers tiers() const override { return Tiers{tape_runs_, native_runs_, native_ != nullptr, slot0_, seconds_}; }
+  std::string fallback_reason() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return note_;
+  }
+  std::string cache_note() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return cache_note_;
+  }
+  Tiers tiers(const ProgramWorkspace& ws) const override { return static_cast<const TieredWorkspace&>(ws).tiers; }
 
  private:
-  void Switch(const double* slots) const {
-    const bool wait = tape_runs_ == options_.tiered_wait_after;
+  struct TieredWorkspace final : ProgramWorkspace {
+    std::unique_ptr<ProgramWorkspace> tape, native;  // native: once switched
+    Tiers tiers;
+  };
+  enum State { kBuilding, kNative, kOnTape };
+
+  // Loads the native code when its build is done (waiting for it at the run
+  // tiered_wait_after), and moves `ws` over to it once it is there.
+  void Switch(const double* slots, TieredWorkspace& ws) const {
+    if (state_.load(std::memory_order_acquire) == kBuilding) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (build_) Settle(ws.tiers.tape_runs == options_.tiered_wait_after);
+    }
+    if (state_.load(std::memory_order_acquire) != kNative) return;
+    ws.native = native_->NewWorkspace();
+    NativeWorkspace& native = static_cast<NativeWorkspace&>(*ws.native);
+    TapeWorkspace& tape = static_cast<TapeWorkspace&>(*ws.tape);
+    for (int b = 0; b < num_blocks_; ++b) native.solver(b).TakeStateFrom(tape.solver(b));
+    ws.tiers.switched = true;
+    ws.tiers.switch_slot0 = slots[0];
+    ws.tiers.switch_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - build_start_).count();
+  }
+
+  // Under mu_: the build's outcome, once it has one.
+  void Settle(bool wait) const {
     const NativeBuild::State state = wait ? build_->Wait(index_) : build_->Poll(index_);
     if (state == NativeBuild::State::kRunning) return;
+    State next = kOnTape;
     if (state == NativeBuild::State::kFailed) {
       note_ = "native code unavailable, staying on the tape: " + build_->failure(index_);
     } else {
       try {
-        std::unique_ptr<NativeProgram> native = NativeProgram::Load(*source_, native_plan_, options_);
-        for (int b = 0; b < num_blocks_; ++b) native->solver(b).TakeStateFrom(tape_->solver(b));
-        cache_note_ = native->cache_note();
-        native_ = std::move(native);
-        slot0_ = slots[0];
-        seconds_ = build_->seconds();
+        native_ = NativeProgram::Load(*source_, native_plan_, options_);
+        cache_note_ = native_->cache_note();
+        next = kNative;
       } catch (const Error& e) {
         note_ = "native code unavailable, staying on the tape: " + e.diagnostic().message;
       }
     }
     build_.reset();
     source_.reset();
+    state_.store(next, std::memory_order_release);
   }
 
+  // The native code's arrival, shared by all workspaces: guarded by mu_, and
+  // published by state_ (native_ is set before state_ becomes kNative and not
+  // changed after).
   int num_blocks_;
+  mutable std::mutex mu_;
+  mutable std::atomic<int> state_{kBuilding};
   mutable Plan native_plan_;  // taken by the native program
   std::unique_ptr<TapeProgram> tape_;  // kept after the switch (its plan holds expressions; see SymbolicMutex)
   mutable std::unique_ptr<NativeSource> source_;
-  mutable std::shared_ptr<NativeBuild> build_;  // null once switched or failed
+  mutable std::shared_ptr<NativeBuild> build_;  // null once loaded or failed
+  std::chrono::steady_clock::time_point build_start_;
   int index_;
   CodegenOptions options_;
   mutable std::unique_ptr<NativeProgram> native_;
-  mutable long tape_runs_ = 0, native_runs_ = 0;
-  mutable double slot0_ = 0, seconds_ = 0;
   mutable std::string note_, cache_note_;
 };
 

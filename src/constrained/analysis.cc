@@ -22,7 +22,8 @@ namespace {
 constexpr double kDenseConditionWork = 2e7;
 }  // namespace
 
-ConstraintAnalysis AnalyzeConstraints(const CompiledModel& model, double t, const std::vector<double>& x0) {
+ConstraintAnalysis AnalyzeConstraints(ModelWorkspace& workspace, double t, const std::vector<double>& x0) {
+  const CompiledModel& model = workspace.model();
   ConstraintAnalysis a;
   const int nc = model.num_constraints();
   std::vector<int> mom;
@@ -38,7 +39,7 @@ ConstraintAnalysis AnalyzeConstraints(const CompiledModel& model, double t, cons
   }
   std::vector<double> x(x0);
   std::vector<double> c0(nc), g0(nc), c1(nc);
-  model.CalcConstraints(t, x.data(), nullptr, c0.data(), g0.data());
+  workspace.CalcConstraints(t, x.data(), nullptr, c0.data(), g0.data());
   // The velocity Jacobian in velocities (not momenta): G = dc/dp * diag(I),
   // by unit steps (c is linear in the momenta), kept sparse and transposed:
   // column r of Gt is row r of G.
@@ -46,7 +47,7 @@ ConstraintAnalysis AnalyzeConstraints(const CompiledModel& model, double t, cons
   for (int j = 0; j < nm; ++j) {
     const double save = x[mom[j]];
     x[mom[j]] = save + 1;
-    model.CalcConstraints(t, x.data(), nullptr, c1.data(), nullptr);
+    workspace.CalcConstraints(t, x.data(), nullptr, c1.data(), nullptr);
     x[mom[j]] = save;
     for (int r = 0; r < nc; ++r) {
       const double v = (c1[r] - c0[r]) * model.state_inertia()[mom[j]];

@@ -29,11 +29,11 @@ void WatchDrift(const CompiledModel& model, const ConstrainedOptions& options, C
                 ConstraintProjector& watcher, double t, const double* x, ConstrainedReport* report);
 
 // The minimal-coordinates method (minimal_coordinates.cc), from an assembled start.
-Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double>& x0, const SolverOptions& solver,
+Solution MinimalCoordinates(ModelWorkspace& workspace, const std::vector<double>& x0, const SolverOptions& solver,
                             const ConstrainedOptions& options, ConstrainedReport* report);
 
 // The zcp method (zcp.cc), from an assembled start.
-Solution Zcp(const CompiledModel& model, const std::vector<double>& x0, const SolverOptions& solver,
+Solution Zcp(ModelWorkspace& workspace, const std::vector<double>& x0, const SolverOptions& solver,
              const ConstrainedOptions& options, ConstrainedReport* report);
 
 }  // namespace paynter::constrained

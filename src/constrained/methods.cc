@@ -54,6 +54,13 @@ constexpr double kAssembledPosition = 1e-9;
 
 Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& solver,
                              const ConstrainedOptions& options, ConstrainedReport* report) {
+  ModelWorkspace workspace(model);
+  return SimulateConstrained(workspace, solver, options, report);
+}
+
+Solution SimulateConstrained(ModelWorkspace& workspace, const SolverOptions& solver,
+                             const ConstrainedOptions& options, ConstrainedReport* report) {
+  const CompiledModel& model = workspace.model();
   solver.Validate();
   ConstrainedReport local;
   ConstrainedReport& rep = report ? *report : local;
@@ -87,7 +94,7 @@ Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& so
     OdeProblem problem;
     problem.n = model.num_states();
     problem.state_names = model.state_names();
-    problem.rhs = [&model](double t, const double* x, double* dx) { model.CalcDerivatives(t, x, dx); };
+    problem.rhs = [&workspace](double t, const double* x, double* dx) { workspace.CalcDerivatives(t, x, dx); };
     std::vector<int> springs;
     for (int i = 0; i < model.num_states(); ++i) {
       const std::string& n = model.state_names()[i];
@@ -95,7 +102,7 @@ Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& so
     }
     double stretch = 0;
     Solution sol = StartSolution(model, options.output);
-    SimulateFrom(model, problem, x0, solver, nullptr, [&](double, const double* x) {
+    SimulateFrom(workspace, problem, x0, solver, nullptr, [&](double, const double* x) {
       for (int i : springs) stretch = std::max(stretch, std::fabs(x[i]));
     }, &sol);
     rep.max_position_drift = stretch;
@@ -103,7 +110,7 @@ Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& so
   }
 
   // Assembly: the start made consistent, or an error naming the joint.
-  ConstraintProjector projector(model);
+  ConstraintProjector projector(workspace);
   projector.position_tolerance = 1e-12;
   projector.velocity_tolerance = 1e-12;
   AssemblyReport assembly;
@@ -151,28 +158,28 @@ Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& so
       throw Error(std::move(d));
     }
   }
-  rep.analysis = AnalyzeConstraints(model, solver.t0, x0);
+  rep.analysis = AnalyzeConstraints(workspace, solver.t0, x0);
 
   // The drift check's limit: given, or the larger of 1e-6 and 10 rtol.
   ConstrainedOptions watched = options;
   if (watched.drift_tolerance < 0) watched.drift_tolerance = std::max(1e-6, 10 * solver.rtol);
   if (method == ConstraintMethod::kMinimalCoordinates)
-    return constrained::MinimalCoordinates(model, x0, solver, watched, &rep);
-  if (method == ConstraintMethod::kZcp) return constrained::Zcp(model, x0, solver, watched, &rep);
+    return constrained::MinimalCoordinates(workspace, x0, solver, watched, &rep);
+  if (method == ConstraintMethod::kZcp) return constrained::Zcp(workspace, x0, solver, watched, &rep);
 
   // Lagrange multipliers: the compiled rhs solves the constraint forces with
   // the accelerations; stabilization projects after every accepted step.
   OdeProblem problem;
   problem.n = model.num_states();
   problem.state_names = model.state_names();
-  problem.rhs = [&model](double t, const double* x, double* dx) { model.CalcDerivatives(t, x, dx); };
+  problem.rhs = [&workspace](double t, const double* x, double* dx) { workspace.CalcDerivatives(t, x, dx); };
   projector.position_tolerance = std::min(1e-10, 1e-3 * solver.atol);
   projector.velocity_tolerance = std::min(1e-10, 1e-3 * solver.atol);
   if (options.stabilize) problem.project = [&projector](double t, double* x) { return projector.Project(t, x); };
-  ConstraintProjector watcher(model);
+  ConstraintProjector watcher(workspace);
   // Output times fall between steps: the interpolated state is projected too,
   // so that every recorded row satisfies the joints.
-  ConstraintProjector at_output(model);
+  ConstraintProjector at_output(workspace);
   at_output.position_tolerance = projector.position_tolerance;
   at_output.velocity_tolerance = projector.velocity_tolerance;
   at_output.jacobians_from = &projector;  // the step's Jacobians, formed nearer the output time
@@ -185,7 +192,7 @@ Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& so
     };
   Solution sol = StartSolution(model, options.output);
   if (!options.stabilize) watched.drift_tolerance = 0;
-  SimulateFrom(model, problem, x0, solver, full_state, [&](double t, const double* x) {
+  SimulateFrom(workspace, problem, x0, solver, full_state, [&](double t, const double* x) {
     constrained::WatchDrift(model, watched, method, watcher, t, x, &rep);
   }, &sol);
   return sol;

@@ -56,7 +56,9 @@ struct Repartition {
 
 class Partitioned {
  public:
-  Partitioned(const CompiledModel& m, double condition_limit) : m_(m), limit_(condition_limit) {
+  Partitioned(ModelWorkspace& workspace, double condition_limit)
+      : w_(workspace), m_(workspace.model()), limit_(condition_limit) {
+    const CompiledModel& m = m_;
     const int nc = m.num_constraints();
     for (int k = 0; k < nc; ++k)
       if (m.constraint_rows()[k].position_slot >= 0) rows_pos_.push_back(k);
@@ -140,7 +142,7 @@ class Partitioned {
 
  private:
   void Eval(double t) {
-    m_.CalcConstraints(t, x_.data(), nullptr, c_.data(), g_.data());
+    w_.CalcConstraints(t, x_.data(), nullptr, c_.data(), g_.data());
     const size_t nc = c_.size();
     for (size_t k = 0; k < quaternions_.size(); ++k) {
       const double* q = x_.data() + quaternions_[k];
@@ -262,6 +264,7 @@ class Partitioned {
     }
   }
 
+  ModelWorkspace& w_;
   const CompiledModel& m_;
   double limit_;
   std::vector<int> rows_pos_, mom_, pos_candidates_, dep_pos_, dep_mom_, indep_, quaternions_;
@@ -272,15 +275,16 @@ class Partitioned {
 
 }  // namespace
 
-Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double>& x0, const SolverOptions& solver,
+Solution MinimalCoordinates(ModelWorkspace& workspace, const std::vector<double>& x0, const SolverOptions& solver,
                             const ConstrainedOptions& options, ConstrainedReport* report) {
-  Partitioned part(model, options.condition_limit > 0 ? options.condition_limit : 1e4);
+  const CompiledModel& model = workspace.model();
+  Partitioned part(workspace, options.condition_limit > 0 ? options.condition_limit : 1e4);
   const double limit = part.limit();
   std::vector<double> x = x0;
   double t = solver.t0;
   Solution all = StartSolution(model, options.output);
   std::vector<double> dx(model.num_states());
-  ConstraintProjector watcher(model);
+  ConstraintProjector watcher(workspace);
   // The output grid of the whole run, t0 + k dt_out: a round that starts
   // between two of its times first integrates to the next one (a bridge, whose
   // start is not recorded), then on along the grid.
@@ -390,7 +394,7 @@ Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double
         }
         throw;
       }
-      model.CalcDerivatives(tt, xs->data(), dx.data());
+      workspace.CalcDerivatives(tt, xs->data(), dx.data());
       for (int k = 0; k < part.size(); ++k) dy[k] = dx[part.independent()[k]];
     };
     SolverOptions so = solver;
@@ -407,7 +411,7 @@ Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double
     std::vector<double> watched_x;
     try {
       SimulateFrom(
-          model, problem, part.Restrict(x), so,
+          workspace, problem, part.Restrict(x), so,
           [&](double tt, const double* y, double* xs) {
             const std::vector<double>& f = part.Full(tt, y);
             std::copy(f.begin(), f.end(), xs);
@@ -450,8 +454,9 @@ Solution MinimalCoordinates(const CompiledModel& model, const std::vector<double
 
 namespace paynter {
 
-CoordinatePartition ChooseCoordinatePartition(const CompiledModel& model, double t, const std::vector<double>& x) {
-  constrained::Partitioned part(model, 1e4);
+CoordinatePartition ChooseCoordinatePartition(ModelWorkspace& workspace, double t, const std::vector<double>& x) {
+  const CompiledModel& model = workspace.model();
+  constrained::Partitioned part(workspace, 1e4);
   part.Choose(t, x);
   CoordinatePartition p;
   for (int i : part.independent()) p.independent.push_back(model.state_names()[i]);

@@ -189,7 +189,9 @@ Eigen::VectorXd RefinedSolve(const Eigen::SparseMatrix<double>& gram,
 
 ConstraintProjector::~ConstraintProjector() = default;
 
-ConstraintProjector::ConstraintProjector(const CompiledModel& model) : m_(model), cache_(std::make_unique<Cache>()) {
+ConstraintProjector::ConstraintProjector(ModelWorkspace& workspace)
+    : w_(workspace), m_(workspace.model()), cache_(std::make_unique<Cache>()) {
+  const CompiledModel& model = m_;
   const int n = model.num_states();
   const int nc = model.num_constraints();
   g_.assign(nc, 0);
@@ -209,12 +211,12 @@ ConstraintProjector::ConstraintProjector(const CompiledModel& model) : m_(model)
   if (rows_with_position_.empty()) return;
   std::vector<double> x = model.initial_state();
   std::vector<double> g0(nc), g1(nc);
-  model.CalcConstraints(0, x.data(), nullptr, nullptr, g0.data());
+  w_.CalcConstraints(0, x.data(), nullptr, nullptr, g0.data());
   for (int i = 0; i < n; ++i) {
     if (!constrained::IsPositionOrigin(model.state_origins()[i])) continue;
     const double save = x[i];
     x[i] += 1e-3 * (1 + std::fabs(save));
-    model.CalcConstraints(0, x.data(), nullptr, nullptr, g1.data());
+    w_.CalcConstraints(0, x.data(), nullptr, nullptr, g1.data());
     x[i] = save;
     for (int k : rows_with_position_)
       if (g1[k] != g0[k]) {
@@ -243,13 +245,13 @@ ConstraintProjector::ConstraintProjector(const CompiledModel& model) : m_(model)
         seed = seed * 1664525u + 1013904223u;
         x[i] += (0.05 + 0.1 * (seed >> 8) / double(1u << 24)) * (1 + std::fabs(x[i]));
       }
-    model.CalcConstraints(0, x.data(), nullptr, c0.data(), g0.data());
+    w_.CalcConstraints(0, x.data(), nullptr, c0.data(), g0.data());
     for (size_t j = 0; j < pos_.size(); ++j) {
       const int i = pos_[j];
       const double save = x[i];
       for (double h : {1e-3, 0.37}) {
         x[i] = save + h * (1 + std::fabs(save));
-        model.CalcConstraints(0, x.data(), nullptr, nullptr, g1.data());
+        w_.CalcConstraints(0, x.data(), nullptr, nullptr, g1.data());
         for (int k : rows_with_position_)
           if (g1[k] != g0[k]) cache.rows_of_pos[j].push_back(row_index[k]);
       }
@@ -259,7 +261,7 @@ ConstraintProjector::ConstraintProjector(const CompiledModel& model) : m_(model)
       const int i = mom_[j];
       const double save = x[i];
       x[i] = save + 1 + std::fabs(save);
-      model.CalcConstraints(0, x.data(), nullptr, c1.data(), nullptr);
+      w_.CalcConstraints(0, x.data(), nullptr, c1.data(), nullptr);
       x[i] = save;
       for (int k = 0; k < nc; ++k)
         if (c1[k] != c0[k]) cache.rows_of_mom[j].push_back(k);
@@ -274,7 +276,7 @@ ConstraintProjector::ConstraintProjector(const CompiledModel& model) : m_(model)
 }
 
 void ConstraintProjector::Evaluate(double t, const double* x) {
-  m_.CalcConstraints(t, x, nullptr, c_.data(), g_.data());
+  w_.CalcConstraints(t, x, nullptr, c_.data(), g_.data());
 }
 
 void ConstraintProjector::Errors(double t, const double* x, double* position, double* velocity, int* worst,
@@ -481,7 +483,7 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
     }
   if (it > 0) {
     // The joints' coordinates follow the corrected poses (keeping their turns).
-    m_.MakeCoordinatesConsistent(t, x);
+    w_.MakeCoordinatesConsistent(t, x);
     Evaluate(t, x);
   }
 

@@ -31,8 +31,9 @@
 
 namespace paynter::constrained {
 
-Solution Zcp(const CompiledModel &model, const std::vector<double> &x0, const SolverOptions &solver,
+Solution Zcp(ModelWorkspace &workspace, const std::vector<double> &x0, const SolverOptions &solver,
              const ConstrainedOptions &options, ConstrainedReport *report) {
+  const CompiledModel &model = workspace.model();
   if (!options.source) {
     Diagnostic d;
     d.message =
@@ -43,7 +44,8 @@ Solution Zcp(const CompiledModel &model, const std::vector<double> &x0, const So
   }
   std::vector<std::string> params;
   const Model broken = BreakVariableModel(*options.source, &params);
-  CompiledModel fm(BuildEquations(broken, AssignCausality(broken)), options.codegen);
+  const CompiledModel fm(BuildEquations(broken, AssignCausality(broken)), options.codegen);
+  ModelWorkspace fw(fm);
   if (fm.state_names() != model.state_names() || static_cast<int>(params.size()) != model.num_constraints()) {
     Diagnostic d;
     d.message =
@@ -67,12 +69,12 @@ Solution Zcp(const CompiledModel &model, const std::vector<double> &x0, const So
     for (int i = 0; i < nx; ++i)
       if (model.state_inertia()[i] > 0) mom.push_back(i);
     std::vector<double> xs(x0), c0(nc), c1(nc);
-    model.CalcConstraints(solver.t0, xs.data(), nullptr, c0.data(), nullptr);
+    workspace.CalcConstraints(solver.t0, xs.data(), nullptr, c0.data(), nullptr);
     Eigen::MatrixXd Gt(mom.size(), nc);
     for (size_t j = 0; j < mom.size(); ++j) {
       const double save = xs[mom[j]];
       xs[mom[j]] = save + 1;
-      model.CalcConstraints(solver.t0, xs.data(), nullptr, c1.data(), nullptr);
+      workspace.CalcConstraints(solver.t0, xs.data(), nullptr, c1.data(), nullptr);
       xs[mom[j]] = save;
       for (int k = 0; k < nc; ++k) Gt(j, k) = (c1[k] - c0[k]) * model.state_inertia()[mom[j]];
     }
@@ -93,12 +95,12 @@ Solution Zcp(const CompiledModel &model, const std::vector<double> &x0, const So
     for (int k = 0; k < nc; ++k)
       if (model.constraint_rows()[k].position_slot >= 0) cand.push_back(k);
     std::vector<double> xs(x0), g0(nc), g1(nc);
-    model.CalcConstraints(solver.t0, xs.data(), nullptr, nullptr, g0.data());
+    workspace.CalcConstraints(solver.t0, xs.data(), nullptr, nullptr, g0.data());
     Eigen::MatrixXd Qt(pos.size(), cand.size());
     for (size_t j = 0; j < pos.size(); ++j) {
       const double save = xs[pos[j]], h = 1e-7 * (1 + std::fabs(save));
       xs[pos[j]] = save + h;
-      model.CalcConstraints(solver.t0, xs.data(), nullptr, nullptr, g1.data());
+      workspace.CalcConstraints(solver.t0, xs.data(), nullptr, nullptr, g1.data());
       xs[pos[j]] = save;
       for (size_t k = 0; k < cand.size(); ++k) Qt(j, k) = (g1[cand[k]] - g0[cand[k]]) / h;
     }
@@ -126,19 +128,19 @@ Solution Zcp(const CompiledModel &model, const std::vector<double> &x0, const So
 
     std::vector<double> c(nc), g(nc), f(nx), f0(nx), x(x0);
     auto set_efforts = [&](const double *lambda) {
-      for (int k = 0; k < nc; ++k) fm.SetParameterAt(param_index[k], 0.0);
-      for (int j = 0; j < nl; ++j) fm.SetParameterAt(param_index[rows[j]], lambda[j]);
+      for (int k = 0; k < nc; ++k) fw.SetParameterAt(param_index[k], 0.0);
+      for (int j = 0; j < nl; ++j) fw.SetParameterAt(param_index[rows[j]], lambda[j]);
     };
     // Q = dg/dq over the position states, kept between output times (mu is zero
     // on the exact solution; Q only has to span the constraint directions).
     Eigen::MatrixXd Q(nm, pos.size());
     auto refresh_q = [&](double t, std::vector<double> &xs) {
-      model.CalcConstraints(t, xs.data(), nullptr, nullptr, g.data());
+      workspace.CalcConstraints(t, xs.data(), nullptr, nullptr, g.data());
       const std::vector<double> g0 = g;
       for (size_t j = 0; j < pos.size(); ++j) {
         const double save = xs[pos[j]], h = 1e-7 * (1 + std::fabs(save));
         xs[pos[j]] = save + h;
-        model.CalcConstraints(t, xs.data(), nullptr, nullptr, g.data());
+        workspace.CalcConstraints(t, xs.data(), nullptr, nullptr, g.data());
         for (int r = 0; r < nm; ++r) Q(r, j) = (g[rows_pos[r]] - g0[rows_pos[r]]) / h;
         xs[pos[j]] = save;
       }
@@ -148,16 +150,16 @@ Solution Zcp(const CompiledModel &model, const std::vector<double> &x0, const So
     // Consistent start: the accelerations of the rigid model, and the efforts
     // of the independent rows that give them (f is affine in the efforts).
     std::vector<double> xdot(nx);
-    model.CalcDerivatives(solver.t0, x0.data(), xdot.data());
+    workspace.CalcDerivatives(solver.t0, x0.data(), xdot.data());
     std::vector<double> zero(nl, 0.0), unit(nl, 0.0);
     set_efforts(zero.data());
-    fm.CalcDerivatives(solver.t0, x0.data(), f0.data());
+    fw.CalcDerivatives(solver.t0, x0.data(), f0.data());
     Eigen::MatrixXd B(nx, nl);
     for (int j = 0; j < nl; ++j) {
       unit.assign(nl, 0.0);
       unit[j] = 1;
       set_efforts(unit.data());
-      fm.CalcDerivatives(solver.t0, x0.data(), f.data());
+      fw.CalcDerivatives(solver.t0, x0.data(), f.data());
       for (int i = 0; i < nx; ++i) B(i, j) = f[i] - f0[i];
     }
     Eigen::VectorXd rhs(nx);
@@ -183,7 +185,7 @@ Solution Zcp(const CompiledModel &model, const std::vector<double> &x0, const So
     for (int k : rows_pos) dae.names.push_back("position multiplier of " + model.constraint_rows()[k].source);
     dae.residual = [&](double t, const double *y, const double *yp, double *r) {
       set_efforts(y + nx);
-      fm.CalcDerivatives(t, y, f.data());
+      fw.CalcDerivatives(t, y, f.data());
       for (int i = 0; i < nx; ++i) r[i] = yp[i] - f[i];
       const double *mu = y + nx + nl;
       for (size_t j = 0; j < pos.size(); ++j) {
@@ -191,7 +193,7 @@ Solution Zcp(const CompiledModel &model, const std::vector<double> &x0, const So
         for (int k = 0; k < nm; ++k) s += Q(k, j) * mu[k];
         r[pos[j]] -= s;
       }
-      model.CalcConstraints(t, y, nullptr, c.data(), g.data());
+      workspace.CalcConstraints(t, y, nullptr, c.data(), g.data());
       for (int j = 0; j < nl; ++j) r[nx + j] = c[rows[j]];
       for (int k = 0; k < nm; ++k) r[nx + nl + k] = g[rows_pos[k]];
     };
@@ -211,7 +213,7 @@ Solution Zcp(const CompiledModel &model, const std::vector<double> &x0, const So
     }
     Solution sol = StartSolution(model);
     sol.compile_seconds += fm.compile_seconds();
-    ConstraintProjector watcher(model);
+    ConstraintProjector watcher(workspace);
     std::vector<double> row(1 + model.num_outputs()), xs(nx);
     const auto start = std::chrono::steady_clock::now();
     try {
@@ -219,7 +221,7 @@ Solution Zcp(const CompiledModel &model, const std::vector<double> &x0, const So
         std::copy(y, y + nx, xs.begin());
         WatchDrift(model, options, ConstraintMethod::kZcp, watcher, t, xs.data(), report);
         row[0] = t;
-        model.CalcOutputs(t, xs.data(), row.data() + 1);
+        workspace.CalcOutputs(t, xs.data(), row.data() + 1);
         sol.AddRow(row.data());
         // Rows are held until the start is past (a failure there retries at
         // velocity level, below), then streamed.

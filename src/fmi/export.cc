@@ -191,8 +191,9 @@ bool SameFunctions(const LoweredModel& a, const LoweredModel& b) {
   CodegenOptions tape;
   tape.backend = Backend::kTape;
   try {
-    CompiledModel ca(a, tape), cb(b, tape);
-    for (size_t i = 0; i < b.parameter_values.size(); ++i) ca.SetParameterAt(static_cast<int>(i), b.parameter_values[i]);
+    const CompiledModel ca(a, tape), cb(b, tape);
+    ModelWorkspace wa(ca), wb(cb);
+    for (size_t i = 0; i < b.parameter_values.size(); ++i) wa.SetParameterAt(static_cast<int>(i), b.parameter_values[i]);
     const size_t n = b.initial_state.size(), k = b.output_names.size();
     std::vector<double> x(n), da(n), db(n), ya(k), yb(k);
     uint64_t r = 0x9e3779b97f4a7c15ull;
@@ -208,11 +209,11 @@ bool SameFunctions(const LoweredModel& a, const LoweredModel& b) {
     for (int point = 0; point < 3; ++point) {
       const double t = 0.1 * point;
       for (size_t i = 0; i < n; ++i) x[i] = b.initial_state[i] + (point ? 0.05 * next() * (1 + std::fabs(b.initial_state[i])) : 0);
-      cb.CalcDerivatives(t, x.data(), db.data());
-      ca.CalcDerivatives(t, x.data(), da.data());
+      wb.CalcDerivatives(t, x.data(), db.data());
+      wa.CalcDerivatives(t, x.data(), da.data());
       if (k) {
-        cb.CalcOutputs(t, x.data(), yb.data());
-        ca.CalcOutputs(t, x.data(), ya.data());
+        wb.CalcOutputs(t, x.data(), yb.data());
+        wa.CalcOutputs(t, x.data(), ya.data());
       }
       if (!close(da, db) || !close(ya, yb)) return false;
     }

@@ -73,9 +73,12 @@ class Differentiator {
     cg.backend = Backend::kTape;
     rhs_program_ = Compile(sys.rhs, cg);
     outputs_program_ = Compile(sys.outputs, cg);
+    rhs_ws_ = rhs_program_->NewWorkspace();
+    outputs_ws_ = outputs_program_->NewWorkspace();
     if (!sys.constraint_program.steps.empty()) {
       Prepare(sys.constraint_program, &constraints_);
       constraint_program_ = Compile(sys.constraint_program, cg);
+      constraint_ws_ = constraint_program_->NewWorkspace();
     }
   }
 
@@ -92,9 +95,9 @@ class Differentiator {
     for (size_t i = 0; i < sys_.parameter_values.size(); ++i)
       slots[sys_.first_parameter_slot + i] = sys_.parameter_values[i];
     for (int i = 0; i < n_; ++i) slots[sys_.first_state_slot + i] = x[i];
-    rhs_program_->Run(slots.data());
-    outputs_program_->Run(slots.data());
-    if (constraint_program_) constraint_program_->Run(slots.data());
+    rhs_program_->Run(slots.data(), *rhs_ws_);
+    outputs_program_->Run(slots.data(), *outputs_ws_);
+    if (constraint_program_) constraint_program_->Run(slots.data(), *constraint_ws_);
     return slots;
   }
 
@@ -266,6 +269,7 @@ class Differentiator {
   std::vector<int> input_slots_;
   std::vector<StepDerivative> rhs_, outputs_, constraints_;
   std::unique_ptr<CompiledProgram> rhs_program_, outputs_program_, constraint_program_;
+  std::unique_ptr<ProgramWorkspace> rhs_ws_, outputs_ws_, constraint_ws_;  // their Newton state carries over
   mutable bool tangent_ = false;
 };
 

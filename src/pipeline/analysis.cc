@@ -216,10 +216,11 @@ LinearizedModel LinearizeModel(const OperatingPointOptions& a) {
     if (t > 0) {
       CodegenOptions cg;
       const CompiledModel cm(eqs, cg);
+      ModelWorkspace ws(cm);
       OdeProblem problem;
       problem.n = cm.num_states();
       problem.state_names = cm.state_names();
-      problem.rhs = [&cm](double tt, const double* xx, double* dx) { cm.CalcDerivatives(tt, xx, dx); };
+      problem.rhs = [&ws](double tt, const double* xx, double* dx) { ws.CalcDerivatives(tt, xx, dx); };
       SolverOptions so;
       so.t_end = t;
       so.rtol = 1e-10;

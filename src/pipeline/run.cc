@@ -111,10 +111,11 @@ std::string ZcpDaeText(const MethodView& v) {
 std::string PartitionText(const EquationSystem& eqs) {
   CodegenOptions cg;
   cg.backend = Backend::kTape;
-  CompiledModel cm(eqs, cg);
+  const CompiledModel cm(eqs, cg);
+  ModelWorkspace ws(cm);
   std::vector<double> x = cm.initial_state();
-  ConstraintProjector(cm).Project(0, x.data());
-  const CoordinatePartition p = ChooseCoordinatePartition(cm, 0, x);
+  ConstraintProjector(ws).Project(0, x.data());
+  const CoordinatePartition p = ChooseCoordinatePartition(ws, 0, x);
   return fmt::format(
       "\ncoordinate partition (--constraints minimal-coordinates, chosen at the assembled start; chosen again "
       "where it becomes ill-conditioned):\n"
@@ -201,8 +202,9 @@ int CheckReport(const std::string& path, std::ostream& out) {
     // the start (the tape is enough for this: nothing is integrated).
     CodegenOptions cg;
     cg.backend = Backend::kTape;
-    CompiledModel cm(eqs, cg);
-    out << AnalyzeConstraints(cm, 0, cm.initial_state()).ToText();
+    const CompiledModel cm(eqs, cg);
+    ModelWorkspace ws(cm);
+    out << AnalyzeConstraints(ws, 0, cm.initial_state()).ToText();
   }
   out << "ok\n";
   return 0;
@@ -545,10 +547,6 @@ bool PreparedModel::parameter_settable(const std::string& name) const {
   return true;
 }
 
-std::unique_ptr<CompiledModel> PreparedModel::NewInstance() const {
-  return std::make_unique<CompiledModel>(staged_.lowered, codegen_);
-}
-
 SolverOptions SolverOptionsFor(const RunOptions& options, ConstraintMethod method) {
   SolverOptions so;
   // The parasitic springs make the model stiff: BDF unless a method is asked for.
@@ -581,12 +579,14 @@ void CheckOutputRows(const RunOptions& options) {
           fmt::format("use --dt-out {:g} or more", (options.t_end - options.t0) / kMaxOutputRows));
 }
 
-RunResult RunPrepared(const PreparedModel& prepared, CompiledModel& cm, const RunOptions& options, RowSink* output) {
+RunResult RunPrepared(const PreparedModel& prepared, const CompiledModel& cm, const RunOptions& options,
+                      RowSink* output) {
   CheckOutputRows(options);
   RequireFiniteOverrides(options);
+  ModelWorkspace ws(cm);  // the run's own: a run gives the same bits whatever ran before or beside it
   const auto& names = prepared.parameter_names();
   const auto& values = prepared.parameter_values();
-  for (size_t i = 0; i < names.size(); ++i) cm.SetParameterAt(static_cast<int>(i), values[i]);
+  for (size_t i = 0; i < names.size(); ++i) ws.SetParameterAt(static_cast<int>(i), values[i]);
   for (const auto& [name, value] : options.params) {
     const int i = cm.ParameterIndex(name);
     if (i >= 0 && !prepared.parameter_settable(name) && value != values[i]) {
@@ -598,7 +598,7 @@ RunResult RunPrepared(const PreparedModel& prepared, CompiledModel& cm, const Ru
               fmt::format("{} = {:g}", name, value),
               "prepare the model again with this value (PrepareModel with RunOptions::params)");
     }
-    cm.SetParameter(name, value);
+    ws.SetParameter(name, value);
   }
   const ConstraintMethod method = prepared.method();
   const SolverOptions so = SolverOptionsFor(options, method);
@@ -611,7 +611,8 @@ RunResult RunPrepared(const PreparedModel& prepared, CompiledModel& cm, const Ru
   co.drift_tolerance = options.drift_tolerance;
   co.output = output;
   RunResult r;
-  r.solution = SimulateConstrained(cm, so, co, &r.report);
+  r.solution = SimulateConstrained(ws, so, co, &r.report);
+  r.tiers = ws.tiers();
   if (method == ConstraintMethod::kParasitic) r.report.method = method;
   return r;
 }

@@ -439,7 +439,7 @@ bool PhysicalParametersHold(const StagedModel& staged, const CompiledProgram* pr
       const auto o = overrides.find(staged.physical_parameters[i]);
       slots[i] = o == overrides.end() ? staged.physical_values[i] : o->second;
     }
-    program->Run(slots.data());
+    program->Run(slots.data(), *program->NewWorkspace());
     for (size_t k = n; k < slots.size(); ++k)
       if (!(slots[k] > 0 && std::isfinite(slots[k]))) return false;
   } catch (const Error&) {

@@ -23,46 +23,46 @@ namespace {
 constexpr int kSettleRounds = 20;
 }
 
-EventHandling::EventHandling(const CompiledModel& model, std::function<void(double, const double*, bool)> record)
-    : m_(model), record_(std::move(record)) {
+EventHandling::EventHandling(ModelWorkspace& workspace, std::function<void(double, const double*, bool)> record)
+    : w_(workspace), m_(workspace.model()), record_(std::move(record)) {
   num_indicators_ = static_cast<int>(m_.modes().size() + m_.event_rows().size() + 2 * m_.switches().size());
 }
 
-void EventHandling::Indicators(double t, const double* x, double* g) const {
-  m_.CalcEventSlots(t, x);
+void EventHandling::Indicators(double t, const double* x, double* g) {
+  w_.CalcEventSlots(t, x);
   int k = 0;
-  for (const ModeRow& r : m_.modes()) g[k++] = m_.Slot(r.indicator_slot);
-  for (const EventRow& r : m_.event_rows()) g[k++] = m_.Slot(r.indicator_slot);
+  for (const ModeRow& r : m_.modes()) g[k++] = w_.Slot(r.indicator_slot);
+  for (const EventRow& r : m_.event_rows()) g[k++] = w_.Slot(r.indicator_slot);
   for (const SwitchRow& s : m_.switches()) {
-    g[k++] = m_.Slot(s.indicator_slots[0]);
-    g[k++] = m_.Slot(s.indicator_slots[1]);
+    g[k++] = w_.Slot(s.indicator_slots[0]);
+    g[k++] = w_.Slot(s.indicator_slots[1]);
   }
 }
 
 void EventHandling::TryHold(const SwitchRow& s, double t, const double* x) {
-  m_.SetMode(s.held_slot, 1);
-  m_.CalcEventSlots(t, x);
-  const double effort = m_.Slot(s.effort_slot), limit = m_.Slot(s.limit_slot);
+  w_.SetMode(s.held_slot, 1);
+  w_.CalcEventSlots(t, x);
+  const double effort = w_.Slot(s.effort_slot), limit = w_.Slot(s.limit_slot);
   if (s.kind == 0) {  // friction: stuck while |effort| <= the static limit
     if (std::fabs(effort) <= limit) return;
-    m_.SetMode(s.held_slot, 0);
-    m_.SetMode(s.direction_slot, effort > 0 ? 1 : -1);
+    w_.SetMode(s.held_slot, 0);
+    w_.SetMode(s.direction_slot, effort > 0 ? 1 : -1);
   } else {  // diode: blocking while the voltage stays below the forward voltage
     if (effort < limit) return;
-    m_.SetMode(s.held_slot, 0);
+    w_.SetMode(s.held_slot, 0);
   }
 }
 
 void EventHandling::Settle(double t, const double* x) {
   for (int round = 0; round < kSettleRounds; ++round) {
-    m_.CalcEventSlots(t, x);
+    w_.CalcEventSlots(t, x);
     bool changed = false;
     for (const ModeRow& r : m_.modes()) {
-      const double g = m_.Slot(r.indicator_slot);
+      const double g = w_.Slot(r.indicator_slot);
       if (g == 0) continue;  // on the boundary: the crossing decided
       const double want = g > 0 ? 1 : 0;
-      if (m_.Slot(r.slot) != want) {
-        m_.SetMode(r.slot, want);
+      if (w_.Slot(r.slot) != want) {
+        w_.SetMode(r.slot, want);
         changed = true;
       }
     }
@@ -86,19 +86,19 @@ void EventHandling::Attach(OdeProblem* p, double t0, const std::vector<double>& 
   // friction stuck when the sliding speed is zero and the force allows it,
   // else sliding with its speed; a diode blocking unless the voltage reaches
   // its forward voltage.
-  for (const ModeRow& r : m_.modes()) m_.SetMode(r.slot, 0);
+  for (const ModeRow& r : m_.modes()) w_.SetMode(r.slot, 0);
   for (const SwitchRow& s : m_.switches()) {
-    m_.SetMode(s.held_slot, 0);
-    m_.SetMode(s.direction_slot, 1);
+    w_.SetMode(s.held_slot, 0);
+    w_.SetMode(s.direction_slot, 1);
   }
   for (int round = 0; round <= kSettleRounds; ++round) {
-    m_.CalcEventSlots(t0, x0.data());
+    w_.CalcEventSlots(t0, x0.data());
     bool changed = false;
     for (const ModeRow& r : m_.modes()) {
-      const double g = m_.Slot(r.indicator_slot);
+      const double g = w_.Slot(r.indicator_slot);
       const double want = (g > 0 || (g == 0 && !r.strict)) ? 1 : 0;
-      if (m_.Slot(r.slot) != want) {
-        m_.SetMode(r.slot, want);
+      if (w_.Slot(r.slot) != want) {
+        w_.SetMode(r.slot, want);
         changed = true;
       }
     }
@@ -106,11 +106,11 @@ void EventHandling::Attach(OdeProblem* p, double t0, const std::vector<double>& 
     if (round == kSettleRounds) Settle(t0, x0.data());  // reports the contradiction
   }
   for (const SwitchRow& s : m_.switches()) {
-    m_.CalcEventSlots(t0, x0.data());
-    const double flow = m_.Slot(s.flow_slot);
+    w_.CalcEventSlots(t0, x0.data());
+    const double flow = w_.Slot(s.flow_slot);
     if (s.kind == 0 && flow != 0) {
-      m_.SetMode(s.held_slot, 0);
-      m_.SetMode(s.direction_slot, flow > 0 ? 1 : -1);
+      w_.SetMode(s.held_slot, 0);
+      w_.SetMode(s.direction_slot, flow > 0 ? 1 : -1);
     } else {
       TryHold(s, t0, x0.data());
     }
@@ -126,20 +126,20 @@ void EventHandling::Attach(OdeProblem* p, double t0, const std::vector<double>& 
 
 std::vector<double> EventHandling::Modes() const {
   std::vector<double> v;
-  for (const ModeRow& r : m_.modes()) v.push_back(m_.Slot(r.slot));
+  for (const ModeRow& r : m_.modes()) v.push_back(w_.Slot(r.slot));
   for (const SwitchRow& s : m_.switches()) {
-    v.push_back(m_.Slot(s.held_slot));
-    v.push_back(m_.Slot(s.direction_slot));
+    v.push_back(w_.Slot(s.held_slot));
+    v.push_back(w_.Slot(s.direction_slot));
   }
   return v;
 }
 
-void EventHandling::SetModes(const std::vector<double>& v) const {
+void EventHandling::SetModes(const std::vector<double>& v) {
   size_t k = 0;
-  for (const ModeRow& r : m_.modes()) m_.SetMode(r.slot, v[k++]);
+  for (const ModeRow& r : m_.modes()) w_.SetMode(r.slot, v[k++]);
   for (const SwitchRow& s : m_.switches()) {
-    m_.SetMode(s.held_slot, v[k++]);
-    m_.SetMode(s.direction_slot, v[k++]);
+    w_.SetMode(s.held_slot, v[k++]);
+    w_.SetMode(s.direction_slot, v[k++]);
   }
 }
 
@@ -180,19 +180,19 @@ bool EventHandling::OnEvent(double t, double* x, const int* crossed) {
   int k = 0;
   // Conditions: the mode follows the direction of the crossing.
   for (const ModeRow& r : m_.modes()) {
-    if (crossed[k]) m_.SetMode(r.slot, crossed[k] > 0 ? 1 : 0);
+    if (crossed[k]) w_.SetMode(r.slot, crossed[k] > 0 ? 1 : 0);
     ++k;
   }
   // Events: resets from the values before the event.
   bool stop = false;
   std::vector<std::pair<int, double>> resets;
-  m_.CalcEventSlots(t, x);
+  w_.CalcEventSlots(t, x);
   for (size_t j = 0; j < m_.event_rows().size(); ++j) {
     const EventRow& r = m_.event_rows()[j];
     if (crossed[k++] <= 0) continue;
     if (!r.stop) CheckAccumulation(j, t);
     stop = stop || r.stop;
-    for (size_t j = 0; j < r.reset_states.size(); ++j) resets.emplace_back(r.reset_states[j], m_.Slot(r.reset_slots[j]));
+    for (size_t j = 0; j < r.reset_states.size(); ++j) resets.emplace_back(r.reset_states[j], w_.Slot(r.reset_slots[j]));
   }
   for (const auto& [state, value] : resets) {
     if (!std::isfinite(value)) {
@@ -206,24 +206,24 @@ bool EventHandling::OnEvent(double t, double* x, const int* crossed) {
     const int c0 = crossed[k], c1 = crossed[k + 1];
     k += 2;
     if (!c0 && !c1) continue;
-    const bool held = m_.Slot(s.held_slot) > 0.5;
+    const bool held = w_.Slot(s.held_slot) > 0.5;
     if (held) {
       // The limit was reached: slide in the direction of the force (conduct).
       // (Leaving the limit, as on entering the held mode, is no switch.)
       if (c0 > 0) {
-        m_.SetMode(s.held_slot, 0);
-        m_.SetMode(s.direction_slot, 1);
+        w_.SetMode(s.held_slot, 0);
+        w_.SetMode(s.direction_slot, 1);
       } else if (s.kind == 0 && c1 < 0) {
-        m_.SetMode(s.held_slot, 0);
-        m_.SetMode(s.direction_slot, -1);
+        w_.SetMode(s.held_slot, 0);
+        w_.SetMode(s.direction_slot, -1);
       }
     } else if (s.kind == 0) {
       // The sliding speed crossed zero against the sliding direction: stick,
       // or slide on in the direction of the force. (A crossing with it is the
       // start of sliding from the stuck speed, which is zero up to rounding.)
-      if (c0 == -m_.Slot(s.direction_slot)) TryHold(s, t, x);
+      if (c0 == -w_.Slot(s.direction_slot)) TryHold(s, t, x);
     } else if (c0 < 0) {
-      m_.SetMode(s.held_slot, 1);  // the current fell to zero: block
+      w_.SetMode(s.held_slot, 1);  // the current fell to zero: block
     }
   }
   Settle(t, x);

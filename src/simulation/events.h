@@ -14,7 +14,7 @@ class EventHandling {
   // `record(t, x, after)` records a row of the model at (t, x) with the
   // current modes: the row before an event (unless a row at t was just
   // recorded) and, with `after`, the row after it, whatever came before.
-  EventHandling(const CompiledModel& model, std::function<void(double, const double*, bool)> record);
+  EventHandling(ModelWorkspace& workspace, std::function<void(double, const double*, bool)> record);
 
   // Sets the modes consistent with the state at (t0, x0) and fills the
   // problem's indicators, directions and on_event. x0 is not changed.
@@ -24,7 +24,7 @@ class EventHandling {
   long events() const { return events_; }
 
  private:
-  void Indicators(double t, const double* x, double* g) const;
+  void Indicators(double t, const double* x, double* g);
   bool OnEvent(double t, double* x, const int* crossed);
   // Brings the condition modes in line with their indicators' signs, a
   // bounded number of times (switched elements change at their events only).
@@ -49,12 +49,13 @@ class EventHandling {
   };
   void CheckAccumulation(size_t event, double t);
 
+  ModelWorkspace& w_;  // the run's: modes, indicators and resets are its slots
   const CompiledModel& m_;
   std::function<void(double, const double*, bool)> record_;
   std::vector<Firings> firings_;  // per event row
   double t_end_ = 0;
   std::vector<double> Modes() const;
-  void SetModes(const std::vector<double>& v) const;
+  void SetModes(const std::vector<double>& v);
   int num_indicators_ = 0;
   long events_ = 0;
 };

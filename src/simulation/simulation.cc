@@ -80,10 +80,11 @@ void CompiledModel::Init(const LoweredModel& m, const CodegenOptions& options) {
   constraint_rows_ = m.constraint_rows;
   state_inertia_ = m.state_inertia;
   state_origin_ = m.state_origin;
-  slots_.assign(m.num_slots, 0.0);
+  initial_slots_.assign(m.num_slots, 0.0);
   first_parameter_ = m.first_parameter_slot;
-  for (size_t i = 0; i < m.parameter_values.size(); ++i) slots_[first_parameter_ + i] = m.parameter_values[i];
+  for (size_t i = 0; i < m.parameter_values.size(); ++i) initial_slots_[first_parameter_ + i] = m.parameter_values[i];
   parameter_names_ = m.parameter_names;
+  parameter_values_ = m.parameter_values;
   initial_state_ = m.initial_state;
   state_names_ = m.state_names;
   first_state_ = m.first_state_slot;
@@ -103,8 +104,6 @@ CompiledModel& CompiledModel::operator=(CompiledModel&&) noexcept = default;
 
 std::string CompiledModel::backend_name() const { return rhs_->backend_name(); }
 
-CompiledProgram::Tiers CompiledModel::tiers() const { return rhs_->tiers(); }
-
 std::string CompiledModel::codegen_note() const {
   std::string note;
   for (const CompiledProgram* p : {rhs_.get(), outputs_.get(), constraints_.get(), events_.get()})
@@ -113,55 +112,66 @@ std::string CompiledModel::codegen_note() const {
   return note;
 }
 
-void CompiledModel::SetParameter(const std::string& name, double value) {
-  if (!std::isfinite(value)) {
-    ThrowAt({}, "", fmt::format("the value of parameter '{}' is not a finite number", name), "a finite number",
-            fmt::format("{} = {}", name, value));
-  }
-  for (size_t i = 0; i < parameter_names_.size(); ++i) {
-    if (parameter_names_[i] == name) {
-      slots_[first_parameter_ + i] = value;
-      return;
-    }
-  }
-  ThrowAt({}, "", fmt::format("unknown parameter '{}'", name), "a parameter declared in the model", name);
-}
-
 int CompiledModel::ParameterIndex(const std::string& name) const {
   for (size_t i = 0; i < parameter_names_.size(); ++i)
     if (parameter_names_[i] == name) return static_cast<int>(i);
   return -1;
 }
 
-double CompiledModel::GetParameter(const std::string& name) const {
-  for (size_t i = 0; i < parameter_names_.size(); ++i)
-    if (parameter_names_[i] == name) return slots_[first_parameter_ + i];
-  ThrowAt({}, "", fmt::format("unknown parameter '{}'", name), "a parameter declared in the model", name);
+ModelWorkspace::ModelWorkspace(const CompiledModel& model) : model_(&model), slots_(model.initial_slots_) {
+  rhs_ = model.rhs_->NewWorkspace();
+  outputs_ = model.outputs_->NewWorkspace();
+  if (model.constraints_) constraints_ = model.constraints_->NewWorkspace();
+  if (model.events_) events_ = model.events_->NewWorkspace();
 }
 
-void CompiledModel::CalcConstraints(double t, const double* x, double* multiplier, double* velocity,
-                                    double* position) const {
-  if (constraint_rows_.empty()) return;
+ModelWorkspace::~ModelWorkspace() = default;
+ModelWorkspace::ModelWorkspace(ModelWorkspace&&) noexcept = default;
+ModelWorkspace& ModelWorkspace::operator=(ModelWorkspace&&) noexcept = default;
+
+CompiledProgram::Tiers ModelWorkspace::tiers() const { return model_->rhs_->tiers(*rhs_); }
+
+void ModelWorkspace::SetParameter(const std::string& name, double value) {
+  if (!std::isfinite(value)) {
+    ThrowAt({}, "", fmt::format("the value of parameter '{}' is not a finite number", name), "a finite number",
+            fmt::format("{} = {}", name, value));
+  }
+  const int i = model_->ParameterIndex(name);
+  if (i < 0) ThrowAt({}, "", fmt::format("unknown parameter '{}'", name), "a parameter declared in the model", name);
+  SetParameterAt(i, value);
+}
+
+double ModelWorkspace::GetParameter(const std::string& name) const {
+  const int i = model_->ParameterIndex(name);
+  if (i < 0) ThrowAt({}, "", fmt::format("unknown parameter '{}'", name), "a parameter declared in the model", name);
+  return slots_[model_->first_parameter_ + i];
+}
+
+void ModelWorkspace::CalcConstraints(double t, const double* x, double* multiplier, double* velocity,
+                                     double* position) {
+  const CompiledModel& m = *model_;
+  if (m.constraint_rows_.empty()) return;
   double* s = slots_.data();
   s[0] = t;
-  for (int i = 0; i < num_states(); ++i) s[first_state_ + i] = x[i];
-  if (multiplier) rhs_->Run(s);  // the multipliers are solved with the accelerations
-  constraints_->Run(s);
-  for (size_t k = 0; k < constraint_rows_.size(); ++k) {
-    const ConstraintRow& r = constraint_rows_[k];
+  for (int i = 0; i < m.num_states(); ++i) s[m.first_state_ + i] = x[i];
+  if (multiplier) m.rhs_->Run(s, *rhs_);  // the multipliers are solved with the accelerations
+  m.constraints_->Run(s, *constraints_);
+  for (size_t k = 0; k < m.constraint_rows_.size(); ++k) {
+    const ConstraintRow& r = m.constraint_rows_[k];
     if (multiplier) multiplier[k] = s[r.multiplier_slot];
     if (velocity) velocity[k] = s[r.velocity_slot];
     if (position) position[k] = r.position_slot >= 0 ? s[r.position_slot] : 0.0;
   }
 }
 
-void CompiledModel::MakeCoordinatesConsistent(double t, double* x) const {
-  if (!constraints_ || coordinate_rows_.empty()) return;
+void ModelWorkspace::MakeCoordinatesConsistent(double t, double* x) {
+  const CompiledModel& m = *model_;
+  if (!m.constraints_ || m.coordinate_rows_.empty()) return;
   double* s = slots_.data();
   s[0] = t;
-  for (int i = 0; i < num_states(); ++i) s[first_state_ + i] = x[i];
-  constraints_->Run(s);
-  for (const auto& r : coordinate_rows_) {
+  for (int i = 0; i < m.num_states(); ++i) s[m.first_state_ + i] = x[i];
+  m.constraints_->Run(s, *constraints_);
+  for (const auto& r : m.coordinate_rows_) {
     if (r.state < 0) continue;
     double v = s[r.slot];
     if (r.period > 0) v += r.period * std::round((x[r.state] - v) / r.period);  // keep the turns
@@ -169,31 +179,34 @@ void CompiledModel::MakeCoordinatesConsistent(double t, double* x) const {
   }
 }
 
-void CompiledModel::CalcDerivatives(double t, const double* x, double* dxdt) const {
+void ModelWorkspace::CalcDerivatives(double t, const double* x, double* dxdt) {
+  const CompiledModel& m = *model_;
   double* s = slots_.data();
   s[0] = t;
-  const int n = num_states();
-  for (int i = 0; i < n; ++i) s[first_state_ + i] = x[i];
-  rhs_->Run(s);
-  for (int i = 0; i < n; ++i) dxdt[i] = s[first_derivative_ + i];
+  const int n = m.num_states();
+  for (int i = 0; i < n; ++i) s[m.first_state_ + i] = x[i];
+  m.rhs_->Run(s, *rhs_);
+  for (int i = 0; i < n; ++i) dxdt[i] = s[m.first_derivative_ + i];
 }
 
-void CompiledModel::CalcOutputs(double t, const double* x, double* out) const {
+void ModelWorkspace::CalcOutputs(double t, const double* x, double* out) {
+  const CompiledModel& m = *model_;
   double* s = slots_.data();
   s[0] = t;
-  for (int i = 0; i < num_states(); ++i) s[first_state_ + i] = x[i];
-  if (outputs_after_rhs_) rhs_->Run(s);
-  outputs_->Run(s);
-  for (size_t i = 0; i < output_slots_.size(); ++i) out[i] = slots_[output_slots_[i]];
+  for (int i = 0; i < m.num_states(); ++i) s[m.first_state_ + i] = x[i];
+  if (m.outputs_after_rhs_) m.rhs_->Run(s, *rhs_);
+  m.outputs_->Run(s, *outputs_);
+  for (size_t i = 0; i < m.output_slots_.size(); ++i) out[i] = s[m.output_slots_[i]];
 }
 
-void CompiledModel::CalcEventSlots(double t, const double* x) const {
-  if (!events_) return;
+void ModelWorkspace::CalcEventSlots(double t, const double* x) {
+  const CompiledModel& m = *model_;
+  if (!m.events_) return;
   double* s = slots_.data();
   s[0] = t;
-  for (int i = 0; i < num_states(); ++i) s[first_state_ + i] = x[i];
-  rhs_->Run(s);
-  events_->Run(s);
+  for (int i = 0; i < m.num_states(); ++i) s[m.first_state_ + i] = x[i];
+  m.rhs_->Run(s, *rhs_);
+  m.events_->Run(s, *events_);
 }
 
 std::vector<double> Solution::Column(const std::string& name) const {
@@ -255,10 +268,11 @@ void CsvWriter::Row(const double* values) {
 
 void CsvWriter::Commit() { file_->Commit(); }
 
-void SimulateFrom(const CompiledModel& model, const OdeProblem& problem, const std::vector<double>& x0,
+void SimulateFrom(ModelWorkspace& ws, const OdeProblem& problem, const std::vector<double>& x0,
                   const SolverOptions& options,
                   const std::function<void(double, const double*, double*)>& full_state,
                   const std::function<void(double, const double*)>& watch, Solution* out) {
+  const CompiledModel& model = ws.model();
   Solution& sol = *out;
   if (sol.columns.empty()) {
     sol.columns.push_back("t");
@@ -277,9 +291,9 @@ void SimulateFrom(const CompiledModel& model, const OdeProblem& problem, const s
     // another state (minimal coordinates) does not.
     if (full_state && problem.n != model.num_states())
       throw Error("SimulateFrom: a model's events need its own state to be integrated");
-    events = std::make_unique<internal::EventHandling>(model, [&](double t, const double* y, bool after) {
+    events = std::make_unique<internal::EventHandling>(ws, [&](double t, const double* y, bool after) {
       if (watch) watch(t, y);
-      model.CalcOutputs(t, y, row.data() + 1);
+      ws.CalcOutputs(t, y, row.data() + 1);
       if (!after && sol.LastRowAt(t)) return;
       row[0] = t;
       sol.AddRow(row.data());
@@ -296,7 +310,7 @@ void SimulateFrom(const CompiledModel& model, const OdeProblem& problem, const s
     if (watch) watch(t, xs);
     // Outputs first, even for a row not recorded: evaluating them may leave
     // the start of the next Newton solve in the workspace.
-    model.CalcOutputs(t, xs, row.data() + 1);
+    ws.CalcOutputs(t, xs, row.data() + 1);
     if (sol.LastRowAt(t)) return;  // a restart repeats its start
     row[0] = t;
     sol.AddRow(row.data());
@@ -324,15 +338,21 @@ Solution StartSolution(const CompiledModel& model, RowSink* output) {
   return sol;
 }
 
-Solution Simulate(const CompiledModel& model, const SolverOptions& options, RowSink* output) {
+Solution Simulate(ModelWorkspace& ws, const SolverOptions& options, RowSink* output) {
   options.Validate();
+  const CompiledModel& model = ws.model();
   OdeProblem problem;
   problem.n = model.num_states();
   problem.state_names = model.state_names();
-  problem.rhs = [&model](double t, const double* x, double* dx) { model.CalcDerivatives(t, x, dx); };
+  problem.rhs = [&ws](double t, const double* x, double* dx) { ws.CalcDerivatives(t, x, dx); };
   Solution sol = StartSolution(model, output);
-  SimulateFrom(model, problem, model.initial_state(), options, nullptr, nullptr, &sol);
+  SimulateFrom(ws, problem, model.initial_state(), options, nullptr, nullptr, &sol);
   return sol;
+}
+
+Solution Simulate(const CompiledModel& model, const SolverOptions& options, RowSink* output) {
+  ModelWorkspace ws(model);
+  return Simulate(ws, options, output);
 }
 
 void WriteCsv(const Solution& sol, const std::string& path) {

@@ -60,23 +60,18 @@ class RowCollector : public RowSink {
   size_t n_ = 0;
 };
 
-// What every run shares: the prepared base model and how a run is done.
+// What every run shares: the prepared base model (its compiled model is
+// constant: every run, on any thread, evaluates it with a workspace of its
+// own), the check of physical parameters, and how a run is done.
 struct SweepPlan {
   const SweepDefinition* def = nullptr;
-  PreparedModel* prepared = nullptr;
+  const PreparedModel* prepared = nullptr;
+  const CompiledProgram* physical = nullptr;  // PhysicalParametersHold's program (tape), if any
   bool own_builds = false;    // a varied parameter the build computes numbers from
-  bool fresh_instance = false;  // implicit blocks: their Newton state carries over between calls
   bool symbolic_runs = false;   // zcp: the run itself works on expressions
 };
 
-// One worker's compiled instance and parameter check (made and destroyed
-// under the symbolic lock by the owner of the threads).
-struct Worker {
-  std::unique_ptr<CompiledModel> cm;
-  std::unique_ptr<CompiledProgram> physical;
-};
-
-SweepRunResult DoRun(const SweepPlan& plan, Worker& w, long k) {
+SweepRunResult DoRun(const SweepPlan& plan, long k) {
   const SweepDefinition& def = *plan.def;
   SweepRunResult r;
   r.index = k;
@@ -88,22 +83,19 @@ SweepRunResult DoRun(const SweepPlan& plan, Worker& w, long k) {
     // the Model's check, as simulate refuses it: through a build of its own.
     bool own = plan.own_builds;
     if (!own) {
-      own = !PhysicalParametersHold(plan.prepared->staged(), w.physical.get(), overrides);
+      own = !PhysicalParametersHold(plan.prepared->staged(), plan.physical, overrides);
     }
     // Built, or made, and destroyed under the symbolic lock; run without it.
     SymbolicPtr<PreparedModel> own_model;
-    SymbolicPtr<CompiledModel> fresh;
     r.own_build = own;
-    {
+    if (own) {
       SymbolicLock lock(SymbolicMutex());
-      if (own) own_model.reset(new PreparedModel(PrepareModel(o)));
-      else if (plan.fresh_instance) fresh.reset(plan.prepared->NewInstance().release());
+      own_model.reset(new PreparedModel(PrepareModel(o)));
     }
     const PreparedModel& prepared = own_model ? *own_model : *plan.prepared;
-    CompiledModel& cm = own_model ? own_model->compiled() : fresh ? *fresh : *w.cm;
     std::unique_lock<std::recursive_mutex> lock(SymbolicMutex(), std::defer_lock);
     if (plan.symbolic_runs) lock.lock();
-    const RunResult run = RunPrepared(prepared, cm, o, &rows);
+    const RunResult run = RunPrepared(prepared, prepared.compiled(), o, &rows);
     r.ok = true;
     r.steps = run.solution.stats.steps;
     r.rejected = run.solution.stats.rejected;
@@ -130,20 +122,7 @@ class LocalRunner {
       : plan_(plan), first_(first), stride_(stride), count_(count) {
     const int n = static_cast<int>(std::max<long>(1, std::min<long>(threads, count_)));
     window_ = 8L * n + 16;
-    workers_.resize(n);
-    {
-      SymbolicLock lock(SymbolicMutex());
-      const StagedModel& staged = plan_.prepared->staged();
-      for (auto& w : workers_) {
-        if (!plan_.own_builds && !plan_.fresh_instance) w.cm = plan_.prepared->NewInstance();
-        if (staged.physical && staged.physical_complete) {
-          CodegenOptions tape;
-          tape.backend = Backend::kTape;
-          w.physical = Compile(*staged.physical, tape);
-        }
-      }
-    }
-    for (int i = 0; i < n; ++i) threads_.emplace_back([this, i] { Work(workers_[i]); });
+    for (int i = 0; i < n; ++i) threads_.emplace_back([this] { Work(); });
   }
 
   ~LocalRunner() {
@@ -153,11 +132,9 @@ class LocalRunner {
     }
     cv_.notify_all();
     for (auto& t : threads_) t.join();
-    SymbolicLock lock(SymbolicMutex());
-    workers_.clear();
   }
 
-  int threads() const { return static_cast<int>(workers_.size()); }
+  int threads() const { return static_cast<int>(threads_.size()); }
   bool Done() const { return taken_ == count_; }
 
   SweepRunResult Next() {
@@ -172,7 +149,7 @@ class LocalRunner {
   }
 
  private:
-  void Work(Worker& w) {
+  void Work() {
     while (true) {
       long i;
       {
@@ -181,7 +158,7 @@ class LocalRunner {
         if (stop_ || next_ >= count_) return;
         i = next_++;
       }
-      SweepRunResult r = DoRun(plan_, w, first_ + i * stride_);
+      SweepRunResult r = DoRun(plan_, first_ + i * stride_);
       {
         std::lock_guard<std::mutex> lock(m_);
         done_.emplace(i, std::move(r));
@@ -192,7 +169,6 @@ class LocalRunner {
 
   const SweepPlan& plan_;
   long first_, stride_, count_;
-  std::vector<Worker> workers_;
   std::vector<std::thread> threads_;
   std::mutex m_;
   std::condition_variable cv_;
@@ -255,9 +231,14 @@ SweepReport RunSweep(const SweepDefinition& def, const SweepSettings& settings, 
   plan.def = &def;
   plan.prepared = prepared.get();
   for (const auto& n : def.names) plan.own_builds = plan.own_builds || !prepared->parameter_settable(n);
-  const LoweredModel& lowered = prepared->staged().lowered;
-  plan.fresh_instance = NumBlocks(*lowered.rhs) > 0 || NumBlocks(*lowered.outputs) > 0 ||
-                        (lowered.constraints && NumBlocks(*lowered.constraints) > 0);
+  SymbolicPtr<CompiledProgram> physical;
+  if (const StagedModel& staged = prepared->staged(); staged.physical && staged.physical_complete) {
+    SymbolicLock lock(SymbolicMutex());
+    CodegenOptions tape;
+    tape.backend = Backend::kTape;
+    physical.reset(Compile(*staged.physical, tape).release());
+    plan.physical = physical.get();
+  }
   plan.symbolic_runs = prepared->method() == ConstraintMethod::kZcp;
   report.compiled_once = !plan.own_builds;
 
@@ -312,6 +293,7 @@ SweepReport RunSweep(const SweepDefinition& def, const SweepSettings& settings, 
     }
   }
   SymbolicLock lock(SymbolicMutex());
+  physical.reset();
   prepared.reset();
   return report;
 }
