@@ -295,14 +295,34 @@ namespace {
 
 // The operating point of linearize and bode from Python's arguments.
 OperatingPointOptions PointOptions(const Source& src, const Params& params, const Params& states,
-                                   std::optional<double> at, bool steady) {
+                                   std::optional<double> at, bool steady, const std::string& loop_at) {
   OperatingPointOptions o;
   o.file = src.path;
   o.params = params;
   o.states = states;
   o.at = at;
   o.steady = steady;
+  o.loop_at = loop_at;
   return o;
+}
+
+py::list ToPython(const std::vector<Crossover>& cs) {
+  py::list l;
+  for (const Crossover& c : cs) l.append(py::make_tuple(c.w, c.margin));
+  return l;
+}
+
+py::object ToPython(const std::optional<Crossover>& c) {
+  return c ? py::object(py::make_tuple(c->w, c->margin)) : py::object(py::none());
+}
+
+// The margins of a loop: crossovers as (w, margin) tuples.
+void AddMargins(const LoopMargins& mg, py::dict* d) {
+  (*d)["gain_crossovers"] = ToPython(mg.gain_crossovers);
+  (*d)["phase_crossovers"] = ToPython(mg.phase_crossovers);
+  (*d)["phase_margin"] = ToPython(mg.phase_margin);
+  (*d)["gain_margin"] = ToPython(mg.gain_margin);
+  (*d)["margin_range"] = py::make_tuple(mg.w0, mg.w1);
 }
 
 // A Matrix as a (rows, cols) array (a copy).
@@ -369,6 +389,23 @@ py::dict ToPython(const LinearizedModel& r) {
   d["modes"] = eig;
   d["how"] = r.how;
   d["text"] = LinearizationText(r);
+  if (r.loop) {  // the loop opened: its state space (H = L), poles, margins
+    const LinearModel& o = r.loop->open;
+    py::dict l;
+    l["signal"] = r.loop->signal;
+    l["A"] = ToArray(o.A);
+    l["B"] = ToArray(o.B);
+    l["C"] = ToArray(o.C);
+    l["D"] = ToArray(o.D);
+    l["states"] = o.states;
+    py::list poles;
+    for (const Mode& m : Modes(o.A)) poles.append(m.lambda);
+    l["poles"] = poles;
+    AddMargins(r.loop->margins, &l);
+    d["loop"] = l;
+  } else {
+    d["loop"] = py::none();
+  }
   return d;
 }
 
@@ -560,20 +597,32 @@ PYBIND11_MODULE(_paynter, m) {
   });
   // `paynter linearize` at an operating point: (params, states) as NAME -> value lists.
   m.def("linearize", [](const Source& src, const Params& params, const Params& states, std::optional<double> at,
-                        bool steady) {
-    const OperatingPointOptions o = PointOptions(src, params, states, at, steady);
+                        bool steady, const std::string& loop_at) {
+    const OperatingPointOptions o = PointOptions(src, params, states, at, steady, loop_at);
     const LinearizedModel r = Guarded(src, [&] { return LinearizeModel(o); });
     return ToPython(r);
   });
   // `paynter bode`: the frequency response of one input to one output, as arrays.
+  // With loop_at: the loop gain there (input and output empty), and its margins.
   m.def("bode", [](const Source& src, const Params& params, const Params& states, std::optional<double> at,
-                   bool steady, const std::string& input, const std::string& output, double w0, double w1,
-                   int points) {
-    const OperatingPointOptions o = PointOptions(src, params, states, at, steady);
+                   bool steady, const std::string& loop_at, const std::string& input, const std::string& output,
+                   double w0, double w1, int points) {
+    const OperatingPointOptions o = PointOptions(src, params, states, at, steady, loop_at);
     std::vector<BodePoint> pts;
     std::string in_name, out_name;
+    std::optional<LoopMargins> margins;
     Guarded(src, [&] {
+      if (!loop_at.empty() && (!input.empty() || !output.empty()))
+        ThrowAt({src.path}, "", "bode: loop_at excludes input and output",
+                "loop_at (the loop gain there) or input/output (a response of the closed loop)", "both");
       const LinearizedModel r = LinearizeModel(o);
+      if (r.loop) {
+        pts = LoopBodeOf(r, w0, w1, points);
+        in_name = r.loop->signal;
+        out_name = r.loop->open.outputs[0];
+        margins = r.loop->margins;
+        return 0;
+      }
       const int in = LinearChannel(r, input, "input", src.path);
       const int out = LinearChannel(r, output, "output", src.path);
       pts = BodeOf(r, in, out, w0, w1, points);
@@ -593,6 +642,7 @@ PYBIND11_MODULE(_paynter, m) {
     d["phase_deg"] = py::array_t<double>(static_cast<py::ssize_t>(phase.size()), phase.data());
     d["input"] = in_name;
     d["output"] = out_name;
+    if (margins) AddMargins(*margins, &d);
     return d;
   });
   // A list, in input order, of run dicts or exception objects.

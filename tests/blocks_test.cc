@@ -2,6 +2,7 @@
 // closed form, blocks driving sources and element parameters, sensors,
 // blocks inside submodels, the drawings' boxes and signal lines, and the
 // errors (an unconnected input, an algebraic loop, an unknown output).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -98,6 +99,66 @@ TEST(Blocks, TransferFunctionWithFeedthrough) {
                                "  y: g.y\n"),
                          3.0);
   EXPECT_LT(MaxError(s, "y", [](double t) { return 3 - 2 * std::exp(-t); }), 1e-9);
+}
+
+// The Pade approximant of order n of e^(-sT), D(-s)/D(s) with
+// D(s) = sum_k (2n-k)! n! / ((2n)! k! (n-k)!) (sT)^k.
+std::complex<double> PadeExact(std::complex<double> s, double T, int n) {
+  auto fact = [](int m) { return std::tgamma(m + 1.0); };
+  std::complex<double> num = 0, den = 0;
+  for (int k = 0; k <= n; ++k) {
+    const double c = fact(2 * n - k) * fact(n) / (fact(2 * n) * fact(k) * fact(n - k));
+    den += c * std::pow(s * T, k);
+    num += c * std::pow(-s * T, k);
+  }
+  return num / den;
+}
+
+// A transport delay by its Pade approximant (T = 0.2), to a unit step at
+// t0 = 0.1, tau = t - t0: order 1, (1 - sT/2)/(1 + sT/2), gives
+// 1 - 2 e^(-2 tau/T); order 2, H = 1 - sT/D(s) with D = 1 + sT/2 + s^2T^2/12,
+// gives 1 - 4 sqrt(3) e^(-3 tau/T) sin(sqrt(3) tau/T). A constant input held
+// since before t = 0 (`initial`) comes out unchanged. The frequency
+// response of orders 3, 7 and 10 is the approximant's, of gain 1.
+TEST(Blocks, PadeDelayAgainstItsClosedForm) {
+  const double T = 0.2, t0 = 0.1;
+  const Solution s = RunYaml(Alone(R"Y(  - {name: d1, type: pade_delay, input: step_at(0.1), T: 0.2, order: 1}
+  - {name: d2, type: pade_delay, input: step_at(0.1), T: 0.2, order: 2}
+  - {name: held, type: pade_delay, input: 2.5, T: 0.2, order: 4, initial: 2.5}
+)Y",
+                                   "  y1: d1.y\n  y2: d2.y\n  held: held.y\n"),
+                             2.0, 0.005);
+  EXPECT_LT(MaxError(s, "y1", [&](double t) { return t < t0 ? 0.0 : 1 - 2 * std::exp(-2 * (t - t0) / T); }, -1, {t0}),
+            1e-9);
+  EXPECT_LT(MaxError(s, "y2",
+                     [&](double t) {
+                       const double u = (t - t0) / T;
+                       return t < t0 ? 0.0 : 1 - 4 * std::sqrt(3.0) * std::exp(-3 * u) * std::sin(std::sqrt(3.0) * u);
+                     },
+                     -1, {t0}),
+            1e-9);
+  EXPECT_LT(MaxError(s, "held", [](double) { return 2.5; }), 1e-12);
+  for (int n : {3, 7, 10}) {
+    const Model m = LoadModelFromString(
+        fmt::format("elements:\n  - {{name: u, kind: Se, effort: 0, input: true}}\n  - {{name: r, kind: R, "
+                    "resistance: 1}}\nbonds: [[u, r]]\nblocks:\n  - {{name: d, type: pade_delay, input: e_u, T: 0.2, "
+                    "order: {}}}\noutputs: {{y: d.y}}\n",
+                    n),
+        "pade.yaml");
+    std::vector<std::string> inputs, input_parameters;
+    const Model with = WithInputs(m, &inputs, &input_parameters);
+    const EquationSystem sys = BuildEquations(with, AssignCausality(with));
+    const LinearModel lin = Linearize(sys, inputs, input_parameters, 0, sys.initial_state);
+    ASSERT_EQ(static_cast<int>(lin.states.size()), n);
+    for (double w : {0.1, 1.0, 5.0, 20.0, 100.0, 1e3}) {
+      const std::complex<double> h = FrequencyResponse(lin, 0, 0, w), exact = PadeExact({0, w}, T, n);
+      EXPECT_LT(std::abs(h - exact), 1e-12) << "order " << n << " w " << w;
+      EXPECT_NEAR(std::abs(h), 1.0, 1e-12);
+      if (w * T <= 1)  // the true delay's phase -wT, within the approximant's error
+        std::printf("  order %d, w T = %g: phase error to -w T %.3g rad\n", n, w * T,
+                    std::abs(std::arg(h * std::exp(std::complex<double>(0, w * T)))));
+    }
+  }
 }
 
 // Gain, sum and product: y = 2 (sin t - 0.5) * t.
@@ -537,6 +598,21 @@ bonds: [[z, r]]
   EXPECT_LT(MaxError(s, "l.y", [](double t) { return std::clamp(3 * std::sin(t), -2.0, 2.0); }), 1e-12);
 }
 
+// lib:control/pade_delay (order 3) of a slow sine, w T = 0.1: after the
+// approximant's transient (its poles are at -3.68/T and below), the output is
+// the exactly delayed sine sin(2 (t - T)), the approximant's phase error
+// being (w T)^7/100800 = 1e-12 rad.
+TEST(BlocksLibrary, PadeDelayOfASine) {
+  const Solution s = RunYaml(R"Y(
+instances:
+  - {name: late, use: "lib:control/pade_delay", parameters: {u: sin(2*t), T: 0.05}}
+elements: [{name: r, kind: R, resistance: 1}, {name: z, kind: Se, effort: 0}]
+bonds: [[z, r]]
+)Y",
+                             3.0);
+  EXPECT_LT(MaxError(s, "late.y", [](double t) { return std::sin(2 * (t - 0.05)); }, 1.0), 1e-9);
+}
+
 // lib:sensors: a mass m = 4 pushed by F = 2 through a flow sensor, with an
 // effort sensor on the node: v = t/2, x = t^2/4, the force 2 and its impulse 2t.
 TEST(BlocksLibrary, Sensors) {
@@ -673,6 +749,21 @@ TEST(BlocksLibrary, ExpandedModelSimulatesAlike) {
 // ---- errors ---------------------------------------------------------------
 
 TEST(Blocks, ErrorsAreLocated) {
+  {
+    const Diagnostic d = ErrorOf(Alone("  - {name: d, type: pade_delay, input: 1, T: 0.1, order: 11}\n", "  y: d.y\n"));
+    EXPECT_NE(d.message.find("whole number from 1 to 10"), std::string::npos) << d.message;
+    EXPECT_EQ(d.where.line, 6);
+    EXPECT_FALSE(d.hint.empty());
+  }
+  for (const char* order : {"0", "2.5", "n"}) {
+    const Diagnostic d =
+        ErrorOf(Alone(std::string("  - {name: d, type: pade_delay, input: 1, T: 0.1, order: ") + order + "}\n", "  y: d.y\n"));
+    EXPECT_NE(d.message.find("whole number from 1 to 10"), std::string::npos) << order;
+  }
+  {
+    const Diagnostic d = ErrorOf(Alone("  - {name: d, type: pade_delay, input: 1, T: -0.1}\n", "  y: d.y\n"));
+    EXPECT_NE(d.message.find("the delay is not positive"), std::string::npos) << d.message;
+  }
   {
     const Diagnostic d = ErrorOf(Alone("  - {name: g, type: gain, k: 2}\n", "  y: g.y\n"));
     EXPECT_NE(d.message.find("input 'input' of block 'g' (gain) is not connected"), std::string::npos);

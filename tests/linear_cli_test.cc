@@ -91,6 +91,47 @@ TEST(LinearCli, BodeWritesCsvAndPlot) {
   fs::remove_all(dir);
 }
 
+// `--loop-at`: the loop gain of the PI-controlled motor plotted with its
+// margins marked, the loop opened written beside the closed loop's matrices,
+// and a cut that is no signal an error at its line, with no file written.
+TEST(LinearCli, LoopAtWritesTheLoopGainAndItsMargins) {
+  const fs::path dir = TempDir();
+  const std::string motor = testing::SourcePath("examples/dc_motor_speed_control.yaml");
+  const auto r = RunCli("bode " + motor + " --loop-at ctl.u -o " + (dir / "loop.png").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_GT(fs::file_size(dir / "loop.png"), 1000u);
+  EXPECT_NE(r.out.find("phase margin: 83.8"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gain margin: infinite"), std::string::npos) << r.out;
+  const auto rows = ReadCsv(dir / "loop.csv");
+  ASSERT_EQ(rows.size(), 201u);
+  // The loop gain of a type-1 loop: -90 degrees and falling 20 dB per decade far below the crossover.
+  EXPECT_NEAR(std::stod(rows[1][2]), -90, 1);
+  const auto l = RunCli("linearize " + motor + " --loop-at ctl.u -o " + (dir / "pi").string());
+  ASSERT_EQ(l.code, 0) << l.out;
+  EXPECT_NE(l.out.find("eigenvalues of A (the closed-loop poles)"), std::string::npos) << l.out;
+  const auto margins = ReadCsv(dir / "pi_loop_margins.csv");
+  ASSERT_EQ(margins.size(), 2u);
+  EXPECT_EQ(margins[1][0], "gain");
+  EXPECT_NEAR(std::stod(margins[1][1]), 29.6159, 1e-4);
+  const auto C = ReadCsv(dir / "pi_loop_C.csv");
+  EXPECT_EQ(C[1][0], "-ctl.u");
+  for (const char* f : {"pi_loop_A.csv", "pi_loop_B.csv", "pi_loop_D.csv", "pi_loop_poles.csv", "pi_A.csv"})
+    EXPECT_TRUE(fs::exists(dir / f)) << f;
+  // A parameter is no signal line: located at its line, nothing written.
+  const auto p = RunCli("bode " + motor + " --loop-at Vmax -o " + (dir / "bad.png").string());
+  EXPECT_NE(p.code, 0);
+  EXPECT_NE(p.out.find("dc_motor_speed_control.yaml:12"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("is a parameter"), std::string::npos) << p.out;
+  EXPECT_FALSE(fs::exists(dir / "bad.png") || fs::exists(dir / "bad.csv"));
+  const auto u = RunCli("linearize " + motor + " --loop-at ctl.uu");
+  EXPECT_NE(u.code, 0);
+  EXPECT_NE(u.out.find("did you mean 'ctl.u'"), std::string::npos) << u.out;
+  const auto both = RunCli("bode " + motor + " --loop-at ctl.u --output speed -o " + (dir / "both.csv").string());
+  EXPECT_NE(both.code, 0);
+  EXPECT_NE(both.out.find("--loop-at excludes --input and --output"), std::string::npos) << both.out;
+  fs::remove_all(dir);
+}
+
 TEST(LinearCli, SteadyStateFailureIsAnError) {
   const fs::path dir = TempDir();
   const fs::path model = dir / "free.yaml";

@@ -72,17 +72,35 @@ struct OperatingPointOptions {
   std::vector<std::pair<std::string, double>> states;  // states given (start or operating values)
   std::optional<double> at;  // the state reached at this time, simulated from the start (>= 0)
   bool steady = false;       // a steady state, Newton on f(x, u) = 0 from the start
+  // A signal at which to open the loop (docs/linear.md, "Loops"): "" for none.
+  std::string loop_at;
+};
+
+// The loop opened at a signal, at the closed loop's operating point.
+struct LoopAnalysis {
+  std::string signal;
+  // The loop opened: its one input the signal injected at the cut, its one
+  // output the negated signal, so that its transfer function is the loop gain
+  // L(s) = -(signal / injected) and the closed loop 1/(1 + L) (negative feedback).
+  LinearModel open;
+  LoopMargins margins;
 };
 
 struct LinearizedModel {
   LinearModel lin;
   std::string how;  // how the operating point was found, in words
+  std::optional<LoopAnalysis> loop;  // when OperatingPointOptions::loop_at names a signal
 };
 
 // Loads options.file with its inputs (sources marked `input: true`), finds the
 // operating point (the initial state, the state at `at`, or a steady state;
 // a mechanism's state moved onto its constraints with the given states held)
 // and linearizes there. Throws Error (located at the file) for bad options.
+// With options.loop_at, also opens the loop at that signal (OpenLoopAt) and
+// linearizes the loop opened at the same point, with its margins: `lin` is
+// then the closed loop (its eigenvalues the closed-loop poles). Throws Error
+// when the signal is no signal, or the loop opened there is not a loop (what
+// the signal feeds does not act back on it).
 LinearizedModel LinearizeModel(const OperatingPointOptions& options);
 
 // What `paynter linearize` prints: the operating point, the states, inputs and
@@ -101,6 +119,16 @@ int LinearChannel(const LinearizedModel& model, const std::string& name, const s
 // receives the range used.
 std::vector<BodePoint> BodeOf(const LinearizedModel& model, int in, int out, double w0, double w1, int points,
                               std::pair<double, double>* range = nullptr);
+// The frequency response of the loop gain L (model.loop) over [w0, w1] (0:
+// from the eigenvalues of the loop opened and of the closed loop).
+std::vector<BodePoint> LoopBodeOf(const LinearizedModel& model, double w0, double w1, int points,
+                                  std::pair<double, double>* range = nullptr);
+// The loop's section of the text of `linearize --loop-at` (and the lines
+// `bode --loop-at` prints): the cut, the open-loop poles, the crossovers
+// and margins.
+std::string LoopText(const LinearizedModel& model);
+// Frequency responses as CSV (omega, magnitude_db, phase_deg).
+std::string BodeCsv(const std::vector<BodePoint>& points);
 // The same as CSV (omega, magnitude_db, phase_deg).
 std::string BodeCsv(const LinearizedModel& model, int in, int out, double w0, double w1, int points,
                     std::pair<double, double>* range = nullptr);

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <complex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -130,5 +131,49 @@ std::vector<BodePoint> Bode(const LinearModel& lin, int input, int output, doubl
 // The default frequency range: a decade below the smallest and above the
 // largest non-zero natural frequency (1e-2 to 1e2 rad/s without one).
 void DefaultFrequencyRange(const LinearModel& lin, double* w0, double* w1);
+// The smallest and largest non-zero natural frequency of A's eigenvalues
+// into *lo and *hi, with the values they hold (0: none yet); an eigenvalue
+// below kZeroEigenvalue times the largest is zero (to rounding).
+inline constexpr double kZeroEigenvalue = 1e-10;
+void NaturalFrequencyRange(const Matrix& A, double* lo, double* hi);
+
+// ---- Loops: the open-loop transfer function at a cut (docs/linear.md, "Loops")
+
+// The model with its loop opened at `signal`: a definition (a block's output
+// such as `ctl.c.y`, a control component's signal input such as lib:control's
+// `ctl.u`, any named expression), a block's state (an integrator's `y`, a
+// PID's integral `i`), or an output that is one of these under another name
+// (an instance's output `ctl.y`). Every expression that reads the signal — laws, rates,
+// definitions, events — reads a new parameter instead (its name in
+// *cut_parameter, its value `value`: the signal's value at the operating
+// point), except the signal's own definition (or rate), which goes on
+// computing it; the model's outputs are replaced by the one output `signal`.
+// Throws a located Error when `signal` names no signal of the model: an
+// unknown name (with the nearest signals as a hint), or a name that is no
+// signal line (a parameter, a bond's effort or flow, a storage element's state).
+Model OpenLoopAt(const Model& model, const std::string& signal, double value, std::string* cut_parameter);
+
+// Where the loop gain L(jw) crosses |L| = 1 (gain crossover; `margin` the
+// phase margin there, arg(-L) in degrees, in (-180, 180]) or the negative real
+// axis (phase crossover, arg L = -180 deg modulo 360; `margin` the gain
+// margin there, -20 log10 |L| in dB).
+struct Crossover {
+  double w = 0, margin = 0;
+};
+struct LoopMargins {
+  std::vector<Crossover> gain_crossovers, phase_crossovers;  // by frequency
+  // The smallest phase margin and the gain margin of smallest magnitude (dB);
+  // empty when L does not cross there.
+  std::optional<Crossover> phase_margin, gain_margin;
+  double w0 = 0, w1 = 0;  // the range searched, rad/s
+};
+// The crossovers of L(jw) = H(jw) of `loop` (input 0 to output 0) in
+// [w0, w1]: sign changes of log|L| and of Im L (where Re L < 0) between 100
+// points per decade, each refined by bisection to the rounding of w.
+LoopMargins Margins(const LinearModel& loop, double w0, double w1);
+
+// Whether input 0 of `lin` reaches output 0 through the nonzero entries of
+// A, B, C, D (false: its transfer function is zero whatever the frequency).
+bool InputReachesOutput(const LinearModel& lin);
 
 }  // namespace paynter

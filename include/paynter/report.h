@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "paynter/causality.h"
@@ -66,6 +67,14 @@ void PlotCsv(const std::string& csv_path, const std::string& out_path, const std
 // A Bode diagram (magnitude in dB above, phase in degrees below, against a
 // logarithmic angular frequency) from a CSV file with the columns omega,
 // magnitude_db and phase_deg (paynter bode), into a PNG/SVG/PDF file.
-void PlotBode(const std::string& csv_path, const std::string& out_path, const std::string& title);
+// A loop gain's diagram (`marks` given) also shows the 0 dB and -180 deg
+// (modulo 360) lines, each gain crossover with its phase margin and each phase crossover
+// with its gain margin: pairs (w in rad/s, margin in deg or dB).
+struct BodeMarks {
+  std::vector<std::pair<double, double>> gain_crossovers, phase_crossovers;
+  std::vector<double> phase_lines = {-180};  // the phases of -180 deg (modulo 360) the plot spans
+};
+void PlotBode(const std::string& csv_path, const std::string& out_path, const std::string& title,
+              const BodeMarks* marks = nullptr);
 
 }  // namespace paynter

@@ -286,6 +286,14 @@ class Linearization:
     coordinates; all_states, all_x, dependent and V (all states' deviations
     from the independent ones) as in docs/linear.md. str() is the text of
     `paynter linearize`.
+
+    loop: None, or (linearized with loop_at=SIGNAL) the loop opened there as
+    a dict: "signal"; "A", "B", "C", "D" of the loop opened, whose transfer
+    function is the loop gain L (closed loop 1/(1 + L)); "states"; "poles"
+    (its eigenvalues; the closed-loop poles are this object's eigenvalues);
+    "gain_crossovers" [(w, phase margin in degrees)], "phase_crossovers"
+    [(w, gain margin in dB)], "phase_margin" and "gain_margin" (the smallest,
+    (w, margin) or None) and "margin_range" (the range searched, rad/s).
     """
 
     def __init__(self, raw, model, point):
@@ -293,6 +301,7 @@ class Linearization:
             setattr(self, key, raw[key])
         for key in ("states", "inputs", "outputs", "x", "dx", "y", "all_states", "dependent", "all_x", "modes"):
             setattr(self, key, list(raw[key]))
+        self.loop = raw["loop"]
         self._model, self._point = model, point
 
     @property
@@ -304,8 +313,11 @@ class Linearization:
         out when the model has only one) at this operating point: a dict of
         numpy arrays "omega" (rad/s), "magnitude_db", "phase_deg" and the
         names "input", "output". w_from/w_to = 0: the range from the
-        eigenvalues, as `paynter bode`."""
-        return self._model._bode(self._point, input or "", output or "", float(w_from), float(w_to), int(points))
+        eigenvalues, as `paynter bode`. Linearized with loop_at and neither
+        input nor output given: the loop gain, with the margins as in
+        `loop`."""
+        point = self._point if input is None and output is None else self._point[:4] + ("",)
+        return self._model._bode(point, input or "", output or "", float(w_from), float(w_to), int(points))
 
     def __str__(self):
         return self.text
@@ -506,25 +518,35 @@ class Model:
         balance column), and returns a Comparison."""
         return Comparison(_paynter.compare(self._source, _run_options(self._source, t_end, **options)))
 
-    def linearize(self, at=None, steady=False, states=None, params=None):
+    def linearize(self, at=None, steady=False, states=None, params=None, loop_at=None):
         """Linearizes at an operating point, as `paynter linearize` does: the
         initial state, the state reached at time `at`, or a steady state
         (steady=True); `states` (a dict NAME -> value) gives states' values,
-        `params` overrides parameters. Returns a Linearization."""
-        point = (_param_list(params), _param_list(states), None if at is None else float(at), bool(steady))
+        `params` overrides parameters. `loop_at` (a signal, "ctl.u") also
+        opens the loop there, as `--loop-at`: see Linearization.loop.
+        Returns a Linearization."""
+        point = (_param_list(params), _param_list(states), None if at is None else float(at), bool(steady),
+                 loop_at or "")
         return Linearization(_paynter.linearize(self._source, *point), self, point)
 
     def bode(self, input=None, output=None, w_from=0.0, w_to=0.0, points=200, at=None, steady=False, states=None,
-             params=None):
+             params=None, loop_at=None):
         """The frequency response of `input` to `output`, as `paynter bode`
         computes it (see Linearization.bode; the operating point as for
-        linearize)."""
-        point = (_param_list(params), _param_list(states), None if at is None else float(at), bool(steady))
+        linearize). With `loop_at` (and no input or output): the loop gain
+        at that signal, as `paynter bode --loop-at`, the dict also holding
+        "gain_crossovers", "phase_crossovers", "phase_margin", "gain_margin"
+        and "margin_range" as Linearization.loop does."""
+        point = (_param_list(params), _param_list(states), None if at is None else float(at), bool(steady),
+                 loop_at or "")
         return self._bode(point, input or "", output or "", float(w_from), float(w_to), int(points))
 
     def _bode(self, point, input, output, w_from, w_to, points):
         raw = _paynter.bode(self._source, *point, input, output, w_from, w_to, points)
-        return {k: raw[k] for k in ("omega", "magnitude_db", "phase_deg", "input", "output")}
+        keys = ["omega", "magnitude_db", "phase_deg", "input", "output"]
+        if "phase_margin" in raw:
+            keys += ["gain_crossovers", "phase_crossovers", "phase_margin", "gain_margin", "margin_range"]
+        return {k: raw[k] for k in keys}
 
 def load(path):
     """The model in a YAML file (docs/model-format.md); raises ModelError if it

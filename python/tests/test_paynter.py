@@ -386,6 +386,37 @@ def test_linearize_and_bode_against_the_rlc_closed_form(tmp_path):
         m.linearize(at=1, steady=True)
 
 
+def test_loop_gain_margins_and_poles_as_the_command_line(tmp_path):
+    # The PI-controlled motor opened at the controller's input: the same text,
+    # margins and loop gain as `paynter linearize/bode --loop-at` (the margins
+    # against the closed form: tests/loop_test.cc).
+    motor = os.path.join(SOURCE, "examples", "dc_motor_speed_control.yaml")
+    m = paynter.load(motor)
+    lin = m.linearize(loop_at="ctl.u")
+    p = cli("linearize", motor, "--loop-at", "ctl.u")
+    assert p.returncode == 0, p.stderr
+    assert str(lin) == p.stdout
+    loop = lin.loop
+    assert loop["signal"] == "ctl.u" and loop["A"].shape == (3, 3) and loop["gain_margin"] is None
+    w, pm = loop["phase_margin"]
+    assert abs(w - 29.6159) < 1e-4 and abs(pm - 83.8113) < 1e-4
+    assert len(lin.eigenvalues) == 3 and all(z.real < 0 for z in lin.eigenvalues)
+    assert m.linearize().loop is None
+    b = m.bode(loop_at="ctl.u", w_from=1, w_to=1000, points=31)
+    assert b["input"] == "ctl.u" and b["phase_margin"] == loop["phase_margin"]
+    p = cli("bode", motor, "--loop-at", "ctl.u", "--from", "1", "--to", "1000", "--points", "31",
+            "-o", str(tmp_path / "loop.csv"))
+    assert p.returncode == 0, p.stderr
+    rows = [line.split(",") for line in (tmp_path / "loop.csv").read_text().splitlines()[1:]]
+    assert np.array_equal(np.array([[float(v) for v in r] for r in rows]),
+                          np.column_stack([b["omega"], b["magnitude_db"], b["phase_deg"]]))
+    assert lin.bode(w_from=1, w_to=1000, points=31)["phase_margin"] == loop["phase_margin"]
+    with pytest.raises(paynter.ModelError, match="did you mean 'ctl.u'"):
+        m.linearize(loop_at="ctl.uu")
+    with pytest.raises(paynter.ModelError, match="excludes input and output"):
+        m.bode(loop_at="ctl.u", output="speed")
+
+
 def test_version_and_times_that_are_not_numbers():
     p = cli("--version")
     assert p.returncode == 0 and p.stdout == "paynter %s\n" % paynter.__version__

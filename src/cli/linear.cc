@@ -17,7 +17,7 @@ namespace {
 using namespace paynter;
 
 struct LinearArgs {
-  std::string file, out, input, output;
+  std::string file, out, input, output, loop_at;
   double at = 0, from = 0, to = 0;
   int points = 200;
   bool steady = false;
@@ -35,6 +35,7 @@ OperatingPointOptions PointOptions(const LinearArgs& a, bool at_given) {
   o.states = ParseParameterOverrides(a.states, a.file, "--state");
   if (at_given) o.at = a.at;
   o.steady = a.steady;
+  o.loop_at = a.loop_at;
   return o;
 }
 
@@ -49,6 +50,34 @@ int Linearize(const LinearArgs& a) {
   return 0;
 }
 
+// `bode --loop-at`: the loop gain, its crossovers marked.
+int LoopBode(const LinearArgs& a, const LinearizedModel& r, bool csv_only) {
+  namespace fs = std::filesystem;
+  std::pair<double, double> range;
+  const auto points = LoopBodeOf(r, a.from, a.to, a.points, &range);
+  const std::string csv_path = csv_only ? a.out : fs::path(a.out).replace_extension(".csv").string();
+  WriteFileAtomically(csv_path, BodeCsv(points), "frequency response");
+  if (!csv_only) {
+    BodeMarks marks;
+    for (const auto& c : r.loop->margins.gain_crossovers)
+      if (c.w >= range.first && c.w <= range.second) marks.gain_crossovers.emplace_back(c.w, c.margin);
+    for (const auto& c : r.loop->margins.phase_crossovers)
+      if (c.w >= range.first && c.w <= range.second) marks.phase_crossovers.emplace_back(c.w, c.margin);
+    double lo = 0, hi = 0;
+    for (size_t i = 0; i < points.size(); ++i) {
+      lo = i ? std::min(lo, points[i].phase_deg) : points[i].phase_deg;
+      hi = i ? std::max(hi, points[i].phase_deg) : points[i].phase_deg;
+    }
+    marks.phase_lines.clear();
+    for (double ph = -180 + 360 * std::ceil((lo + 180) / 360); ph <= hi; ph += 360) marks.phase_lines.push_back(ph);
+    PlotBode(csv_path, a.out, fmt::format("loop gain at {}", r.loop->signal), &marks);
+  }
+  std::cout << fmt::format("loop gain at {} at {} ({} points, {:g} to {:g} rad/s): {}{}\n", r.loop->signal, r.how,
+                           points.size(), range.first, range.second, csv_path, csv_only ? "" : ", " + a.out);
+  std::cout << LoopText(r);
+  return 0;
+}
+
 int Bode(const LinearArgs& a) {
   namespace fs = std::filesystem;
   const std::string ext = fs::path(a.out).extension().string();
@@ -56,7 +85,12 @@ int Bode(const LinearArgs& a) {
   if (!csv_only && ext != ".png" && ext != ".svg" && ext != ".pdf")
     ThrowAt({a.out}, "", "bode: unknown output format", "a file name ending in .csv, .png, .svg or .pdf",
             ext.empty() ? "no extension" : ext);
+  if (!a.loop_at.empty() && (!a.input.empty() || !a.output.empty()))
+    ThrowAt({a.file}, "", "bode: --loop-at excludes --input and --output",
+            "--loop-at SIGNAL (the loop gain there) or --input/--output (a response of the closed loop)",
+            "--loop-at with " + std::string(a.input.empty() ? "--output" : "--input"));
   const LinearizedModel r = LinearizeModel(PointOptions(a, bode_cmd->get_option("--at")->count() > 0));
+  if (r.loop) return LoopBode(a, r, csv_only);
   const int in = LinearChannel(r, a.input, "input", a.file);
   const int out = LinearChannel(r, a.output, "output", a.file);
   std::pair<double, double> range;
@@ -77,6 +111,9 @@ void Common(CLI::App* c, LinearArgs* a) {
   c->add_flag("--steady", a->steady, "linearize at a steady state (Newton on f(x, u) = 0 from the initial state)");
   c->add_option("--state", a->states, "start (or operating point) value of a state: NAME=VALUE (repeatable)");
   c->add_option("--param", a->params, "override a parameter: NAME=VALUE (repeatable)");
+  c->add_option("--loop-at", a->loop_at,
+                "open the loop at this signal (a controller's input ctl.u, a block's output): the loop gain, "
+                "its margins and the closed-loop poles");
 }
 
 }  // namespace

@@ -3,10 +3,13 @@
 // differentiated by GiNaC once; at an operating point the partial derivatives
 // are evaluated and chained, an implicit block by the implicit function theorem.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -783,15 +786,232 @@ std::vector<BodePoint> Bode(const LinearModel& lin, int input, int output, doubl
   return out;
 }
 
+void NaturalFrequencyRange(const Matrix& A, double* lo, double* hi) {
+  const std::vector<Mode> modes = Modes(A);
+  double largest = 0;
+  for (const auto& md : modes) largest = std::max(largest, md.wn);
+  for (const auto& md : modes) {
+    if (!(md.wn > kZeroEigenvalue * largest)) continue;  // zero up to rounding
+    *lo = *lo == 0 ? md.wn : std::min(*lo, md.wn);
+    *hi = std::max(*hi, md.wn);
+  }
+}
+
 void DefaultFrequencyRange(const LinearModel& lin, double* w0, double* w1) {
   double lo = 0, hi = 0;
-  for (const auto& md : Modes(lin.A)) {
-    if (!(md.wn > 0)) continue;
-    lo = lo == 0 ? md.wn : std::min(lo, md.wn);
-    hi = std::max(hi, md.wn);
-  }
+  NaturalFrequencyRange(lin.A, &lo, &hi);
   *w0 = lo > 0 ? std::pow(10, std::floor(std::log10(lo)) - 1) : 1e-2;
   *w1 = hi > 0 ? std::pow(10, std::ceil(std::log10(hi)) + 1) : 1e2;
+}
+
+}  // namespace paynter
+
+// ---- Loops --------------------------------------------------------------------
+
+namespace paynter {
+
+namespace {
+
+// What a name that is no signal is, and where it is declared, for the error.
+std::pair<std::string, SourceLocation> NotASignal(const Model& model, const std::string& name) {
+  const SourceLocation file{model.file};
+  for (const auto& p : model.parameters)
+    if (p.name == name) return {"a parameter (a constant, no signal line)", p.where};
+  for (const auto& d : model.displacements)
+    if (d.name == name) return {"a displacement, a state of the bond graph (no signal line)", d.where};
+  if (name.size() > 2 && name[1] == '_') {
+    const std::string rest = name.substr(2);
+    const int e = model.FindElement(rest), b = model.FindBond(rest);
+    if ((name[0] == 'p' || name[0] == 'q') && e >= 0)
+      return {fmt::format("the state of the storage element '{}' (no signal line)", rest), model.elements[e].where};
+    if ((name[0] == 'e' || name[0] == 'f') && e >= 0)
+      return {fmt::format("the {} of the element '{}', a power variable (no signal line)",
+                          name[0] == 'e' ? "effort" : "flow", rest),
+              model.elements[e].where};
+    if ((name[0] == 'e' || name[0] == 'f') && b >= 0)
+      return {fmt::format("the {} of the bond '{}', a power variable (no signal line)", name[0] == 'e' ? "effort" : "flow",
+                          rest),
+              model.bonds[b].where};
+  }
+  if (name == "t") return {"time (no signal line)", file};
+  if (model.symbols.count(name)) return {"a variable of the bond graph (no signal line)", file};
+  return {"", file};
+}
+
+}  // namespace
+
+Model OpenLoopAt(const Model& model, const std::string& signal, double value, std::string* cut_parameter) {
+  // The model's signals: its definitions and its blocks' states (by name:
+  // the index of the definition, or -1 - the index of the displacement).
+  std::map<std::string, int> signals;
+  for (size_t i = 0; i < model.definitions.size(); ++i) signals[model.definitions[i].name] = static_cast<int>(i);
+  for (size_t i = 0; i < model.displacements.size(); ++i)
+    for (const auto& b : model.blocks)
+      if (model.displacements[i].name.rfind(b.name + ".", 0) == 0) signals[model.displacements[i].name] = -1 - static_cast<int>(i);
+  // An output that is a signal under another name (an instance's output
+  // `ctl.y` for its block's `ctl.c.y`, an output `voltage: ctl.y`) names it too.
+  std::map<std::string, std::string> aliases;
+  for (const auto& o : model.outputs)
+    if (GiNaC::is_a<GiNaC::symbol>(o.value) && !signals.count(o.name))
+      for (const auto& [n, sym] : model.symbols)
+        if (o.value.is_equal(sym) && signals.count(n)) aliases[o.name] = n;
+  std::string target = signal;
+  if (aliases.count(signal)) target = aliases[signal];
+  const auto it = signals.find(target);
+  if (it == signals.end()) {
+    std::vector<std::string> names;
+    for (const auto& [n, k] : signals) names.push_back(n);
+    for (const auto& [n, k] : aliases) names.push_back(n);
+    std::sort(names.begin(), names.end());
+    auto [what, where] = NotASignal(model, signal);
+    for (const auto& o : model.outputs)
+      if (what.empty() && o.name == signal) {
+        what = "an output that is no signal (an expression of the bond graph's variables)";
+        where = o.where;
+      }
+    const std::string near = DidYouMean(signal, names);
+    const std::string hint =
+        names.empty() ? "the model has no signals: write its controller as signal blocks "
+                        "(docs/model-format.md, \"Signal blocks\")"
+                      : fmt::format("{}the loop is cut on a signal line; this model's signals: {}",
+                                    near.empty() ? "" : near + " ", fmt::join(names, ", "));
+    ThrowAt(where, "",
+            fmt::format("--loop-at {}: {}", signal,
+                        what.empty() ? "the model has no signal of that name" : "'" + signal + "' is " + what),
+            "a signal: a block's output (ctl.y), a control component's input (ctl.u), a definition", signal, hint);
+  }
+  const int def = it->second >= 0 ? it->second : -1, disp = it->second < 0 ? -1 - it->second : -1;
+  Model m = model;
+  std::string name = "loop_" + signal;
+  while (m.symbols.count(name)) name += "_";
+  const GiNaC::symbol cut(name);
+  m.symbols.emplace(name, cut);
+  Parameter par;
+  par.name = name;
+  par.value = value;
+  par.text = fmt::format("{}", value);
+  par.where = def >= 0 ? model.definitions[def].where : model.displacements[disp].where;
+  m.parameters.push_back(par);
+  const GiNaC::ex s = model.Symbol(target);
+  GiNaC::exmap to_cut;
+  to_cut[s] = cut;
+  auto sub = [&](GiNaC::ex& e) { e = e.subs(to_cut); };
+  for (auto& e : m.elements) {
+    sub(e.law);
+    if (e.initial) sub(*e.initial);
+    if (e.position) sub(*e.position);
+    if (e.static_limit) sub(*e.static_limit);
+  }
+  for (size_t i = 0; i < m.displacements.size(); ++i) {
+    auto& d = m.displacements[i];
+    if (static_cast<int>(i) != disp) sub(d.rate);
+    if (d.position) sub(*d.position);
+  }
+  for (size_t i = 0; i < m.definitions.size(); ++i) {
+    if (static_cast<int>(i) == def) continue;
+    sub(m.definitions[i].value);
+    if (m.definitions[i].rate) sub(*m.definitions[i].rate);
+  }
+  for (auto& ev : m.events) {
+    sub(ev.indicator);
+    for (auto& r : ev.resets) sub(r.value);
+  }
+  for (auto& f : m.fields) {
+    for (auto& row : f.inertia)
+      for (auto& v : row) sub(v);
+    sub(f.energy);
+  }
+  Output out;
+  out.name = signal;
+  out.value = s;
+  out.text = signal;
+  out.where = par.where;
+  m.outputs = {out};
+  *cut_parameter = name;
+  return m;
+}
+
+LoopMargins Margins(const LinearModel& loop, double w0, double w1) {
+  if (!(w0 > 0) || !(w1 > w0) || !std::isfinite(w1))
+    ThrowAt({}, "", "margins: a frequency range needs 0 < from < to", "0 < W0 < W1", fmt::format("{:g} to {:g}", w0, w1));
+  LoopMargins r;
+  r.w0 = w0;
+  r.w1 = w1;
+  // L at w; not a number where jw is (to rounding) a pole, so that no
+  // crossover is taken there.
+  auto L = [&](double w) {
+    try {
+      return FrequencyResponse(loop, 0, 0, w);
+    } catch (const Error&) {
+      return std::complex<double>(std::nan(""), std::nan(""));
+    }
+  };
+  auto gain = [&](double w) { return std::log(std::abs(L(w))); };  // 0 at a gain crossover
+  auto imag = [&](double w) { return L(w).imag(); };                 // 0 at a phase crossover (where Re L < 0)
+  // The root of f between a and b (f(a), f(b) of opposite signs), by
+  // bisection in log w until the interval is down to the rounding of w.
+  auto bisect = [](const std::function<double(double)>& f, double a, double b, double fa) {
+    for (int it = 0; it < 200 && b - a > 4 * std::numeric_limits<double>::epsilon() * b; ++it) {
+      const double c = std::sqrt(a * b);
+      if (c <= a || c >= b) break;
+      const double fc = f(c);
+      if (fc == 0) return c;
+      if ((fc < 0) == (fa < 0)) {
+        a = c;
+        fa = fc;
+      } else {
+        b = c;
+      }
+    }
+    return std::sqrt(a * b);
+  };
+  const int points = std::max(200, static_cast<int>(std::ceil(100 * std::log10(w1 / w0)))) + 1;
+  double wa = w0, ga = gain(wa), ia = imag(wa);
+  for (int k = 1; k < points; ++k) {
+    const double wb = w0 * std::pow(w1 / w0, static_cast<double>(k) / (points - 1));
+    const double gb = gain(wb), ib = imag(wb);
+    if (std::isfinite(ga) && std::isfinite(gb) && (ga < 0) != (gb < 0)) {
+      const double wc = ga == 0 ? wa : bisect(gain, wa, wb, ga);
+      r.gain_crossovers.push_back({wc, std::arg(-L(wc)) * 180 / M_PI});
+    }
+    if (std::isfinite(ia) && std::isfinite(ib) && (ia < 0) != (ib < 0)) {
+      const double wp = ia == 0 ? wa : bisect(imag, wa, wb, ia);
+      const std::complex<double> h = L(wp);
+      if (h.real() < 0) r.phase_crossovers.push_back({wp, -20 * std::log10(std::abs(h))});
+    }
+    wa = wb;
+    ga = gb;
+    ia = ib;
+  }
+  for (const auto& c : r.gain_crossovers)
+    if (!r.phase_margin || c.margin < r.phase_margin->margin) r.phase_margin = c;
+  for (const auto& c : r.phase_crossovers)
+    if (!r.gain_margin || std::fabs(c.margin) < std::fabs(r.gain_margin->margin)) r.gain_margin = c;
+  return r;
+}
+
+bool InputReachesOutput(const LinearModel& lin) {
+  if (lin.B.cols < 1 || lin.C.rows < 1) return false;
+  if (lin.D(0, 0) != 0) return true;
+  const int n = lin.A.rows;
+  std::vector<char> reached(n, 0);
+  std::vector<int> todo;
+  for (int i = 0; i < n; ++i)
+    if (lin.B(i, 0) != 0) {
+      reached[i] = 1;
+      todo.push_back(i);
+    }
+  while (!todo.empty()) {
+    const int j = todo.back();
+    todo.pop_back();
+    if (lin.C(0, j) != 0) return true;
+    for (int i = 0; i < n; ++i)
+      if (!reached[i] && lin.A(i, j) != 0) {
+        reached[i] = 1;
+        todo.push_back(i);
+      }
+  }
+  return false;
 }
 
 }  // namespace paynter

@@ -183,6 +183,60 @@ std::string DifferenceCsv(const MethodComparison& c, const std::string& output, 
 
 // ---- linearize and bode -------------------------------------------------------
 
+namespace {
+
+// The loop opened at `signal` (the model `open`, from OpenLoopAt) linearized
+// at the closed loop's operating point (t, x), and its margins. `closed` is
+// the closed loop's linearization with the signal as its last output, which
+// is taken off again (`outputs_written` the model's own outputs: none means
+// the states, as Linearize gives them).
+LoopAnalysis OpenLoop(LinearModel* closed, Model open, const std::string& signal, const std::string& cut_parameter,
+                      size_t outputs_written, const EquationSystem& closed_eqs, double t, const std::vector<double>& x) {
+  const double value = closed->y.back();
+  const int p = static_cast<int>(outputs_written), k = closed->A.rows, m = closed->B.cols;
+  Matrix C(p == 0 ? k : p, k), D(p == 0 ? k : p, m);
+  for (int i = 0; i < C.rows; ++i)
+    for (int j = 0; j < k; ++j) C(i, j) = p == 0 ? (i == j ? 1.0 : 0.0) : closed->C(i, j);
+  for (int i = 0; p > 0 && i < p; ++i)
+    for (int j = 0; j < m; ++j) D(i, j) = closed->D(i, j);
+  closed->C = C;
+  closed->D = D;
+  if (p == 0) {
+    closed->outputs = closed->states;
+    closed->y = closed->x;
+  } else {
+    closed->outputs.resize(p);
+    closed->y.resize(p);
+  }
+  for (auto& par : open.parameters)
+    if (par.name == cut_parameter) par.value = value;
+  const CausalGraph graph = AssignCausality(open);
+  RequireNoConflicts(open, graph);
+  const EquationSystem eqs = BuildEquations(open, graph);
+  if (eqs.state_names != closed_eqs.state_names)
+    throw Error(fmt::format("--loop-at {}: the loop opened has other states than the closed loop", signal));
+  LoopAnalysis loop;
+  loop.signal = signal;
+  loop.open = Linearize(eqs, {signal}, {cut_parameter}, t, x);
+  for (auto* values : {&loop.open.C.data, &loop.open.D.data, &loop.open.y})
+    for (auto& v : *values) v = 0.0 - v;  // (not -v: no "-0" in the files)
+  loop.open.outputs = {"-" + signal};
+  if (!InputReachesOutput(loop.open))
+    ThrowAt({open.file}, "", fmt::format("--loop-at {}: no loop passes through '{}'", signal, signal),
+            "a signal on a feedback loop: what reads it acts back on it", "what reads it does not act back on it",
+            "cut the loop on a signal it passes through: a controller's input (ctl.u), or the signal where the "
+            "plant reads the controller's output (a source's parameter, supply.V)");
+  double lo = 0, hi = 0;
+  NaturalFrequencyRange(loop.open.A, &lo, &hi);
+  NaturalFrequencyRange(closed->A, &lo, &hi);
+  const double w0 = lo > 0 ? std::pow(10, std::floor(std::log10(lo)) - 2) : 1e-3;
+  const double w1 = hi > 0 ? std::pow(10, std::ceil(std::log10(hi)) + 2) : 1e3;
+  loop.margins = Margins(loop.open, w0, w1);
+  return loop;
+}
+
+}  // namespace
+
 LinearizedModel LinearizeModel(const OperatingPointOptions& a) {
   const SourceLocation at_file{a.file};
   if (a.at && a.steady)
@@ -194,7 +248,17 @@ LinearizedModel LinearizeModel(const OperatingPointOptions& a) {
   for (const auto& [k, v] : a.params) lo.overrides[k] = v;
   const Model loaded = LoadModel(a.file, lo);
   std::vector<std::string> inputs, input_params;
-  const Model model = WithInputs(loaded, &inputs, &input_params);
+  Model model = WithInputs(loaded, &inputs, &input_params);
+  // A loop to open: the model opened at the signal (checked here, before any
+  // work), and the signal an extra output of the closed loop, for its value at
+  // the operating point (taken off again below).
+  Model open;
+  std::string cut_parameter;
+  const size_t outputs_written = model.outputs.size();
+  if (!a.loop_at.empty()) {
+    open = OpenLoopAt(model, a.loop_at, 0, &cut_parameter);
+    model.outputs.push_back(open.outputs[0]);  // the signal
+  }
   const CausalGraph graph = AssignCausality(model);
   RequireNoConflicts(model, graph);
   const EquationSystem eqs = BuildEquations(model, graph);
@@ -247,6 +311,7 @@ LinearizedModel LinearizeModel(const OperatingPointOptions& a) {
                 : "a steady state (Newton's method on f(x, u) = 0, sources at t = 0)";
   }
   r.lin = Linearize(eqs, inputs, input_params, t, x);
+  if (!a.loop_at.empty()) r.loop = OpenLoop(&r.lin, open, a.loop_at, cut_parameter, outputs_written, eqs, t, x);
   return r;
 }
 
@@ -285,6 +350,21 @@ std::string MatrixCsv(const Matrix& m, const std::vector<std::string>& rows, con
   return s;
 }
 
+// The eigenvalues of A as a table: real, imag, damping ratio, natural frequency.
+std::string ModesText(const Matrix& A) {
+  std::string s = fmt::format("  {:>14} {:>14} {:>14} {:>18}\n", "real", "imag", "damping ratio", "natural freq (rad/s)");
+  for (const auto& md : Modes(A))
+    s += fmt::format("  {:>14} {:>14} {:>14} {:>18}\n", Num(md.lambda.real()), Num(md.lambda.imag()),
+                     std::isnan(md.zeta) ? std::string("-") : Num(md.zeta), Num(md.wn));
+  return s;
+}
+
+std::string ModesCsv(const Matrix& A) {
+  std::string modes = "re,im,damping_ratio,natural_frequency_rad_s\n";
+  for (const auto& md : Modes(A)) modes += fmt::format("{},{},{},{}\n", md.lambda.real(), md.lambda.imag(), md.zeta, md.wn);
+  return modes;
+}
+
 }  // namespace
 
 std::string LinearizationText(const LinearizedModel& r) {
@@ -310,25 +390,56 @@ std::string LinearizationText(const LinearizedModel& r) {
   s += fmt::format("outputs ({}): {}\n\n", lin.outputs.size(), fmt::join(lin.outputs, ", "));
   s += MatrixText("A", lin.A, lin.states, lin.states) + "\n" + MatrixText("B", lin.B, lin.states, lin.inputs) + "\n" +
        MatrixText("C", lin.C, lin.outputs, lin.states) + "\n" + MatrixText("D", lin.D, lin.outputs, lin.inputs) + "\n";
-  s += "eigenvalues of A:\n";
-  s += fmt::format("  {:>14} {:>14} {:>14} {:>18}\n", "real", "imag", "damping ratio", "natural freq (rad/s)");
-  for (const auto& md : Modes(lin.A))
-    s += fmt::format("  {:>14} {:>14} {:>14} {:>18}\n", Num(md.lambda.real()), Num(md.lambda.imag()),
-                     std::isnan(md.zeta) ? std::string("-") : Num(md.zeta), Num(md.wn));
+  s += r.loop ? "eigenvalues of A (the closed-loop poles):\n" : "eigenvalues of A:\n";
+  s += ModesText(lin.A);
+  if (r.loop) s += "\n" + LoopText(r);
+  return s;
+}
+
+std::string LoopText(const LinearizedModel& r) {
+  if (!r.loop) return "";
+  const LoopAnalysis& loop = *r.loop;
+  const LoopMargins& mg = loop.margins;
+  std::string s = fmt::format(
+      "loop opened at {0}: loop gain L(s) = -({0} / the signal injected at the cut), closed loop 1/(1 + L)\n",
+      loop.signal);
+  s += fmt::format("poles of the loop opened ({} states):\n", loop.open.A.rows) + ModesText(loop.open.A);
+  const std::string range = fmt::format("between {:g} and {:g} rad/s", mg.w0, mg.w1);
+  s += fmt::format("gain crossovers (|L| = 1) {}:{}\n", range, mg.gain_crossovers.empty() ? " none" : "");
+  for (const auto& c : mg.gain_crossovers)
+    s += fmt::format("  w = {} rad/s: phase margin {} deg\n", Num(c.w), Num(c.margin));
+  s += fmt::format("phase crossovers (arg L = -180 deg) {}:{}\n", range, mg.phase_crossovers.empty() ? " none" : "");
+  for (const auto& c : mg.phase_crossovers)
+    s += fmt::format("  w = {} rad/s: gain margin {} dB\n", Num(c.w), Num(c.margin));
+  s += mg.phase_margin ? fmt::format("phase margin: {} deg at {} rad/s\n", Num(mg.phase_margin->margin),
+                                     Num(mg.phase_margin->w))
+                       : "phase margin: none (|L| does not cross 1 in that range)\n";
+  s += mg.gain_margin ? fmt::format("gain margin: {} dB at {} rad/s\n", Num(mg.gain_margin->margin),
+                                    Num(mg.gain_margin->w))
+                      : "gain margin: infinite (the phase does not cross -180 deg in that range)\n";
   return s;
 }
 
 std::vector<std::pair<std::string, std::string>> LinearizationCsv(const LinearizedModel& r) {
   const LinearModel& lin = r.lin;
-  std::string modes = "re,im,damping_ratio,natural_frequency_rad_s\n";
-  for (const auto& md : Modes(lin.A))
-    modes += fmt::format("{},{},{},{}\n", md.lambda.real(), md.lambda.imag(), md.zeta, md.wn);
   std::vector<std::pair<std::string, std::string>> files = {
       {"_A.csv", MatrixCsv(lin.A, lin.states, lin.states)},   {"_B.csv", MatrixCsv(lin.B, lin.states, lin.inputs)},
       {"_C.csv", MatrixCsv(lin.C, lin.outputs, lin.states)},  {"_D.csv", MatrixCsv(lin.D, lin.outputs, lin.inputs)},
-      {"_eigenvalues.csv", modes}};
+      {"_eigenvalues.csv", ModesCsv(lin.A)}};
   if (!lin.dependent.empty())  // a mechanism: all states' deviations from the independent ones
     files.emplace_back("_V.csv", MatrixCsv(lin.V, lin.all_states, lin.states));
+  if (r.loop) {  // the loop opened: its state space (H = L), poles and crossovers
+    const LinearModel& o = r.loop->open;
+    files.emplace_back("_loop_A.csv", MatrixCsv(o.A, o.states, o.states));
+    files.emplace_back("_loop_B.csv", MatrixCsv(o.B, o.states, o.inputs));
+    files.emplace_back("_loop_C.csv", MatrixCsv(o.C, o.outputs, o.states));
+    files.emplace_back("_loop_D.csv", MatrixCsv(o.D, o.outputs, o.inputs));
+    files.emplace_back("_loop_poles.csv", ModesCsv(o.A));
+    std::string margins = "crossover,omega_rad_s,margin,unit\n";
+    for (const auto& c : r.loop->margins.gain_crossovers) margins += fmt::format("gain,{},{},deg\n", c.w, c.margin);
+    for (const auto& c : r.loop->margins.phase_crossovers) margins += fmt::format("phase,{},{},dB\n", c.w, c.margin);
+    files.emplace_back("_loop_margins.csv", margins);
+  }
   return files;
 }
 
@@ -362,12 +473,30 @@ std::vector<BodePoint> BodeOf(const LinearizedModel& model, int in, int out, dou
   return Bode(model.lin, in, out, w0, w1, points);
 }
 
+std::vector<BodePoint> LoopBodeOf(const LinearizedModel& model, double w0, double w1, int points,
+                                  std::pair<double, double>* range) {
+  if (!model.loop) throw Error("bode: no loop opened (OperatingPointOptions::loop_at)");
+  // By default the decades of the open and closed loops' poles, as for the crossovers.
+  if (w0 == 0 || w1 == 0) {
+    double d0 = 0, d1 = 0, c0 = 0, c1 = 0;
+    DefaultFrequencyRange(model.loop->open, &d0, &d1);
+    DefaultFrequencyRange(model.lin, &c0, &c1);
+    if (w0 == 0) w0 = std::min(d0, c0);
+    if (w1 == 0) w1 = std::max(d1, c1);
+  }
+  if (range) *range = {w0, w1};
+  return Bode(model.loop->open, 0, 0, w0, w1, points);
+}
+
+std::string BodeCsv(const std::vector<BodePoint>& points) {
+  std::string csv = "omega,magnitude_db,phase_deg\n";
+  for (const auto& p : points) csv += fmt::format("{},{},{}\n", p.w, p.magnitude_db, p.phase_deg);
+  return csv;
+}
+
 std::string BodeCsv(const LinearizedModel& model, int in, int out, double w0, double w1, int points,
                     std::pair<double, double>* range) {
-  std::string csv = "omega,magnitude_db,phase_deg\n";
-  for (const auto& p : BodeOf(model, in, out, w0, w1, points, range))
-    csv += fmt::format("{},{},{}\n", p.w, p.magnitude_db, p.phase_deg);
-  return csv;
+  return BodeCsv(BodeOf(model, in, out, w0, w1, points, range));
 }
 
 }  // namespace paynter

@@ -142,13 +142,45 @@ void PlotCsv(const std::string& csv_path, const std::string& out_path, const std
   Render(out_path, terminal, gp.str());
 }
 
-void PlotBode(const std::string& csv_path, const std::string& out_path, const std::string& title) {
+void PlotBode(const std::string& csv_path, const std::string& out_path, const std::string& title,
+              const BodeMarks* marks) {
   namespace fs = std::filesystem;
   const auto cols = ReadHeader(csv_path);
   const int w = IndexOf(cols, "omega", csv_path), mag = IndexOf(cols, "magnitude_db", csv_path),
             phase = IndexOf(cols, "phase_deg", csv_path);
   const std::string terminal = Terminal(out_path);
   const std::string data = GnuplotString(fs::absolute(csv_path).string());
+  // A margin's mark: a vertical line at its crossover in both plots, its
+  // value written in the plot where it is read (the phase margin in the
+  // phase plot, the gain margin in the magnitude plot). Only numbers paynter
+  // formats go into the script.
+  std::ostringstream mag_marks, phase_marks;
+  if (marks) {
+    int label = 1;
+    auto line = [&](std::ostringstream& os, double x) {
+      os << fmt::format("set arrow from {:.17g}, graph 0 to {:.17g}, graph 1 nohead dt 2 lc rgb 'gray40'\n", x, x);
+    };
+    mag_marks << "set arrow from graph 0, first 0 to graph 1, first 0 nohead dt 3 lc rgb 'red'\n";
+    for (double ph : marks->phase_lines)
+      phase_marks << fmt::format("set arrow from graph 0, first {:.17g} to graph 1, first {:.17g} nohead dt 3 lc rgb 'red'\n",
+                                 ph, ph);
+    double y = 0.92;
+    for (const auto& [wc, pm] : marks->gain_crossovers) {
+      line(mag_marks, wc);
+      line(phase_marks, wc);
+      phase_marks << fmt::format("set label {} 'PM {:.4g} deg at {:.4g} rad/s' at {:.17g}, graph {:.3g} offset 1,0\n",
+                                 label++, pm, wc, wc, y);
+      y -= 0.1;
+    }
+    y = 0.92;
+    for (const auto& [wp, gm] : marks->phase_crossovers) {
+      line(mag_marks, wp);
+      line(phase_marks, wp);
+      mag_marks << fmt::format("set label {} 'GM {:.4g} dB at {:.4g} rad/s' at {:.17g}, graph {:.3g} offset 1,0\n",
+                               label++, gm, wp, wp, y);
+      y -= 0.1;
+    }
+  }
   std::ostringstream gp;
   gp << "set datafile separator ','\n"
      << "set logscale x\n"
@@ -156,9 +188,12 @@ void PlotBode(const std::string& csv_path, const std::string& out_path, const st
      << "set key off\n"
      << "set multiplot layout 2,1 title " << GnuplotString(title) << "\n"
      << "set ylabel 'magnitude (dB)'\n"
+     << mag_marks.str()
      << "plot (" << data << ") using " << w << ":" << mag << " every ::1 with lines lw 2\n"
+     << "unset arrow\nunset label\n"
      << "set ylabel 'phase (deg)'\n"
      << "set xlabel 'angular frequency (rad/s)'\n"
+     << phase_marks.str()
      << "plot (" << data << ") using " << w << ":" << phase << " every ::1 with lines lw 2\n"
      << "unset multiplot";
   Render(out_path, terminal, gp.str());
