@@ -62,7 +62,7 @@ class Bode(typing.TypedDict):
 
     Example:
 
-    >>> b: paynter.Bode = paynter.load("examples/rlc.yaml").bode(points=2, w_from=1, w_to=10)
+    >>> b: paynter.Bode = paynter.load("examples/rlc.yaml").bode(output="v_cap", points=2, w_from=1, w_to=10)
     >>> b["omega"].tolist()
     [1.0, 10.0]
     """
@@ -78,9 +78,8 @@ class FmuInfo(typing.TypedDict):
 
     Example:
 
-    >>> info: paynter.FmuInfo = paynter.load("examples/rlc.yaml").fmu("rlc.fmu")
-    >>> info["inputs"]
-    1
+    >>> sorted(paynter.FmuInfo.__annotations__)[:4]      # Model.fmu's example makes one
+    ['calculated', 'compile_seconds', 'fmu_bytes', 'form']
     """
     path: str
     model_identifier: str
