@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <memory>
@@ -20,11 +21,13 @@
 #include <variant>
 
 #include "paynter/analysis.h"
+#include "paynter/fmi.h"
 #include "paynter/html_report.h"
 #include "paynter/multibody.h"
 #include "paynter/progress.h"
 #include "paynter/report.h"
 #include "paynter/run.h"
+#include "paynter/sweep.h"
 
 namespace py = pybind11;
 using namespace paynter;
@@ -409,6 +412,91 @@ py::dict ToPython(const LinearizedModel& r) {
   return d;
 }
 
+// A sweep's runs kept in memory, in run order (Python's sweep).
+class MemorySweepSink : public SweepSink {
+ public:
+  void Begin(const std::vector<std::string>& columns) override { columns_ = columns; }
+  void Run(const SweepRunResult& result) override { runs_.push_back(result); }
+  void Commit() override {}
+  const std::vector<std::string>& columns() const { return columns_; }
+  const std::vector<SweepRunResult>& runs() const { return runs_; }
+
+ private:
+  std::vector<std::string> columns_;
+  std::vector<SweepRunResult> runs_;
+};
+
+// A sweep as a dict: "columns", "names", "values" (runs x names), "data"
+// (runs x rows x columns, a failed run's missing rows NaN), "summary" (the
+// summary's columns after the parameters, each a list or an array), the
+// grid's "shape" parts and the report's figures.
+py::dict ToPython(const SweepDefinition& def, const MemorySweepSink& sink, const SweepReport& report) {
+  const std::vector<std::string>& columns = sink.columns();
+  const auto runs = static_cast<py::ssize_t>(sink.runs().size());
+  const auto ncol = static_cast<py::ssize_t>(columns.size());
+  py::ssize_t nrow = 0;
+  for (const auto& r : sink.runs()) nrow = std::max<py::ssize_t>(nrow, r.rows);
+  py::array_t<double> data({runs, nrow, ncol});
+  double* d = data.mutable_data();
+  std::fill(d, d + runs * nrow * ncol, std::nan(""));
+  const auto nnames = static_cast<py::ssize_t>(def.names.size());
+  py::array_t<double> values({runs, nnames});
+  double* v = values.mutable_data();
+  std::vector<SweepRunSummary> summary;
+  for (py::ssize_t k = 0; k < runs; ++k) {
+    const SweepRunResult& r = sink.runs()[k];
+    std::copy(r.data.begin(), r.data.begin() + r.rows * ncol, d + k * nrow * ncol);
+    const std::vector<double> rv = def.RunValues(r.index);
+    std::copy(rv.begin(), rv.end(), v + k * nnames);
+    summary.push_back(SummarizeSweepRun(r, columns.size()));
+  }
+  py::dict sum;
+  const std::vector<std::string> names = SweepSummaryColumns(columns);
+  auto numbers = [&](auto get) {
+    py::array_t<double> a(runs);
+    for (py::ssize_t k = 0; k < runs; ++k) a.mutable_data()[k] = get(summary[k]);
+    return a;
+  };
+  auto counts = [&](auto get) {
+    py::array_t<long long> a(runs);
+    for (py::ssize_t k = 0; k < runs; ++k) a.mutable_data()[k] = get(summary[k]);
+    return a;
+  };
+  sum["ok"] = counts([](const SweepRunSummary& s) { return s.ok ? 1 : 0; });
+  py::list errors;
+  for (const auto& s : summary) errors.append(s.error);
+  sum["error"] = errors;
+  sum["t_final"] = numbers([](const SweepRunSummary& s) { return s.t_final; });
+  sum["rows"] = counts([](const SweepRunSummary& s) { return s.rows; });
+  sum["steps"] = counts([](const SweepRunSummary& s) { return s.steps; });
+  sum["rejected"] = counts([](const SweepRunSummary& s) { return s.rejected; });
+  sum["rhs_evals"] = counts([](const SweepRunSummary& s) { return s.rhs_evals; });
+  sum["jac_evals"] = counts([](const SweepRunSummary& s) { return s.jac_evals; });
+  sum["own_build"] = counts([](const SweepRunSummary& s) { return s.own_build ? 1 : 0; });
+  const size_t nout = columns.size() - 1;
+  for (size_t c = 0; c < nout; ++c) {
+    sum[py::str(names[9 + c])] = numbers([&](const SweepRunSummary& s) { return s.final_values[c]; });
+    sum[py::str(names[9 + nout + c])] = numbers([&](const SweepRunSummary& s) { return s.min_values[c]; });
+    sum[py::str(names[9 + 2 * nout + c])] = numbers([&](const SweepRunSummary& s) { return s.max_values[c]; });
+  }
+  py::list ranges;
+  for (const SweepRange& r : def.ranges) ranges.append(py::make_tuple(r.name, SweepValues(r)));
+  py::dict out;
+  out["columns"] = columns;
+  out["summary_columns"] = names;
+  out["names"] = def.names;
+  out["values"] = values;
+  out["data"] = data;
+  out["summary"] = sum;
+  out["table_rows"] = def.ranges.size() == def.names.size() ? 0 : static_cast<long>(def.rows.size());
+  out["ranges"] = ranges;
+  out["failed"] = report.failed;
+  out["own_builds"] = report.own_builds;
+  out["compiled_once"] = report.compiled_once;
+  out["threads"] = report.threads;
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_paynter, m) {
@@ -643,6 +731,80 @@ PYBIND11_MODULE(_paynter, m) {
     d["input"] = in_name;
     d["output"] = out_name;
     if (margins) AddMargins(*margins, &d);
+    return d;
+  });
+  // `paynter sweep` into memory: `params` are the range texts
+  // (NAME=START:STOP:COUNT), `log` the names spaced in the logarithm, the
+  // table a file (`table_path`) or values (`names`, `rows`; errors name it
+  // `table_where`).
+  m.def("sweep", [](const Source& src, const RunOptions& options, const std::vector<std::string>& params,
+                    const std::vector<std::string>& log, const std::string& table_path,
+                    const std::vector<std::string>& names, const std::vector<std::vector<double>>& rows,
+                    const std::string& table_where, int threads) {
+    MemorySweepSink sink;
+    SweepDefinition def;
+    SweepReport report;
+    Guarded(src, [&] {
+      if (threads < 0) {  // as sweep --threads
+        Diagnostic d;
+        d.message = fmt::format("threads: {} is below 0", threads);
+        d.expected = "a whole number of threads >= 1 (0 or None: every hardware thread)";
+        d.got = std::to_string(threads);
+        throw Error(std::move(d));
+      }
+      RunOptions base = options;
+      base.progress = false;
+      def = table_path.empty() ? DefineSweep(base, params, log, ParameterTable{names, rows}, table_where)
+                               : DefineSweep(base, params, log, table_path);
+      SweepSettings settings;
+      settings.threads = threads;
+      report = RunSweep(def, settings, &sink);
+      return 0;
+    });
+    return ToPython(def, sink, report);
+  });
+  // `paynter fmu`: writes the FMU, returns what the command prints as a dict.
+  m.def("fmu", [](const Source& src, const std::string& output, const std::string& kind, const std::string& form,
+                  const std::string& constraints, double stiffness, double damping, const Params& params,
+                  const std::string& method, double rtol, double atol, double step) {
+    const FmuReport r = Guarded(src, [&] {
+      if (kind != "me" && kind != "cs" && kind != "both") {
+        Diagnostic d;
+        d.message = fmt::format("kind: '{}' is not a kind of FMU", kind);
+        d.expected = "me | cs | both";
+        d.got = kind;
+        throw Error(std::move(d));
+      }
+      FmuOptions o;
+      o.model_file = src.path;
+      o.output = output;
+      o.model_exchange = kind != "cs";
+      o.co_simulation = kind != "me";
+      o.form = form;
+      o.constraints = constraints;
+      o.parasitic_stiffness = stiffness;
+      o.parasitic_damping = damping;
+      for (const auto& [name, value] : params) o.overrides[name] = value;
+      o.method = method;
+      o.rtol = rtol;
+      o.atol = atol;
+      o.step = step;
+      return ExportFmu(o);
+    });
+    py::dict d;
+    d["path"] = output;
+    d["model_identifier"] = r.model_identifier;
+    d["guid"] = r.guid;
+    d["form"] = r.form;
+    d["states"] = r.num_states;
+    d["inputs"] = r.num_inputs;
+    d["outputs"] = r.num_outputs;
+    d["parameters"] = r.num_parameters;
+    d["tunable"] = r.num_tunable;
+    d["calculated"] = r.num_calculated;
+    d["compile_seconds"] = r.compile_seconds;
+    d["library_bytes"] = r.library_bytes;
+    d["fmu_bytes"] = r.fmu_bytes;
     return d;
   });
   // A list, in input order, of run dicts or exception objects.

@@ -25,6 +25,10 @@ if [ $program_only -eq 0 ]; then
     # the Python module (docs/python.md): pybind11 and Debian's Python with numpy;
     # pytest runs its tests, pandas and matplotlib serve Result.to_pandas and plot
     pybind11-dev python3-dev python3-numpy python3-pytest python3-pandas python3-matplotlib
+    # the module's tests: its type stub (mypy), pip install into a virtual
+    # environment (venv), the tutorial notebook (nbconvert, the python3
+    # kernel), Sweep.to_xarray (xarray)
+    python3-mypy python3-venv jupyter-nbconvert python3-ipykernel python3-xarray
     unzip  # the FMU test unpacks exported FMUs (tests/fmi_importer.cc)
     libxml2-utils  # xmllint: modelDescription.xml against the FMI 2.0 schemas (tests/fmi2/)
     # sweeps: HDF5 output, MPI ranks (mpirun), and h5py to read the files in the tests

@@ -24,12 +24,16 @@ std::string CausalityReport(const Model& model, const CausalGraph& graph, const 
 std::string BondGraphDot(const Model& model, const CausalGraph* graph, const ZeroOrderPath* highlight = nullptr);
 
 // The components a model was written with, for a drawing at that level: the
-// bodies, joints and loads of a `multibody:` section (their elements are named
-// <name>_...) and the vector elements of vector bonds (Element::origin). An
-// element of none is drawn as it is.
+// instances of submodels (`instances:` of the model as read, `hierarchical`:
+// their elements are named <instance>.<...>), the bodies, joints and loads of
+// a `multibody:` section (their elements are named <name>_...) and the vector
+// elements of vector bonds (Element::origin). An element of none is drawn as
+// it is. A bond between a submodel's block and another node is drawn as one
+// bond (with its causal stroke) labelled at the block's end with the port it
+// joins, as the model's `bonds:` name it (`motor.shaft`: port shaft).
 struct DrawComponents {
   struct Component {
-    std::string name, kind, label;  // kind: body | joint | load | vector element
+    std::string name, kind, label;  // kind: submodel | body | joint | load | vector element
     std::vector<int> elements;
   };
   std::vector<Component> components;
@@ -39,16 +43,19 @@ struct DrawComponents {
   struct Multibond {
     std::string from, to, label;  // node names in the drawing
     std::vector<int> bonds;
+    std::string from_port, to_port;  // a bond at a submodel's port: the port's name at that end
   };
   std::vector<Multibond> multibonds;
   bool empty() const { return components.empty(); }
 };
-DrawComponents FindDrawComponents(const Model& model, const ModelSpec& written);
+DrawComponents FindDrawComponents(const Model& model, const ModelSpec& written,
+                                  const ModelSpec* hierarchical = nullptr);
 
 // Graphviz source of the drawing at the components' level: one node per
 // component (id comp<k>), one edge per multibond (id mb<k>: a double line
-// labelled with its dimension), the other elements and bonds as
-// BondGraphDot draws them.
+// labelled with its dimension; a single bond at a submodel's port: a bond
+// with its causal stroke and the port's name), the other elements and bonds
+// as BondGraphDot draws them.
 std::string ComponentGraphDot(const Model& model, const CausalGraph* graph, const DrawComponents& components);
 
 // Renders Graphviz source to a file (format from the extension: svg, png, pdf, dot).

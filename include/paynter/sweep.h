@@ -20,6 +20,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -78,6 +79,12 @@ struct SweepDefinition {
 SweepDefinition MakeSweep(const RunOptions& base, const std::vector<SweepRange>& ranges,
                           const std::string& table_path);
 
+// The same with the table given as values (Python's sweep): `table_where`
+// names it in errors. A table with no names is no table (one run, crossed
+// with the grid); each of its rows holds one value per name.
+SweepDefinition MakeSweep(const RunOptions& base, const std::vector<SweepRange>& ranges, ParameterTable table,
+                          const std::string& table_where);
+
 // The sweep of `paynter sweep`'s command line: `params` are its --param texts
 // (NAME=START:STOP:COUNT ranges, NAME=VALUE fixed values, the latter added to
 // base.params), `log` the names of the ranges spaced in the logarithm, `table`
@@ -85,6 +92,9 @@ SweepDefinition MakeSweep(const RunOptions& base, const std::vector<SweepRange>&
 // of no range, and as MakeSweep.
 SweepDefinition DefineSweep(RunOptions base, const std::vector<std::string>& params,
                             const std::vector<std::string>& log, const std::string& table);
+// The same with the table given as values (as the MakeSweep above).
+SweepDefinition DefineSweep(RunOptions base, const std::vector<std::string>& params,
+                            const std::vector<std::string>& log, ParameterTable table, const std::string& table_where);
 
 // One run's outcome, as the sinks receive it.
 struct SweepRunResult {
@@ -96,6 +106,22 @@ struct SweepRunResult {
   long steps = 0, rejected = 0, rhs_evals = 0, jac_evals = 0;  // 0 for a failed run
   bool own_build = false;     // prepared on its own (a parameter the build computes numbers from)
 };
+
+// A run's line of the summary (docs/sweeps.md): the figures after the
+// parameters' values, final/min/max per output (NaN for a failed run).
+struct SweepRunSummary {
+  bool ok = false;
+  std::string error;
+  double t_final = std::numeric_limits<double>::quiet_NaN();  // the last row's t (NaN: no row)
+  long rows = 0, steps = 0, rejected = 0, rhs_evals = 0, jac_evals = 0;
+  bool own_build = false;
+  std::vector<double> final_values, min_values, max_values;  // per output (not t)
+};
+// `columns`: the number of columns of the run's rows (t, then the outputs).
+SweepRunSummary SummarizeSweepRun(const SweepRunResult& r, size_t columns);
+// The summary's names after the parameters ("ok", "error", ..., "final_<output>",
+// "min_<output>", "max_<output>"), for the columns "t", outputs...
+std::vector<std::string> SweepSummaryColumns(const std::vector<std::string>& columns);
 
 // Serialized form (for MPI): the same bytes on every machine of one build.
 void AppendSweepRunResult(const SweepRunResult& r, std::string* out);

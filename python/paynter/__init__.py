@@ -13,6 +13,7 @@ model and options give the same report text and the same numbers as
 """
 
 import atexit
+import difflib
 import hashlib
 import math
 import numbers
@@ -20,11 +21,14 @@ import os
 import shutil
 import sys
 import tempfile
+import typing
+
+import numpy
 
 from . import _paynter
 
-__all__ = ["Error", "ModelError", "Model", "Result", "Comparison", "Linearization", "load", "loads", "from_dict",
-           "to_yaml", "simulate"]
+__all__ = ["Error", "ModelError", "Model", "Result", "Comparison", "Linearization", "Sweep", "Description", "Bode",
+           "FmuInfo", "load", "loads", "from_dict", "to_yaml", "simulate", "RUN_OPTIONS", "__version__"]
 
 #: The version of paynter (that of `paynter --version`).
 __version__ = _paynter.version
@@ -36,6 +40,60 @@ Error = _paynter.Error
 #: message, expected, got, hint (None where the diagnostic has none); str() is
 #: the text the command line prints.
 ModelError = _paynter.ModelError
+
+
+class Description(typing.TypedDict):
+    """What Model.describe returns (for type annotations).
+
+    Example:
+
+    >>> d: paynter.Description = paynter.load("examples/rlc.yaml").describe()
+    >>> sorted(d)
+    ['outputs', 'parameters', 'states']
+    """
+    parameters: typing.Dict[str, float]
+    states: typing.List[str]
+    outputs: typing.List[str]
+
+
+class Bode(typing.TypedDict):
+    """What Model.bode and Linearization.bode return: the frequency response
+    as numpy arrays and the names of its input and output.
+
+    Example:
+
+    >>> b: paynter.Bode = paynter.load("examples/rlc.yaml").bode(output="v_cap", points=2, w_from=1, w_to=10)
+    >>> b["omega"].tolist()
+    [1.0, 10.0]
+    """
+    omega: numpy.ndarray
+    magnitude_db: numpy.ndarray
+    phase_deg: numpy.ndarray
+    input: str
+    output: str
+
+
+class FmuInfo(typing.TypedDict):
+    """What Model.fmu returns: what `paynter fmu` prints about the FMU.
+
+    Example:
+
+    >>> sorted(paynter.FmuInfo.__annotations__)[:4]      # Model.fmu's example makes one
+    ['calculated', 'compile_seconds', 'fmu_bytes', 'form']
+    """
+    path: str
+    model_identifier: str
+    guid: str
+    form: str
+    states: int
+    inputs: int
+    outputs: int
+    parameters: int
+    tunable: int
+    calculated: int
+    compile_seconds: float
+    library_bytes: int
+    fmu_bytes: int
 
 
 # ---- models from text and dicts -------------------------------------------------
@@ -133,7 +191,17 @@ def _inline(value, where):
 def to_yaml(model):
     """The YAML text of a model given as a dict (the model file's structure:
     docs/model-format.md). Every string is double-quoted and escaped, keys
-    too; no tags, anchors or aliases are written."""
+    too; no tags, anchors or aliases are written.
+
+    Example:
+
+    >>> print(paynter.to_yaml({"name": "one", "parameters": {"k": 2}}))
+    # written by paynter.to_yaml
+    "name": "one"
+    "parameters":
+      "k": 2
+    <BLANKLINE>
+    """
     if not isinstance(model, dict):
         raise TypeError("a model is a dict, not %s" % type(model).__name__)
     lines = ["# written by paynter.to_yaml"]
@@ -153,6 +221,12 @@ class Result:
     integrate_seconds, compile_seconds, ready_seconds, backend, method,
     constraints, stiff_at; r.report: the constraint method's report
     (mechanisms), else "".
+
+    Example:
+
+    >>> r = paynter.load("examples/rlc.yaml").simulate(0.1)
+    >>> r.data.shape, "v_cap" in r
+    ((1001, 5), True)
     """
 
     def __init__(self, raw):
@@ -165,6 +239,13 @@ class Result:
 
     @property
     def t(self):
+        """The times of the rows (column 0), a read-only view.
+
+        Example:
+
+        >>> paynter.load("examples/rlc.yaml").simulate(0.1, dt_out=0.05).t.tolist()
+        [0.0, 0.05, 0.1]
+        """
         return self.data[:, 0]
 
     def __getitem__(self, name):
@@ -180,6 +261,13 @@ class Result:
         return self.data.shape[0]
 
     def keys(self):
+        """The column names ("t", then the outputs).
+
+        Example:
+
+        >>> paynter.load("examples/rlc.yaml").simulate(0.1).keys()
+        ['t', 'current', 'v_cap', 'charge', 'v_res']
+        """
         return list(self.columns)
 
     def __repr__(self):
@@ -200,7 +288,14 @@ class Result:
         return "".join(out)
 
     def to_pandas(self):
-        """A pandas DataFrame of the columns (needs pandas)."""
+        """A pandas DataFrame of the columns (a copy; needs pandas).
+
+        Example:
+
+        >>> df = paynter.load("examples/rlc.yaml").simulate(0.1).to_pandas()
+        >>> df.shape
+        (1001, 5)
+        """
         import pandas
 
         return pandas.DataFrame(self.data, columns=self.columns)
@@ -209,11 +304,19 @@ class Result:
         """Plots the named columns (default: every output) against `x` with
         matplotlib and returns the figure; `path` also saves it (written to a
         temporary and renamed). Without a display, matplotlib's Agg backend is
-        used."""
+        used.
+
+        Example:
+
+        >>> fig = paynter.load("examples/rlc.yaml").simulate(0.1).plot("v_cap", path="v_cap.png")
+        """
         import matplotlib
 
-        if "matplotlib.pyplot" not in sys.modules and not (
-                os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        # Without a display, Agg, unless pyplot is in use already, a backend
+        # was chosen (MPLBACKEND) or this is a Jupyter kernel (its inline
+        # backend shows the figure in the notebook).
+        if "matplotlib.pyplot" not in sys.modules and "ipykernel" not in sys.modules and not (
+                os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("MPLBACKEND")):
             matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
@@ -253,6 +356,12 @@ class Comparison:
     "max_difference" (output -> largest difference to the reference).
     reference: the method the differences are to; markdown and csv: the
     table's texts (those `paynter compare` prints and writes).
+
+    Example:
+
+    >>> c = paynter.load("examples/B1_pendulum_3d.yaml").compare(1)
+    >>> [m["method"] for m in c.methods]
+    ['minimal-coordinates', 'lagrange-multipliers', 'parasitic', 'zcp']
     """
 
     def __init__(self, raw):
@@ -294,6 +403,12 @@ class Linearization:
     "gain_crossovers" [(w, phase margin in degrees)], "phase_crossovers"
     [(w, gain margin in dB)], "phase_margin" and "gain_margin" (the smallest,
     (w, margin) or None) and "margin_range" (the range searched, rad/s).
+
+    Example:
+
+    >>> lin = paynter.load("examples/rlc.yaml").linearize()
+    >>> lin.inputs, lin.outputs
+    (['supply'], ['current', 'v_cap', 'charge', 'v_res'])
     """
 
     def __init__(self, raw, model, point):
@@ -306,6 +421,14 @@ class Linearization:
 
     @property
     def eigenvalues(self):
+        """The eigenvalues of A (those of `modes`).
+
+        Example:
+
+        >>> [(round(e.real, 3), round(abs(e.imag), 3))     # -R/2L +- j sqrt(1/LC - (R/2L)^2)
+        ...  for e in paynter.load("examples/rlc.yaml").linearize().eigenvalues]
+        [(-50.0, 86.603), (-50.0, 86.603)]
+        """
         return [m[0] for m in self.modes]
 
     def bode(self, input=None, output=None, w_from=0.0, w_to=0.0, points=200):
@@ -315,9 +438,16 @@ class Linearization:
         names "input", "output". w_from/w_to = 0: the range from the
         eigenvalues, as `paynter bode`. Linearized with loop_at and neither
         input nor output given: the loop gain, with the margins as in
-        `loop`."""
+        `loop`.
+
+        Example:
+
+        >>> b = paynter.load("examples/rlc.yaml").linearize().bode(output="v_cap", w_from=10, w_to=1000)
+        >>> b["input"], len(b["omega"])
+        ('supply', 200)
+        """
         point = self._point if input is None and output is None else self._point[:4] + ("",)
-        return self._model._bode(point, input or "", output or "", float(w_from), float(w_to), int(points))
+        return self._model._bode(point, input, output, w_from, w_to, points)
 
     def __str__(self):
         return self.text
@@ -327,7 +457,212 @@ class Linearization:
             len(self.states), len(self.inputs), len(self.outputs), self.t)
 
 
+class Sweep:
+    """Many runs of one model (Model.sweep), as `paynter sweep` gathers them
+    (docs/sweeps.md), in memory.
+
+    data: a float64 array [runs, rows, columns] (column 0 is t, then the
+    outputs; a failed run's missing rows are NaN); columns: their names;
+    names: the varied parameters (the table's, then the ranges'); values:
+    [runs, names] their values per run; summary: a numpy structured array,
+    one record per run, with the fields of `paynter sweep`'s summary (run,
+    the varied parameters, ok, error, t_final, rows, steps, rejected,
+    rhs_evals, jac_evals, own_build, final_/min_/max_<output>); ok: a bool
+    array; errors: the failed runs' messages ("" for a run that ran);
+    shape: the grid's shape (the table's rows, then each range's count; a
+    run's index is its position in that grid, the last range fastest);
+    coords: each range's values. s.run(k) is run k as a Result;
+    s.to_pandas() the summary as a DataFrame, s.to_pandas(rows=True) the
+    rows in long format (the CSV `paynter sweep -o OUT.csv` writes);
+    s.to_xarray() a labelled DataArray (needs xarray).
+
+    Example:
+
+    >>> s = paynter.load("examples/rlc.yaml").sweep({"R": (5, 20, 4)}, t_end=0.05)
+    >>> s.coords["R"].tolist(), s.data.shape
+    ([5.0, 10.0, 15.0, 20.0], (4, 1001, 5))
+    """
+
+    def __init__(self, raw, model_name=""):
+        self.model_name = model_name
+        self.columns = list(raw["columns"])
+        self.names = list(raw["names"])
+        self.values = raw["values"]
+        self.data = raw["data"]
+        self.failed = raw["failed"]
+        self.own_builds = raw["own_builds"]
+        self.compiled_once = raw["compiled_once"]
+        self.threads = raw["threads"]
+        runs = self.data.shape[0]
+        table_rows = raw["table_rows"]
+        self.coords = {name: numpy.asarray(values, dtype=float) for name, values in raw["ranges"]}
+        self.shape = ((table_rows,) if table_rows else ()) + tuple(len(v) for v in self.coords.values())
+        raw_summary = raw["summary"]
+        counts = ("ok", "rows", "steps", "rejected", "rhs_evals", "jac_evals", "own_build")
+        fields = [("run", "i8")] + [(n, "f8") for n in self.names]
+        for name in raw["summary_columns"]:
+            fields.append((name, "O" if name == "error" else "i8" if name in counts else "f8"))
+        summary = numpy.zeros(runs, dtype=fields)
+        summary["run"] = numpy.arange(runs)
+        for j, name in enumerate(self.names):
+            summary[name] = self.values[:, j]
+        for name in raw["summary_columns"]:
+            summary[name] = raw_summary[name]
+        self.summary = summary
+        self.ok = summary["ok"].astype(bool)
+        self.errors = list(raw_summary["error"])
+
+    def __len__(self):
+        return self.data.shape[0]
+
+    def __repr__(self):
+        return "<paynter.Sweep: %d runs over %s (%d failed), columns %s>" % (
+            len(self), ", ".join(self.names) or "no parameter", self.failed, ", ".join(self.columns))
+
+    def run(self, k):
+        """Run k (0 <= k < len(s)) as a Result: its recorded rows (those before
+        the failure for a failed run) and its solver statistics.
+
+        Example:
+
+        >>> s = paynter.load("examples/rlc.yaml").sweep({"R": (5, 20, 4)}, t_end=0.05)
+        >>> s.run(1)["v_cap"].shape
+        (1001,)
+        """
+        k = _whole("k", k)
+        if not -len(self) <= k < len(self):
+            raise IndexError("run %d: the sweep has %d runs" % (k, len(self)))
+        k %= len(self)
+        rows = int(self.summary["rows"][k])
+        stats = {key: int(self.summary[key][k]) for key in ("steps", "rejected", "rhs_evals", "jac_evals")}
+        stats["params"] = dict(zip(self.names, self.values[k].tolist()))
+        stats["error"] = self.errors[k] or None
+        return Result({"data": self.data[k, :rows, :], "columns": self.columns, "stats": stats, "report": ""})
+
+    def to_pandas(self, rows=False):
+        """The summary as a pandas DataFrame (one line per run, the columns of
+        `paynter sweep`'s OUT.summary.csv); with rows=True every run's rows in
+        long format: run, t, the outputs (OUT.csv).
+
+        Example:
+
+        >>> s = paynter.load("examples/rlc.yaml").sweep({"R": (5, 20, 4)}, t_end=0.05)
+        >>> list(s.to_pandas().columns[:4])
+        ['run', 'R', 'ok', 'error']
+        >>> s.to_pandas(rows=True).shape
+        (4004, 6)
+        """
+        import pandas
+
+        if not rows:
+            frame = pandas.DataFrame(self.summary)
+            frame["ok"] = frame["ok"].astype(bool)
+            frame["own_build"] = frame["own_build"].astype(bool)
+            return frame
+        counts = self.summary["rows"].astype(int)
+        keep = numpy.arange(self.data.shape[1])[None, :] < counts[:, None]
+        flat = self.data[keep]
+        frame = pandas.DataFrame(flat, columns=self.columns)
+        frame.insert(0, "run", numpy.repeat(numpy.arange(len(self)), counts))
+        return frame
+
+    def to_xarray(self):
+        """The runs as an xarray DataArray with one dimension per range
+        (its values as coordinates; a table adds the dimension "case", its
+        parameters as coordinates along it), then "time" (the output rows,
+        coordinate t) and "output". Needs xarray (Debian's python3-xarray).
+
+        Example:
+
+        >>> s = paynter.load("examples/rlc.yaml").sweep({"R": (5, 20, 4)}, t_end=0.05)
+        >>> float(s.to_xarray().sel(R=10, output="v_cap").isel(time=-1)) == s.run(1)["v_cap"][-1]
+        True
+        """
+        import xarray
+
+        dims = list(self.coords)
+        coords = {name: values for name, values in self.coords.items()}
+        table = len(self.shape) > len(self.coords)
+        if table:
+            dims.insert(0, "case")
+            step = int(numpy.prod([len(v) for v in self.coords.values()])) if self.coords else 1
+            ntable = len(self.names) - len(self.coords)
+            for j, name in enumerate(self.names[:ntable]):
+                coords[name] = ("case", self.values[::step, j])
+        longest = int(numpy.argmax(self.summary["rows"])) if len(self) else 0
+        t = self.data[longest, :, 0] if len(self) else numpy.zeros(0)
+        data = self.data[:, :, 1:].reshape(self.shape + self.data.shape[1:2] + (len(self.columns) - 1,))
+        coords["t"] = ("time", t)
+        coords["output"] = self.columns[1:]
+        return xarray.DataArray(data, dims=dims + ["time", "output"], coords=coords, name=self.model_name or None)
+
+    def _repr_html_(self):
+        """The summary's first columns, for Jupyter."""
+        import html
+
+        keep = ["run"] + self.names + ["ok", "steps"] + ["final_" + c for c in self.columns[1:]]
+        out = ["<table><thead><tr>"] + ["<th>%s</th>" % html.escape(c) for c in keep] + ["</tr></thead><tbody>"]
+        for k in range(min(len(self), 20)):
+            out.append("<tr>" + "".join("<td>%s</td>" % html.escape("%.6g" % v if isinstance(v, float) else str(v))
+                                        for v in (self.summary[c][k].item() for c in keep)) + "</tr>")
+        out.append("</tbody></table><p>%d runs, %d failed</p>" % (len(self), self.failed))
+        return "".join(out)
+
+
 # ---- models -------------------------------------------------------------------
+
+
+_NUMBERS = ("t_end", "t0", "rtol", "atol", "dt_out", "step", "parasitic_stiffness", "parasitic_damping",
+            "drift_tolerance")
+_CHOICES = ("method", "form", "constraints", "backend", "block_solve")
+_FLAGS = ("assemble", "stabilize", "energy", "stage_cache")
+#: simulate's keywords (besides t_end), as the command line's options.
+RUN_OPTIONS = ("t0", "method", "rtol", "atol", "dt_out", "step", "max_steps", "params", "form", "constraints",
+               "backend", "block_solve", "parasitic_stiffness", "parasitic_damping", "assemble", "stabilize",
+               "energy", "stage_cache", "drift_tolerance")
+
+
+def _type_name(value):
+    return type(value).__name__
+
+
+def _number(name, value, what="a number"):
+    """`value` as a float; a bool, a string or anything else that is not a real
+    number raises TypeError naming the argument (the command line says
+    "Could not convert" of the same)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError("%s must be %s, not %s %r" % (name, what, _type_name(value), value))
+    return float(value)
+
+
+def _whole(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError("%s must be a whole number, not %s %r" % (name, _type_name(value), value))
+    return int(value)
+
+
+def _text(name, value):
+    if not isinstance(value, str):
+        raise TypeError("%s must be a string, not %s %r" % (name, _type_name(value), value))
+    return value
+
+
+def _flag(name, value):
+    if not isinstance(value, bool) and type(value).__name__ != "bool_":
+        raise TypeError("%s must be True or False, not %s %r" % (name, _type_name(value), value))
+    return bool(value)
+
+
+def _check_keywords(caller, options, named=("t_end",)):
+    """An unknown keyword raises TypeError with the nearest known one (of
+    simulate's options and the method's own arguments `named`), as the
+    command line suggests an option."""
+    for key in options:
+        if key not in RUN_OPTIONS:
+            known = list(named) + list(RUN_OPTIONS)
+            near = difflib.get_close_matches(key, known, n=1)
+            raise TypeError("%s() got an unexpected keyword argument %r%s" % (
+                caller, key, "; did you mean %r?" % near[0] if near else "; the keywords are " + ", ".join(known)))
 
 
 def _run_options(source, t_end=None, t0=None, method=None, rtol=None, atol=None, dt_out=None, step=None,
@@ -336,17 +671,24 @@ def _run_options(source, t_end=None, t0=None, method=None, rtol=None, atol=None,
                  stage_cache=True, drift_tolerance=None, require_t_end=True):
     """RunOptions from simulate's keywords; the run settings the model
     carries (its `simulation:` section) fill those left as None."""
-    for name, value in (("t_end", t_end), ("t0", t0)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
-            raise TypeError("%s must be a number (seconds), not %s" % (name, type(value).__name__))
+    given = dict(t_end=t_end, t0=t0, method=method, rtol=rtol, atol=atol, dt_out=dt_out, step=step,
+                 max_steps=max_steps, form=form, constraints=constraints, drift_tolerance=drift_tolerance)
+    for name in _NUMBERS:
+        value = locals()[name]
+        if value is not None:
+            _number(name, value, "a number (seconds)" if name in ("t_end", "t0") else "a number")
+    for name in _CHOICES:
+        if locals()[name] is not None:
+            _text(name, locals()[name])
+    for name in _FLAGS:
+        _flag(name, locals()[name])
+    if max_steps is not None:
+        _whole("max_steps", max_steps)
     o = _paynter.RunOptions()
     # A bad choice's error names the model as its other errors do ("<string>"
     # for a model from loads, not the private file it is written to).
     o.file = source.display or source.path
-    given = [name for name, value in (("t_end", t_end), ("t0", t0), ("method", method), ("rtol", rtol),
-                                      ("atol", atol), ("dt_out", dt_out), ("step", step), ("max_steps", max_steps),
-                                      ("form", form), ("constraints", constraints),
-                                      ("drift_tolerance", drift_tolerance)) if value is not None]
+    given = [name for name, value in given.items() if value is not None]
     o.t0 = 0.0 if t0 is None else float(t0)
     o.t_end = 0.0 if t_end is None else float(t_end)
     o.method = "dopri5" if method is None else method
@@ -371,16 +713,38 @@ def _run_options(source, t_end=None, t0=None, method=None, rtol=None, atol=None,
     return o
 
 
-def _param_list(params):
+def _param_list(params, name="params"):
+    """NAME -> value pairs from a dict (or a list of pairs); names must be
+    strings and values numbers."""
     if params is None:
         return []
-    items = params.items() if isinstance(params, dict) else params
-    return [(str(name), float(value)) for name, value in items]
+    if isinstance(params, dict):
+        items = params.items()
+    elif isinstance(params, (str, bytes)) or not hasattr(params, "__iter__"):
+        raise TypeError("%s must be a dict of NAME -> value, not %s %r" % (name, _type_name(params), params))
+    else:
+        items = params
+    out = []
+    for item in items:
+        try:
+            key, value = item
+        except (TypeError, ValueError):
+            raise TypeError("%s must be a dict of NAME -> value, not a list holding %r" % (name, item)) from None
+        out.append((_text("%s key" % name, key), _number("%s[%r]" % (name, key), value)))
+    return out
 
 
 class Model:
     """A model file (or a text or dict written to a private file). The file is
-    read again by every call, as the commands read it."""
+    read again by every call, as the commands read it. Made by load, loads
+    and from_dict.
+
+    Example:
+
+    >>> m = paynter.load("examples/rlc.yaml")
+    >>> m.name, m.states, m.outputs
+    ('rlc', ['p_coil', 'q_capacitor'], ['current', 'v_cap', 'charge', 'v_res'])
+    """
 
     def __init__(self, path, display="", build=False):
         self.path = path
@@ -391,14 +755,30 @@ class Model:
         return "<paynter.Model %r from %s>" % (self.name, self._source.display or self.path)
 
     def check(self):
-        """The report of `paynter check`; raises ModelError where it fails."""
+        """The report of `paynter check`; raises ModelError where it fails.
+
+        Example:
+
+        >>> print(paynter.load("examples/rlc.yaml").check())   # doctest: +ELLIPSIS
+        model 'rlc' (examples/rlc.yaml): 5 elements (1 Se, 1 C, 1 I, 1 R, 1 1), 4 bonds, ...
+        ok
+        <BLANKLINE>
+        """
         return _paynter.check(self._source)
 
     def causality(self, procedure="SCAP", constraints="auto"):
         """The report of `paynter causality`; raises ModelError where the
         command fails, and Error (the report as its message, and as its
-        attribute `report`) where causal conflicts remain (exit status 1)."""
-        status, text = _paynter.causality(self._source, procedure, constraints)
+        attribute `report`) where causal conflicts remain (exit status 1).
+
+        Example:
+
+        >>> text = paynter.load("examples/rlc.yaml").causality(procedure="SCAP")
+        >>> "causal conflicts: none" in text
+        True
+        """
+        status, text = _paynter.causality(self._source, _text("procedure", procedure),
+                                          _text("constraints", constraints))
         if status != 0:
             e = Error(text)
             e.report = text
@@ -406,19 +786,37 @@ class Model:
         return text
 
     def equations(self, form="state", latex=False, explain=False, constraints="auto"):
-        """The text of `paynter equations` (LaTeX with latex=True)."""
-        return _paynter.equations(self._source, bool(latex), form, bool(explain), constraints)
+        """The text of `paynter equations` (LaTeX with latex=True).
+
+        Example:
+
+        >>> eqs = paynter.load("examples/rlc.yaml").equations(form="state")
+        >>> "q_capacitor" in eqs
+        True
+        """
+        return _paynter.equations(self._source, _flag("latex", latex), _text("form", form),
+                                  _flag("explain", explain), _text("constraints", constraints))
 
     def simulate(self, t_end=None, **options):
         """Simulates as `paynter simulate` does, with the same options (as
         keywords: t0, method, rtol, atol, dt_out, step, max_steps, params
         (a dict NAME -> value), form, constraints, backend, block_solve,
         parasitic_stiffness, parasitic_damping, assemble, stabilize, energy,
-        stage_cache) and returns a Result. A setting not given comes from
-        the model's run settings (its `simulation:` section), if it has them:
+        stage_cache, drift_tolerance) and returns a Result. A setting not
+        given comes from the model's run settings (its `simulation:`
+        section), if it has them. Arguments of the wrong type raise
+        TypeError (m.simulate("10") is refused); values the command line
+        refuses raise ModelError with its message.
 
-            r = paynter.load("examples/rlc.yaml").simulate(0.1, rtol=1e-8)
+        Example:
+
+        >>> r = paynter.load("examples/rlc.yaml").simulate(0.1, rtol=1e-8, params={"R": 20})
+        >>> r.columns
+        ['t', 'current', 'v_cap', 'charge', 'v_res']
+        >>> round(float(r["v_cap"][-1]), 2)      # charged to the supply's 5 V
+        5.0
         """
+        _check_keywords("simulate", options)
         return Result(_paynter.simulate(self._source, _run_options(self._source, t_end, **options)))
 
     def simulate_many(self, param_sets, t_end=None, threads=None, errors="raise", **options):
@@ -429,11 +827,22 @@ class Model:
         the build computes numbers from). A run that fails: errors="raise"
         raises its error (the first in input order, after every run has
         ended, with its index as attribute `index`); errors="return" puts the
-        exception object in its place."""
+        exception object in its place.
+
+        Example:
+
+        >>> runs = paynter.load("examples/rlc.yaml").simulate_many([{"R": 5}, {"R": 50}], t_end=0.1)
+        >>> [len(r) for r in runs]
+        [1001, 1001]
+        """
+        _check_keywords("simulate_many", options, ("param_sets", "t_end", "threads", "errors"))
         if errors not in ("raise", "return"):
             raise ValueError("errors is 'raise' or 'return', not %r" % (errors,))
-        sets = [_param_list(p) for p in param_sets]
-        if threads is None or threads == 0:
+        if isinstance(param_sets, (dict, str, bytes)) or not hasattr(param_sets, "__iter__"):
+            raise TypeError("param_sets must be a list of dicts NAME -> value, not %s" % _type_name(param_sets))
+        sets = [_param_list(p, "param_sets[%d]" % i) for i, p in enumerate(param_sets)]
+        threads = 0 if threads is None else _whole("threads", threads)
+        if threads == 0:
             threads = os.cpu_count() or 1
         options = _run_options(self._source, t_end, **options)
         out = _paynter.simulate_many(self._source, options, sets, int(threads))
@@ -448,39 +857,116 @@ class Model:
                 results.append(Result(item))
         return results
 
+    def sweep(self, ranges=None, *, log=(), table=None, t_end=None, threads=None, **options):
+        """Simulates the model over a grid or a table of parameter values, as
+        `paynter sweep` does, and returns a Sweep (every run's rows as one
+        array, the summary as a table, pandas and xarray views).
+
+        ranges: a dict NAME -> (START, STOP, COUNT) or "START:STOP:COUNT"
+        (--param NAME=START:STOP:COUNT; several form a grid, the last
+        varying fastest); log: the names of ranges spaced evenly in the
+        logarithm (--log); table: the runs as a CSV file's path (--params)
+        or as values, a dict NAME -> list of values or a pandas DataFrame
+        (one run per row, crossed with the grid); params (a keyword of
+        simulate's): values fixed for every run (--param NAME=VALUE);
+        threads: as --threads (None or 0: every hardware thread). The other
+        keywords are simulate's. A run gives the numbers of
+        m.simulate(params=...) bit for bit; a run that fails is recorded
+        (Sweep.ok, Sweep.errors) and the others go on.
+
+        Example:
+
+        >>> s = paynter.load("examples/B1_pendulum.yaml").sweep({"B": (0, 20, 11)}, t_end=5)
+        >>> s.shape, s.names, len(s)
+        ((11,), ['B'], 11)
+        >>> float(s.summary["B"][3]), bool(s.ok.all())
+        (6.0, True)
+        """
+        _check_keywords("sweep", options, ("ranges", "log", "table", "t_end", "threads"))
+        texts = []
+        if ranges is not None:
+            if not isinstance(ranges, dict):
+                raise TypeError("ranges must be a dict NAME -> (START, STOP, COUNT), not %s" % _type_name(ranges))
+            for name, spec in ranges.items():
+                texts.append("%s=%s" % (_text("ranges key", name), _range_text(name, spec)))
+        if isinstance(log, str) or not hasattr(log, "__iter__"):
+            raise TypeError("log must be a list of range names, not %s %r" % (_type_name(log), log))
+        log = [_text("log", name) for name in log]
+        table_path, names, rows, where = "", [], [], "<table>"
+        if isinstance(table, (str, os.PathLike)):
+            table_path = os.fspath(table)
+        elif table is not None:
+            names, rows = _table_values(table)
+        threads = 0 if threads is None else _whole("threads", threads)
+        options = _run_options(self._source, t_end, **options)
+        raw = _paynter.sweep(self._source, options, texts, log, table_path, names, rows, where, threads)
+        return Sweep(raw, self.name)
+
     def describe(self, **options):
         """The model as a run with these options (simulate's keywords: form,
         constraints, params, ...) sees it: a dict of "parameters" (name ->
         value, derived parameters included), "states" and "outputs" (names,
-        in the order of a Result's columns)."""
+        in the order of a Result's columns).
+
+        Example:
+
+        >>> paynter.load("examples/rlc.yaml").describe(params={"R": 20})["parameters"]["R"]
+        20.0
+        """
+        _check_keywords("describe", options, ())
         d = _paynter.describe(self._source, _run_options(self._source, 1.0, require_t_end=False, **options))
         return {"parameters": dict(d["parameters"]), "states": list(d["states"]), "outputs": list(d["outputs"])}
 
     @property
     def parameters(self):
-        """The parameters' values, as the model file gives them (derived ones included)."""
+        """The parameters' values, as the model file gives them (derived ones included).
+
+        Example:
+
+        >>> paynter.load("examples/rlc.yaml").parameters
+        {'V': 5.0, 'R': 10.0, 'L': 0.1, 'C': 0.001}
+        """
         return self.describe()["parameters"]
 
     @property
     def states(self):
-        """The names of the state variables (state form)."""
+        """The names of the state variables (state form).
+
+        Example:
+
+        >>> paynter.load("examples/rlc.yaml").states
+        ['p_coil', 'q_capacitor']
+        """
         return self.describe()["states"]
 
     @property
     def outputs(self):
-        """The names of the outputs, as a Result's columns after t."""
+        """The names of the outputs, as a Result's columns after t.
+
+        Example:
+
+        >>> paynter.load("examples/rlc.yaml").outputs
+        ['current', 'v_cap', 'charge', 'v_res']
+        """
         return self.describe()["outputs"]
 
     def draw(self, path=None, procedure="SCAP", constraints="auto", expand=False, highlight=0):
         """Draws the bond graph with its causal strokes, as `paynter draw`
         does: into `path` (.svg, .png, .pdf or .dot; Graphviz) when given,
-        else returns the Graphviz source. A model with submodels, vector bonds
-        or a multibody section is drawn as its components unless expand=True;
-        `highlight` marks zero-order causal path N.
+        else returns the Graphviz source. A model with submodels is drawn
+        at the level it is written (each submodel a block with its ports),
+        vector bonds and a multibody section as their components, unless
+        expand=True (the flat scalar graph); `highlight` marks zero-order
+        causal path N.
 
-            paynter.load("examples/rlc.yaml").draw("rlc.svg")
+        Example:
+
+        >>> dot = paynter.load("examples/rlc.yaml").draw()
+        >>> dot.startswith("digraph")
+        True
         """
-        dot = _paynter.drawing_dot(self._source, procedure, constraints, bool(expand), int(highlight))
+        dot = _paynter.drawing_dot(self._source, _text("procedure", procedure), _text("constraints", constraints),
+                                   _flag("expand", expand), _whole("highlight", highlight))
         if path is None:
             return dot
         _paynter.render_dot(self._source, dot, os.fspath(path))
@@ -502,21 +988,73 @@ class Model:
 
     def report(self, path, t_end=None, procedure="SCAP", **options):
         """Simulates (simulate's keywords) and writes the interactive HTML
-        report to `path`, as `paynter report` does."""
-        _paynter.report(self._source, _run_options(self._source, t_end, **options), procedure, os.fspath(path))
+        report to `path`, as `paynter report` does.
+
+        Example:
+
+        >>> paynter.load("examples/rlc.yaml").report("rlc_report.html", t_end=0.01)
+        """
+        _check_keywords("report", options, ("path", "t_end", "procedure"))
+        _paynter.report(self._source, _run_options(self._source, t_end, **options), _text("procedure", procedure),
+                        os.fspath(path))
+
+    def fmu(self, path, kind="both", form=None, constraints="auto", params=None, method="dopri5", rtol=1e-6,
+            atol=1e-9, step=1e-3, parasitic_stiffness=0.0, parasitic_damping=0.0):
+        """Exports the model as an FMI 2.0 FMU into `path`, as `paynter fmu`
+        does (docs/fmi.md): kind "me" (model exchange), "cs"
+        (co-simulation) or "both"; form (default: lagrange2 for a mechanism
+        under multibody:, else state); constraints "auto" or "parasitic";
+        params: values fixed in the FMU (--param); method, rtol, atol, step:
+        the co-simulation's integrator. Returns what the command prints, as
+        a dict: "path", "model_identifier", "guid", "form", "states",
+        "inputs", "outputs", "parameters", "tunable", "calculated",
+        "compile_seconds", "library_bytes", "fmu_bytes".
+
+        Example:
+
+        >>> info = paynter.load("examples/rlc.yaml").fmu("rlc.fmu", kind="cs")
+        >>> info["states"], info["outputs"]
+        (2, 4)
+        """
+        return _paynter.fmu(self._source, os.fspath(path), _text("kind", kind),
+                            "" if form is None else _text("form", form), _text("constraints", constraints),
+                            _number("parasitic_stiffness", parasitic_stiffness),
+                            _number("parasitic_damping", parasitic_damping), _param_list(params),
+                            _text("method", method), _number("rtol", rtol), _number("atol", atol),
+                            _number("step", step))
 
     def expand(self, after=None):
         """The model as YAML after the front end's passes, as `paynter expand`
         writes it: the scalar model (every pass), or the model after the pass
         `after` ("submodels", "overrides", "poses", "multibody",
-        "vector-bonds", "parasitic", "energy")."""
-        return _paynter.expand(self._source, "" if after is None else after)
+        "vector-bonds", "parasitic", "energy").
+
+        Example:
+
+        >>> print(paynter.load("examples/rlc.yaml").expand())   # doctest: +ELLIPSIS
+        # expanded by paynter: scalar bonds only
+        name: rlc
+        ...
+        """
+        return _paynter.expand(self._source, "" if after is None else _text("after", after))
 
     def compare(self, t_end=None, **options):
         """Simulates by every constraint method, as `paynter compare` does
         (simulate's options as keywords; the energy accounting is added for the
-        balance column), and returns a Comparison."""
+        balance column), and returns a Comparison.
+
+        Example:
+
+        >>> c = paynter.load("examples/B1_pendulum_3d.yaml").compare(1)
+        >>> c.reference, c["zcp"]["failure"] is None
+        ('minimal-coordinates', True)
+        """
+        _check_keywords("compare", options)
         return Comparison(_paynter.compare(self._source, _run_options(self._source, t_end, **options)))
+
+    def _point(self, at, steady, states, params, loop_at=None):
+        return (_param_list(params), _param_list(states, "states"), None if at is None else _number("at", at),
+                _flag("steady", steady), "" if loop_at is None else _text("loop_at", loop_at))
 
     def linearize(self, at=None, steady=False, states=None, params=None, loop_at=None):
         """Linearizes at an operating point, as `paynter linearize` does: the
@@ -524,9 +1062,15 @@ class Model:
         (steady=True); `states` (a dict NAME -> value) gives states' values,
         `params` overrides parameters. `loop_at` (a signal, "ctl.u") also
         opens the loop there, as `--loop-at`: see Linearization.loop.
-        Returns a Linearization."""
-        point = (_param_list(params), _param_list(states), None if at is None else float(at), bool(steady),
-                 loop_at or "")
+        Returns a Linearization.
+
+        Example:
+
+        >>> lin = paynter.load("examples/rlc.yaml").linearize()
+        >>> lin.A.shape, lin.states
+        ((2, 2), ['p_coil', 'q_capacitor'])
+        """
+        point = self._point(at, steady, states, params, loop_at)
         return Linearization(_paynter.linearize(self._source, *point), self, point)
 
     def bode(self, input=None, output=None, w_from=0.0, w_to=0.0, points=200, at=None, steady=False, states=None,
@@ -536,21 +1080,80 @@ class Model:
         linearize). With `loop_at` (and no input or output): the loop gain
         at that signal, as `paynter bode --loop-at`, the dict also holding
         "gain_crossovers", "phase_crossovers", "phase_margin", "gain_margin"
-        and "margin_range" as Linearization.loop does."""
-        point = (_param_list(params), _param_list(states), None if at is None else float(at), bool(steady),
-                 loop_at or "")
-        return self._bode(point, input or "", output or "", float(w_from), float(w_to), int(points))
+        and "margin_range" as Linearization.loop does.
+
+        Example:
+
+        >>> b = paynter.load("examples/rlc.yaml").bode(output="v_cap", w_from=10, w_to=1000, points=3)
+        >>> b["omega"].tolist()
+        [10.0, 100.0, 1000.0]
+        """
+        return self._bode(self._point(at, steady, states, params, loop_at), input, output, w_from, w_to, points)
 
     def _bode(self, point, input, output, w_from, w_to, points):
-        raw = _paynter.bode(self._source, *point, input, output, w_from, w_to, points)
+        raw = _paynter.bode(self._source, *point, "" if input is None else _text("input", input),
+                            "" if output is None else _text("output", output), _number("w_from", w_from),
+                            _number("w_to", w_to), _whole("points", points))
         keys = ["omega", "magnitude_db", "phase_deg", "input", "output"]
         if "phase_margin" in raw:
             keys += ["gain_crossovers", "phase_crossovers", "phase_margin", "gain_margin", "margin_range"]
         return {k: raw[k] for k in keys}
 
+
+def _range_text(name, spec):
+    """A range as the command line's text START:STOP:COUNT (numbers in their
+    shortest exact form), so that it is read and refused as --param reads it."""
+    if isinstance(spec, str):
+        return spec
+    try:
+        start, stop, count = spec
+    except (TypeError, ValueError):
+        raise TypeError("ranges[%r] must be (START, STOP, COUNT) or 'START:STOP:COUNT', not %r" % (name, spec)) \
+            from None
+    def text(value, what):
+        _number("ranges[%r] %s" % (name, what), value)
+        return str(int(value)) if isinstance(value, numbers.Integral) else repr(float(value))
+
+    return "%s:%s:%d" % (text(start, "START"), text(stop, "STOP"), _whole("ranges[%r] COUNT" % name, count))
+
+
+def _table_values(table):
+    """(names, rows) of a table given as a dict NAME -> values or a DataFrame."""
+    if hasattr(table, "columns") and hasattr(table, "to_numpy"):
+        names = [str(c) for c in table.columns]
+        columns = [table[c].tolist() for c in table.columns]
+    elif isinstance(table, dict):
+        names = list(table)
+        columns = [list(table[n]) for n in names]
+    else:
+        raise TypeError("table must be a CSV file's path, a dict NAME -> values or a pandas DataFrame, not %s"
+                        % _type_name(table))
+    for name, column in zip(names, columns):
+        _text("table key", name)
+        if len(column) != len(columns[0]):
+            raise ValueError("table: %r has %d values, %r has %d: every name needs one value per run"
+                             % (names[0], len(columns[0]), name, len(column)))
+    rows = [[_number("table[%r][%d]" % (n, i), c[i]) for n, c in zip(names, columns)]
+            for i in range(len(columns[0]) if columns else 0)]
+    for row in rows:
+        for name, v in zip(names, row):
+            if not math.isfinite(v):
+                raise ValueError("table[%r]: %r is not a finite number" % (name, v))
+    return names, rows
+
+
 def load(path):
     """The model in a YAML file (docs/model-format.md); raises ModelError if it
-    cannot be read."""
+    cannot be read.
+
+    Example:
+
+    >>> paynter.load("examples/B1_pendulum.yaml")
+    <paynter.Model 'B1_pendulum' from examples/B1_pendulum.yaml>
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError("load takes a file's path, not %s; for YAML text use loads, for a dict from_dict"
+                        % _type_name(path))
     return Model(os.fspath(path))
 
 
@@ -558,7 +1161,14 @@ def loads(text):
     """A model from YAML text. It is written to a file in a private temporary
     directory of this process (removed at exit); its errors name "<string>".
     The model is built at once, as `check` builds it: an error in it (an
-    unknown kind, an undefined name) raises ModelError here."""
+    unknown kind, an undefined name) raises ModelError here.
+
+    Example:
+
+    >>> m = paynter.loads(open("examples/rlc.yaml").read())
+    >>> m.name
+    'rlc'
+    """
     if not isinstance(text, str):
         raise TypeError("loads takes the model's YAML text (str), not %s" % type(text).__name__)
     return Model(_private_file(text), "<string>", build=True)
@@ -571,14 +1181,26 @@ def from_dict(model):
     The model is built at once: an error in it raises ModelError here, not at
     the first simulate.
 
-        m = paynter.from_dict({"elements": [{"name": "S", "kind": "Se", "effort": 1},
-                                            {"name": "J", "kind": "1"},
-                                            {"name": "M", "kind": "I", "inertance": 2}],
-                               "bonds": [["S", "J"], ["J", "M"]]})
+    Example:
+
+    >>> m = paynter.from_dict({"elements": [{"name": "S", "kind": "Se", "effort": 1},
+    ...                                     {"name": "J", "kind": "1"},
+    ...                                     {"name": "M", "kind": "I", "inertance": 2}],
+    ...                        "bonds": [["S", "J"], ["J", "M"]]})
+    >>> m.states
+    ['p_M']
     """
     return Model(_private_file(to_yaml(model)), "<dict>", build=True)
 
 
 def simulate(path, t_end=None, **options):
-    """paynter.load(path).simulate(t_end, **options)."""
+    """paynter.load(path).simulate(t_end, **options).
+
+    Example:
+
+    >>> r = paynter.simulate("examples/B1_pendulum.yaml", t_end=10, dt_out=0.01)
+    >>> r.columns, len(r)
+    (['t', 'gamma', 'gammadot', 'xG', 'yG'], 1001)
+    """
+    _check_keywords("simulate", options)
     return load(path).simulate(t_end, **options)

@@ -313,7 +313,9 @@ std::string DrawingDot(const std::string& path, const DrawOptions& options) {
     paths = FindZeroOrderPaths(m, g);
     highlight = &SelectZeroOrderPath(paths, options.highlight);
   }
-  const DrawComponents components = FindDrawComponents(m, LoadSpec(ModelSource::File(path), {}, LoadPass::kSubmodels));
+  const ModelSpec hierarchical = LoadSpec(ModelSource::File(path), {}, LoadPass::kRead);
+  const DrawComponents components =
+      FindDrawComponents(m, LoadSpec(ModelSource::File(path), {}, LoadPass::kSubmodels), &hierarchical);
   return options.expand || highlight || components.empty() ? BondGraphDot(m, &g, highlight)
                                                            : ComponentGraphDot(m, &g, components);
 }

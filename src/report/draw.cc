@@ -203,7 +203,7 @@ std::string BondGraphDot(const Model& m, const CausalGraph* g, const ZeroOrderPa
   return os.str();
 }
 
-DrawComponents FindDrawComponents(const Model& m, const ModelSpec& written) {
+DrawComponents FindDrawComponents(const Model& m, const ModelSpec& written, const ModelSpec* hierarchical) {
   DrawComponents d;
   d.component_of.assign(m.elements.size(), -1);
   std::map<std::string, int> by_name;
@@ -236,14 +236,28 @@ DrawComponents FindDrawComponents(const Model& m, const ModelSpec& written) {
   }
   std::sort(entries.begin(), entries.end(),
             [](const auto& a, const auto& b) { return std::get<0>(a).size() > std::get<0>(b).size(); });
+  // Submodels' instances: their elements are named by instance path.
+  std::map<std::string, std::string> instance_use;
+  if (hierarchical)
+    for (const auto& inst : hierarchical->instances) instance_use[inst.name] = inst.use;
+  auto instance_of = [&](const std::string& name) -> std::string {
+    const size_t dot = name.find('.');
+    if (dot == std::string::npos || dot == 0) return "";
+    const std::string head = name.substr(0, dot);
+    return instance_use.count(head) ? head : "";
+  };
   for (size_t i = 0; i < m.elements.size(); ++i) {
     const Element& e = m.elements[i];
     int c = -1;
-    for (const auto& [name, kind, label] : entries)
+    if (const std::string inst = instance_of(e.name); !inst.empty())
+      c = component(inst, "submodel", inst + "\n" + instance_use[inst]);
+    for (const auto& [name, kind, label] : entries) {
+      if (c >= 0) break;
       if (!name.empty() && e.name.size() > name.size() && e.name.compare(0, name.size() + 1, name + "_") == 0) {
         c = component(name, kind, label);
         break;
       }
+    }
     if (c < 0 && !e.origin.empty()) {
       // A vector element: its kind and name, as written.
       std::string kind = KindName(e.kind);
@@ -274,7 +288,33 @@ DrawComponents FindDrawComponents(const Model& m, const ModelSpec& written) {
     }
     d.multibonds[it->second].bonds.push_back(static_cast<int>(b));
   }
-  for (auto& mb : d.multibonds) mb.label = (mb.label.empty() ? "" : mb.label + " ") + fmt::format("[{}]", mb.bonds.size());
+  // A bond at a submodel's port: the port's name from the bonds as written
+  // (`motor.shaft` joins port shaft of instance motor). A pair of nodes joined
+  // by one written bond in one direction gets its port names.
+  if (hierarchical) {
+    auto written_node = [&](const std::string& end, std::string* port) {
+      const std::string inst = instance_of(end);
+      if (inst.empty()) return end;
+      *port = end.substr(inst.size() + 1);
+      return "comp:" + inst;
+    };
+    std::map<std::pair<std::string, std::string>, std::vector<std::pair<std::string, std::string>>> ports;
+    for (const auto& b : hierarchical->bonds) {
+      std::string from_port, to_port;
+      const std::string from = written_node(b.from, &from_port), to = written_node(b.to, &to_port);
+      ports[{from, to}].emplace_back(from_port, to_port);
+    }
+    for (auto& mb : d.multibonds) {
+      const auto it = ports.find({mb.from, mb.to});
+      if (mb.bonds.size() != 1 || !mb.label.empty() || it == ports.end() || it->second.size() != 1) continue;
+      mb.from_port = it->second[0].first;
+      mb.to_port = it->second[0].second;
+    }
+  }
+  for (auto& mb : d.multibonds) {
+    if (!mb.from_port.empty() || !mb.to_port.empty()) continue;
+    mb.label = (mb.label.empty() ? "" : mb.label + " ") + fmt::format("[{}]", mb.bonds.size());
+  }
   return d;
 }
 
@@ -299,6 +339,21 @@ std::string ComponentGraphDot(const Model& m, const CausalGraph* g, const DrawCo
   for (size_t k = 0; k < d.multibonds.size(); ++k) {
     const auto& mb = d.multibonds[k];
     for (int b : mb.bonds) in_multibond.insert(b);
+    if (!mb.from_port.empty() || !mb.to_port.empty()) {
+      // One bond at a submodel's port(s): drawn as a bond, its causal stroke
+      // where the flat graph has it, the port's name at the block's end.
+      const int b = mb.bonds[0];
+      const Bond& bond = m.bonds[b];
+      std::string arrowhead = "lvee", arrowtail = "none";
+      if (g && g->effort_to[b] >= 0) {
+        if (g->effort_to[b] == bond.to) arrowhead = "teelvee";
+        else arrowtail = "tee";
+      }
+      os << "  " << Quote(mb.from) << " -> " << Quote(mb.to) << " [id=" << Quote(fmt::format("mb{}", k))
+         << ", taillabel=" << Quote(mb.from_port) << ", headlabel=" << Quote(mb.to_port)
+         << ", dir=both, arrowhead=" << arrowhead << ", arrowtail=" << arrowtail << "];\n";
+      continue;
+    }
     // A multibond: a double line (Graphviz draws "black:invis:black" as two
     // parallel strokes) labelled with its dimension.
     os << "  " << Quote(mb.from) << " -> " << Quote(mb.to) << " [id=" << Quote(fmt::format("mb{}", k))

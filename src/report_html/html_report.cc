@@ -251,6 +251,7 @@ void WriteHtmlReport(const ReportOptions& options, const std::string& path) {
   RunOptions run = options.run;
   // The model as written, flat (the components' drawing groups by it; a mechanism's bodies and joints).
   const ModelSpec written = LoadSpec(ModelSource::File(run.file), {}, LoadPass::kSubmodels);
+  const ModelSpec hierarchical = LoadSpec(ModelSource::File(run.file), {}, LoadPass::kRead);  // its instances
   const bool mechanism = written.multibody.present;
   run.poses = mechanism;
   run.progress = false;
@@ -273,7 +274,7 @@ void WriteHtmlReport(const ReportOptions& options, const std::string& path) {
   }
   const std::string svg = DotToSvg(BondGraphDot(a.model, &a.graph));
   // The drawing at the level the model was written (components, multibonds).
-  const DrawComponents components = FindDrawComponents(a.model, written);
+  const DrawComponents components = FindDrawComponents(a.model, written, &hierarchical);
   const std::string components_svg = components.empty() ? "" : DotToSvg(ComponentGraphDot(a.model, &a.graph, components));
   std::ostringstream equations_tex, causality_text;
   EquationsText(run.file, true, run.form, false, run.constraints, equations_tex);

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <set>
 #include <sstream>
@@ -199,6 +200,12 @@ RunOptions SweepDefinition::OptionsFor(long run) const {
 
 SweepDefinition MakeSweep(const RunOptions& base, const std::vector<SweepRange>& ranges,
                           const std::string& table_path) {
+  if (table_path.empty()) return MakeSweep(base, ranges, ParameterTable{}, "");
+  return MakeSweep(base, ranges, ReadParameterTable(table_path), table_path);
+}
+
+SweepDefinition MakeSweep(const RunOptions& base, const std::vector<SweepRange>& ranges, ParameterTable table,
+                          const std::string& table_path) {
   SweepDefinition def;
   def.base = base;
   std::set<std::string> named;
@@ -209,12 +216,25 @@ SweepDefinition MakeSweep(const RunOptions& base, const std::vector<SweepRange>&
             "each parameter fixed (NAME=VALUE), in one range or in the table, once", fmt::format("'{}' again", name));
   };
   for (const auto& p : base.params) name_once(p.first, "a fixed --param");
-  ParameterTable table;
-  if (!table_path.empty()) {
-    table = ReadParameterTable(table_path);
-    for (const auto& n : table.names) name_once(n, "the table");
-  } else {
-    table.rows.emplace_back();  // one run with no values, crossed with the grid
+  for (const auto& n : table.names) name_once(n, "the table");
+  for (size_t i = 0; i < table.rows.size(); ++i) {
+    if (table.rows[i].size() == table.names.size()) continue;
+    Diagnostic d;
+    d.where.file = table_path;
+    d.message = fmt::format("row {} of the table has {} values", i + 1, table.rows[i].size());
+    d.expected = fmt::format("one value per name ({})", table.names.size());
+    d.got = std::to_string(table.rows[i].size());
+    throw Error(std::move(d));
+  }
+  if (!table.names.empty() && table.rows.empty()) {
+    Diagnostic d;
+    d.where.file = table_path;
+    d.message = "the table has no rows";
+    d.expected = "at least one run: a row of values";
+    throw Error(std::move(d));
+  }
+  if (table.names.empty()) {
+    table.rows.assign(1, {});  // one run with no values, crossed with the grid
   }
   double total = static_cast<double>(table.rows.size());
   for (const auto& r : ranges) {
@@ -236,8 +256,12 @@ SweepDefinition MakeSweep(const RunOptions& base, const std::vector<SweepRange>&
   return def;
 }
 
-SweepDefinition DefineSweep(RunOptions base, const std::vector<std::string>& params,
-                            const std::vector<std::string>& log, const std::string& table) {
+namespace {
+
+// DefineSweep's texts read; `make` builds the definition from the ranges.
+SweepDefinition DefineFromTexts(RunOptions base, const std::vector<std::string>& params,
+                                const std::vector<std::string>& log,
+                                const std::function<SweepDefinition(const RunOptions&, const std::vector<SweepRange>&)>& make) {
   std::vector<SweepRange> ranges;
   std::vector<std::string> fixed;
   for (const auto& p : params) {
@@ -253,7 +277,23 @@ SweepDefinition DefineSweep(RunOptions base, const std::vector<std::string>& par
     ThrowAt({}, "", fmt::format("--log {}: no --param range of that name", name),
             "the name of a --param NAME=START:STOP:COUNT range", name);
   }
-  return MakeSweep(base, ranges, table);
+  return make(base, ranges);
+}
+
+}  // namespace
+
+SweepDefinition DefineSweep(RunOptions base, const std::vector<std::string>& params,
+                            const std::vector<std::string>& log, const std::string& table) {
+  return DefineFromTexts(std::move(base), params, log, [&](const RunOptions& b, const std::vector<SweepRange>& ranges) {
+    return MakeSweep(b, ranges, table);
+  });
+}
+
+SweepDefinition DefineSweep(RunOptions base, const std::vector<std::string>& params,
+                            const std::vector<std::string>& log, ParameterTable table, const std::string& table_where) {
+  return DefineFromTexts(std::move(base), params, log, [&](const RunOptions& b, const std::vector<SweepRange>& ranges) {
+    return MakeSweep(b, ranges, std::move(table), table_where);
+  });
 }
 
 // ---- a run's result as bytes (MPI) -------------------------------------------

@@ -20,18 +20,10 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Per run: what the summary holds besides the parameter values.
-struct SummaryRow {
-  bool ok = false;
-  std::string error;
-  double t_final = kNaN;
-  long rows = 0, steps = 0, rejected = 0, rhs_evals = 0, jac_evals = 0;
-  bool own_build = false;
-  std::vector<double> final_values, min_values, max_values;  // per output (not t)
-};
+}  // namespace
 
-SummaryRow Summarize(const SweepRunResult& r, size_t columns) {
-  SummaryRow s;
+SweepRunSummary SummarizeSweepRun(const SweepRunResult& r, size_t columns) {
+  SweepRunSummary s;
   s.ok = r.ok;
   s.error = r.error;
   s.rows = r.rows;
@@ -60,14 +52,15 @@ SummaryRow Summarize(const SweepRunResult& r, size_t columns) {
   return s;
 }
 
-// The summary's numeric columns after the parameters, as both formats name them.
-std::vector<std::string> SummaryColumns(const std::vector<std::string>& columns) {
+std::vector<std::string> SweepSummaryColumns(const std::vector<std::string>& columns) {
   std::vector<std::string> out = {"ok", "error", "t_final", "rows", "steps", "rejected", "rhs_evals", "jac_evals",
                                   "own_build"};
   for (const char* what : {"final_", "min_", "max_"})
     for (size_t c = 1; c < columns.size(); ++c) out.push_back(what + columns[c]);
   return out;
 }
+
+namespace {
 
 // The shortest text that reads back as the same double (as CsvWriter).
 void AppendNumber(std::string* out, double v) {
@@ -105,7 +98,7 @@ class CsvSweepOutput : public SweepSink {
     data_.Write(h + "\n");
     h = "run";
     for (const auto& n : def_.names) h += "," + n;
-    for (const auto& n : SummaryColumns(columns)) h += "," + n;
+    for (const auto& n : SweepSummaryColumns(columns)) h += "," + n;
     summary_.Write(h + "\n");
   }
 
@@ -122,7 +115,7 @@ class CsvSweepOutput : public SweepSink {
       line += '\n';
       data_.Write(line);
     }
-    const SummaryRow s = Summarize(r, nc);
+    const SweepRunSummary s = SummarizeSweepRun(r, nc);
     line = std::to_string(r.index);
     for (double v : def_.RunValues(r.index)) {
       line += ',';
@@ -186,7 +179,7 @@ class Hdf5SweepOutput : public SweepSink {
     if (r.rows > 0)
       Check(io_.h5_write_run(file_, static_cast<uint64_t>(r.index), static_cast<uint64_t>(r.rows), r.data.data()),
             "write a run");
-    summary_.push_back(Summarize(r, columns_.size()));
+    summary_.push_back(SummarizeSweepRun(r, columns_.size()));
   }
 
   void Commit() override {
@@ -272,7 +265,7 @@ class Hdf5SweepOutput : public SweepSink {
     const size_t n = summary_.size();
     std::vector<unsigned char> buf(n * size);
     for (size_t k = 0; k < n; ++k) {
-      const SummaryRow& s = summary_[k];
+      const SweepRunSummary& s = summary_[k];
       unsigned char* rec = buf.data() + k * size;
       size_t f = 0;
       auto put = [&](const auto& v) {
@@ -300,7 +293,7 @@ class Hdf5SweepOutput : public SweepSink {
   std::string path_, tmp_;
   paynter_h5* file_ = nullptr;
   std::vector<std::string> columns_;
-  std::vector<SummaryRow> summary_;
+  std::vector<SweepRunSummary> summary_;
   bool committed_ = false;
 };
 
