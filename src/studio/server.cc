@@ -201,6 +201,16 @@ int Serve(const ServerOptions& options, std::ostream& out) {
                 std::lock_guard<std::mutex> lock(pipeline);
                 Answer(res, simulator.RunJson(req.body, file, name, o));
               }));
+  server.Get("/api/library", guarded([&](const httplib::Request&, httplib::Response& res) { Answer(res, LibraryJson()); }));
+  server.Post("/api/export", guarded([&](const httplib::Request& req, httplib::Response& res) {
+                const std::string name = req.get_param_value("path");
+                const RunOptions o = SimulateOptions(Query(req));
+                std::lock_guard<std::mutex> lock(pipeline);
+                Answer(res, ExportJson(ws.Resolve(name, false), name, req.get_param_value("kind"), o, options.web_dir));
+              }));
+  server.Post("/api/edit", guarded([&](const httplib::Request& req, httplib::Response& res) {
+                Answer(res, EditJson(req.body, req.get_param_value("path"), Query(req)));
+              }));
   server.Post("/api/save", guarded([&](const httplib::Request& req, httplib::Response& res) {
                 const std::string name = req.get_param_value("path");
                 const bool force = req.get_param_value("force") == "1";
