@@ -78,6 +78,24 @@ try {
   await page.waitForFunction(() => window.paynterStudio && window.paynterStudio.checks >= 1, { timeout: 20000 });
   check(await page.$eval('#drawing', (d) => !!d.querySelector('svg g.node')), 'B1 drawn on opening');
   check(await page.$eval('#file', (s) => s.value) === 'B1_pendulum.yaml', 'the file given is opened');
+  // The drawing's zoom and pan (web/svg.js, shared with the report): the
+  // wheel zooms, a drag on the background pans, a double click fits.
+  const vb = () => page.$eval('#drawing svg', (s) => s.getAttribute('viewBox'));
+  const vbFit = await vb();
+  const box = await page.$eval('#drawing svg', (s) => { const r = s.getBoundingClientRect(); return { x: r.x + 5, y: r.y + 5 }; });
+  await page.mouse.move(box.x, box.y);
+  await page.mouse.wheel({ deltaY: -200 });
+  await page.waitForFunction((v) => document.querySelector('#drawing svg').getAttribute('viewBox') !== v, {}, vbFit);
+  const vbZoomed = await vb();
+  await page.mouse.down();
+  await page.mouse.move(box.x + 40, box.y + 20, { steps: 3 });
+  await page.mouse.up();
+  const vbPanned = await vb();
+  await page.mouse.click(box.x, box.y, { count: 2 });
+  await page.waitForFunction((v) => document.querySelector('#drawing svg').getAttribute('viewBox').split(/[\s,]+/)
+    .map(Number).join(' ') === v.split(/[\s,]+/).map(Number).join(' '), {}, vbFit);
+  check(Number(vbZoomed.split(' ')[2]) < Number(vbFit.split(' ')[2]) && vbPanned !== vbZoomed, 'the drawing zooms, pans and fits',
+    [vbFit, vbZoomed, vbPanned].join(' | '));
 
   // Types `keys` at the end of line `line` (1-based) and waits for the check of the new text.
   async function typeAt(line, keys) {

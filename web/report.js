@@ -74,30 +74,7 @@
     svg.removeAttribute('width');
     svg.removeAttribute('height');
     box.appendChild(svg);
-    const vb0 = svg.getAttribute('viewBox') ? svg.getAttribute('viewBox').split(/[\s,]+/).map(Number) : null;
-    if (!vb0) return { box: box, svg: svg };
-    let vb = vb0.slice();
-    const setVb = function () { svg.setAttribute('viewBox', vb.join(' ')); };
-    box.addEventListener('wheel', function (ev) {
-      ev.preventDefault();
-      const r = box.getBoundingClientRect();
-      const fx = (ev.clientX - r.left) / r.width, fy = (ev.clientY - r.top) / r.height;
-      const k = ev.deltaY > 0 ? 1.15 : 1 / 1.15;
-      const w = vb[2] * k, h = vb[3] * k;
-      vb = [vb[0] + (vb[2] - w) * fx, vb[1] + (vb[3] - h) * fy, w, h];
-      setVb();
-    }, { passive: false });
-    let drag = null;
-    box.addEventListener('mousedown', function (ev) { drag = { x: ev.clientX, y: ev.clientY, vb: vb.slice() }; });
-    window.addEventListener('mouseup', function () { drag = null; });
-    window.addEventListener('mousemove', function (ev) {
-      if (!drag) return;
-      const r = box.getBoundingClientRect();
-      const s = Math.max(drag.vb[2] / r.width, drag.vb[3] / r.height);
-      vb = [drag.vb[0] - (ev.clientX - drag.x) * s, drag.vb[1] - (ev.clientY - drag.y) * s, drag.vb[2], drag.vb[3]];
-      setVb();
-    });
-    box.addEventListener('dblclick', function () { vb = vb0.slice(); setVb(); });
+    window.paynterPanZoom(svg, box);  // web/svg.js
     return { box: box, svg: svg };
   }
   const scalarView = makeView(data.svg);

@@ -209,7 +209,7 @@
       if (b && selected && selected.type === 'bond' && sameBond(selected, b)) g.classList.add('selected');
       g.addEventListener('click', function () { if (b) select({ type: 'bond', from: b.from, to: b.to, line: b.line }); });
     });
-    panZoom(svg);
+    window.paynterPanZoom(svg);  // web/svg.js: wheel, drag on the background, double click
     if (!panel.contains(document.activeElement)) showPanel();  // not under the user's typing
   }
   function elementOf(g) {
@@ -219,23 +219,6 @@
     return ((state.check && state.check.bonds) || []).filter(function (x) { return x.id === g.id; })[0];
   }
   function sameBond(a, b) { return a.from === b.from && a.to === b.to && (!a.line || a.line === b.line); }
-  function panZoom(svg) {
-    const vb0 = svg.getAttribute('viewBox') ? svg.getAttribute('viewBox').split(/[\s,]+/).map(Number) : null;
-    if (!vb0) return;
-    let vb = vb0.slice();
-    const set = function () { svg.setAttribute('viewBox', vb.join(' ')); };
-    svg.addEventListener('wheel', function (ev) {
-      ev.preventDefault();
-      const r = svg.getBoundingClientRect();
-      const fx = (ev.clientX - r.left) / r.width, fy = (ev.clientY - r.top) / r.height;
-      const k = ev.deltaY > 0 ? 1.15 : 1 / 1.15;
-      const w = vb[2] * k, h = vb[3] * k;
-      vb = [vb[0] + (vb[2] - w) * fx, vb[1] + (vb[3] - h) * fy, w, h];
-      set();
-    }, { passive: false });
-    svg.addEventListener('dblclick', function () { vb = vb0.slice(); set(); });
-  }
-
   // ---- graphical editing, as edits of the text ---------------------------------
   // An element from the palette, a bond from two shift-clicks in the drawing:
   // each is one line added to its section (`elements:`, `bonds:`), in block or
