@@ -73,7 +73,10 @@ try {
   page.on('pageerror', (e) => consoleErrors.push(String(e)));
   // Nothing but the studio's own address is asked for.
   const foreign = [];
-  page.on('request', (r) => { if (!r.url().startsWith(url.replace(/\/\?.*$/, '/'))) foreign.push(r.url()); });
+  // (data: URLs are the page's own inlined fonts, KaTeX's.)
+  page.on('request', (r) => {
+    if (!r.url().startsWith(url.replace(/\/\?.*$/, '/')) && !r.url().startsWith('data:')) foreign.push(r.url().slice(0, 120));
+  });
   await page.goto(url);
   await page.waitForFunction(() => window.paynterStudio && window.paynterStudio.checks >= 1, { timeout: 20000 });
   check(await page.$eval('#drawing', (d) => !!d.querySelector('svg g.node')), 'B1 drawn on opening');
@@ -94,6 +97,20 @@ try {
   await page.mouse.click(box.x, box.y, { count: 2 });
   await page.waitForFunction((v) => document.querySelector('#drawing svg').getAttribute('viewBox').split(/[\s,]+/)
     .map(Number).join(' ') === v.split(/[\s,]+/).map(Number).join(' '), {}, vbFit);
+  // The equations, typeset with KaTeX (web/equations.js, shared with the
+  // report) when their pane is opened: B1's two state equations and its
+  // outputs, each a row.
+  await page.click('#equations summary');
+  await page.waitForFunction(() => document.querySelectorAll('#equations .eqrow .katex').length > 0);
+  const eq = await page.evaluate(() => {
+    (window.paynterStudio.eqRows || []).forEach(window.paynterTypeset);
+    return { rows: document.querySelectorAll('#equations .eqrow').length,
+      typeset: document.querySelectorAll('#equations .eqrow .katex').length,
+      text: document.querySelector('#equations').textContent };
+  });
+  check(eq.rows >= 2 && eq.typeset === eq.rows && /γ|gamma/.test(eq.text), 'the equations are typeset with KaTeX',
+    eq.rows + ' rows, ' + eq.typeset + ' typeset');
+  await page.click('#equations summary');
   check(Number(vbZoomed.split(' ')[2]) < Number(vbFit.split(' ')[2]) && vbPanned !== vbZoomed, 'the drawing zooms, pans and fits',
     [vbFit, vbZoomed, vbPanned].join(' | '));
 

@@ -62,9 +62,23 @@
   const summary = el('div', { id: 'summary', class: 'muted' });
   const diagList = el('ul', { id: 'diagnostics' });
   const paths = el('ul', { id: 'paths' });
+  // The equations of the text (state form, as `paynter equations --latex`
+  // writes them), typeset with KaTeX (web/equations.js) while open.
+  const equations = el('details', { id: 'equations' }, [el('summary', { text: 'Equations' })]);
+  const eqBox = el('div', { class: 'eqbox' });
+  equations.appendChild(eqBox);
+  let eqShown = null;
+  function showEquations() {
+    const text = state.check && state.check.equations;
+    if (!equations.open || text === eqShown) return;
+    eqShown = text;
+    eqBox.textContent = '';
+    state.eqRows = text ? window.paynterEquations(eqBox, text) : [];
+  }
+  equations.addEventListener('toggle', showEquations);
   document.body.appendChild(el('main', null, [
     el('section', { id: 'left' }, [palette, editorBox]),
-    el('section', { id: 'right' }, [drawing, panel, summary, diagList, paths])]));
+    el('section', { id: 'right' }, [drawing, panel, summary, diagList, paths, equations])]));
 
   // The run: simulate's options, the button, the sliders and the plot.
   function field(id, label, value, title) {
@@ -552,6 +566,7 @@
       summary.textContent = s ? r.model + ': ' + s.elements + ' elements, ' + s.bonds + ' bonds; ' + s.integral +
         ' storage elements in integral causality, ' + s.derivative + ' in derivative causality, ' + s.conflicts +
         ' causal conflicts' + (s.states >= 0 ? '; ' + s.states + ' states, ' + s.loops + ' algebraic loops' : '') : '';
+      if (r.svg) showEquations();
       paths.textContent = '';
       (r.paths || []).forEach(function (p) {
         paths.appendChild(el('li', { text: 'zero-order causal path ' + p.number + ' (class ' + p['class'] + '): ' + p.description }));

@@ -137,12 +137,16 @@ std::string StudioPage(const std::string& web_dir) {
   for (const char* f : {"lib/codemirror.css", "addon/hint/show-hint.css"})
     css += web::InlineStyle(web::ReadWebFile(cm / f, page)) + "\n";
   css += web::InlineStyle(web::ReadWebFile(dir / "node_modules/uplot/dist/uPlot.min.css", page)) + "\n";
+  css += web::InlineStyle(web::KatexStyle(dir / "node_modules/katex/dist")) + "\n";
   css += web::InlineStyle(web::ReadWebFile(dir / "studio.css", page));
   for (const char* f : {"lib/codemirror.js", "mode/yaml/yaml.js", "addon/hint/show-hint.js"})
     js += "<script>\n" + web::InlineScript(web::ReadWebFile(cm / f, page)) + "\n</script>\n";
   js += "<script>\n" + web::InlineScript(web::ReadWebFile(dir / "node_modules/uplot/dist/uPlot.iife.min.js", page)) +
         "\n</script>\n";
+  js += "<script>\n" + web::InlineScript(web::ReadWebFile(dir / "node_modules/katex/dist/katex.min.js", page)) +
+        "\n</script>\n";
   js += "<script>\n" + web::InlineScript(web::ReadWebFile(dir / "svg.js", page) + "\n" +
+                                           web::ReadWebFile(dir / "equations.js", page) + "\n" +
                                            web::ReadWebFile(dir / "studio.js", page)) +
         "\n</script>\n";
   std::string html;
@@ -201,9 +205,11 @@ std::string CheckJson(const std::string& text, const fs::path& file, const std::
       diagnostics.push_back(DiagnosticJson(d, shown, "info", file.string()));
     }
     int states = -1, loops = 0, blocks = 0;
+    std::string equations;  // as `paynter equations --latex` writes them
     if (g.conflicts.empty()) {
       try {
         const EquationSystem eqs = BuildEquations(m, g);
+        equations = eqs.ToLatex(m);
         states = static_cast<int>(eqs.state_names.size());
         for (const auto& b : eqs.blocks) loops += b.derivative_causality ? 0 : 1;
         blocks = static_cast<int>(eqs.blocks.size());
@@ -229,7 +235,7 @@ std::string CheckJson(const std::string& text, const fs::path& file, const std::
     for (const auto& [name, p] : drawn.positions) j.Key(name).Open('[').Num(p.first).Num(p.second).Close(']');
     j.Close('}').Close('}');
     done("drawing");
-    j.Field("model", m.name);
+    j.Field("model", m.name).Field("equations", equations);
     j.Key("mechanism").Bool(lm.mechanism);
     j.Key("summary").Open('{');
     j.Field("elements", static_cast<double>(m.elements.size())).Field("bonds", static_cast<double>(m.bonds.size()));
