@@ -24,6 +24,8 @@ try {
   process.exit(1);
 }
 
+// PAYNTER_STUDIO_SHOTS=DIR: the screenshots of docs/studio.md written there.
+const shots = process.env.PAYNTER_STUDIO_SHOTS || '';
 let failures = 0;
 function check(ok, what, detail) {
   console.log((ok ? 'ok   ' : 'FAIL ') + what + (detail !== undefined ? ': ' + detail : ''));
@@ -35,6 +37,12 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paynter-studio-'));
 const examples = ['rlc.yaml', 'mass_spring_damper.yaml', 'B1_pendulum.yaml', 'dc_motor_load.yaml', 'B3_quick_return.yaml',
   'B4_spatial_arm.yaml'];
 for (const f of examples) fs.copyFileSync(path.join(source, 'examples', f), path.join(dir, f));
+// Two circuits, a source with a resistor and a parallel C and R, for a bond
+// dragged between them (every junction has its two bonds before and after).
+fs.writeFileSync(path.join(dir, 'drag.yaml'), 'name: drag\nparameters: {R: 2, C: 0.5}\nelements:\n' +
+  '  - {name: src, kind: Se, effort: 1}  # a source\n  - {name: a, kind: "1"}\n  - {name: r1, kind: R, resistance: R}\n' +
+  '  - {name: b, kind: "0"}\n  - {name: cap, kind: C, capacitance: C}\n  - {name: r2, kind: R, resistance: R}\n' +
+  'bonds:\n  - [src, a]\n  - [a, r1]\n  - [b, cap]   # the second circuit\n  - [b, r2]\noutputs: {q: q_cap}\n');
 // A model written in flow style, for the palette's edits of one-line sections.
 fs.writeFileSync(path.join(dir, 'flow.yaml'), 'name: rc\nparameters: {R: 2, C: 0.5}\n' +
   'elements: [{name: cap, kind: C, capacitance: C, initial: 1}, {name: j, kind: "0"}, {name: res, kind: R, resistance: R}]' +
@@ -65,11 +73,46 @@ try {
   page.on('pageerror', (e) => consoleErrors.push(String(e)));
   // Nothing but the studio's own address is asked for.
   const foreign = [];
-  page.on('request', (r) => { if (!r.url().startsWith(url.replace(/\/\?.*$/, '/'))) foreign.push(r.url()); });
+  // (data: URLs are the page's own inlined fonts, KaTeX's.)
+  page.on('request', (r) => {
+    if (!r.url().startsWith(url.replace(/\/\?.*$/, '/')) && !r.url().startsWith('data:')) foreign.push(r.url().slice(0, 120));
+  });
   await page.goto(url);
   await page.waitForFunction(() => window.paynterStudio && window.paynterStudio.checks >= 1, { timeout: 20000 });
   check(await page.$eval('#drawing', (d) => !!d.querySelector('svg g.node')), 'B1 drawn on opening');
   check(await page.$eval('#file', (s) => s.value) === 'B1_pendulum.yaml', 'the file given is opened');
+  // The drawing's zoom and pan (web/svg.js, shared with the report): the
+  // wheel zooms, a drag on the background pans, a double click fits.
+  const vb = () => page.$eval('#drawing svg', (s) => s.getAttribute('viewBox'));
+  const vbFit = await vb();
+  const box = await page.$eval('#drawing svg', (s) => { const r = s.getBoundingClientRect(); return { x: r.x + 5, y: r.y + 5 }; });
+  await page.mouse.move(box.x, box.y);
+  await page.mouse.wheel({ deltaY: -200 });
+  await page.waitForFunction((v) => document.querySelector('#drawing svg').getAttribute('viewBox') !== v, {}, vbFit);
+  const vbZoomed = await vb();
+  await page.mouse.down();
+  await page.mouse.move(box.x + 40, box.y + 20, { steps: 3 });
+  await page.mouse.up();
+  const vbPanned = await vb();
+  await page.mouse.click(box.x, box.y, { count: 2 });
+  await page.waitForFunction((v) => document.querySelector('#drawing svg').getAttribute('viewBox').split(/[\s,]+/)
+    .map(Number).join(' ') === v.split(/[\s,]+/).map(Number).join(' '), {}, vbFit);
+  // The equations, typeset with KaTeX (web/equations.js, shared with the
+  // report) when their pane is opened: B1's two state equations and its
+  // outputs, each a row.
+  await page.click('#equations summary');
+  await page.waitForFunction(() => document.querySelectorAll('#equations .eqrow .katex').length > 0);
+  const eq = await page.evaluate(() => {
+    (window.paynterStudio.eqRows || []).forEach(window.paynterTypeset);
+    return { rows: document.querySelectorAll('#equations .eqrow').length,
+      typeset: document.querySelectorAll('#equations .eqrow .katex').length,
+      text: document.querySelector('#equations').textContent };
+  });
+  check(eq.rows >= 2 && eq.typeset === eq.rows && /γ|gamma/.test(eq.text), 'the equations are typeset with KaTeX',
+    eq.rows + ' rows, ' + eq.typeset + ' typeset');
+  await page.click('#equations summary');
+  check(Number(vbZoomed.split(' ')[2]) < Number(vbFit.split(' ')[2]) && vbPanned !== vbZoomed, 'the drawing zooms, pans and fits',
+    [vbFit, vbZoomed, vbPanned].join(' | '));
 
   // Types `keys` at the end of line `line` (1-based) and waits for the check of the new text.
   async function typeAt(line, keys) {
@@ -95,20 +138,24 @@ try {
     await page.evaluate((p) => window.paynterStudio.open(p), f);
     await page.waitForFunction((p) => window.paynterStudio.path === p && window.paynterStudio.check, {}, f);
     const lines = [];
-    for (let k = 0; k < 2; ++k) {
+    for (let k = 0; k < 3; ++k) {
       await typeAt(0, k === 0 ? '\n# x' : 'x');
+      await page.waitForFunction(() => window.paynterStudio.lastCheck.painted_ms !== null);
       lines.push(await page.evaluate(() => window.paynterStudio.lastCheck));
     }
-    const ms = lines.map((l) => l.ms);
+    const ms = lines.map((l) => l.painted_ms);
     const ok = lines.every((l) => l.ok);
     times.push([f, Math.min(...ms), Math.max(...ms)]);
+    if (shots && f === 'B4_spatial_arm.yaml') await page.screenshot({ path: path.join(shots, 'studio_B4.png') });
     const last = await page.evaluate(() => window.paynterStudio.check);
     check(ok, f + ' checks without error', ok ? undefined : JSON.stringify(last.diagnostics));
-    console.log(`     ${f}: check and drawing round trip ${ms.map((x) => x.toFixed(0)).join(', ')} ms ` +
-      `(server ${lines.map((l) => l.server_ms.toFixed(0)).join(', ')} ms)`);
+    const f0 = (x) => x.toFixed(0);
+    console.log(`     ${f}: check and drawing round trip ${ms.map(f0).join(', ')} ms to painted ` +
+      `(server ${lines.map((l) => f0(l.server_ms)).join(', ')}; answer ${lines.map((l) => f0(l.parts.answer)).join(', ')}; ` +
+      `drawing inserted ${lines.map((l) => f0(l.parts.drawing)).join(', ')}; diagnostics ${lines.map((l) => f0(l.parts.diagnostics)).join(', ')}; rest ${lines.map((l) => f0(l.parts.rest)).join(', ')} ms)`);
   }
   // A sanity bound only (speed is measured in bench/, and this machine is shared).
-  check(times.every((t) => t[1] < 1000), 'every example checked and drawn within 1 s (the better of two)');
+  check(times.every((t) => t[1] < 1000), 'every example checked and drawn within 1 s (the best of three)');
 
   // Typing an element and its bond into B1 adds it to the drawing.
   await page.evaluate(() => window.paynterStudio.open('B1_pendulum.yaml'));
@@ -155,6 +202,7 @@ try {
     shown.widgetText);
   check(shown.list.length === 1 && /hint:/.test(shown.list[0]), 'and in the list with its hint', shown.list.join(' | '));
   check(shown.stale, 'the last drawing is kept, greyed');
+  if (shots) await page.screenshot({ path: path.join(shots, 'studio_B1_error.png') });
   // Put it right: the error goes away.
   const fixed = await page.evaluate(() => window.paynterStudio.checks);
   await page.keyboard.press('Backspace');
@@ -184,6 +232,7 @@ try {
     y: window.paynterStudio.plot.data[1].slice(-1)[0] }));
   check(run2.r.ok, 'the slider\'s run succeeds');
   check(run2.y !== run1.y, 'the plot changes with the slider', run1.y + ' -> ' + run2.y);
+  if (shots) await page.screenshot({ path: path.join(shots, 'studio_B1_run.png') });
   console.log(`     slider run (B1, B = 2): ${run2.r.ms.toFixed(0)} ms in the page, server ${run2.r.server_ms.toFixed(0)} ms, ` +
     `prepared model ${run2.r.prepared ? 'rebuilt' : 'reused'}`);
 
@@ -204,21 +253,22 @@ try {
   // detached from document", "Node is either not clickable or not an
   // Element"), and the click is made again on the new drawing, as a user
   // would.
-  async function shiftClick(name) {
+  async function clickNode(name, shift) {
     for (let attempt = 1; ; ++attempt) {
       const id = await idOf(name);
-      await page.keyboard.down('Shift');
+      if (shift) await page.keyboard.down('Shift');
       try {
-        await page.click('#drawing svg g.node#' + id);
+        await page.click('#drawing svg g.node#' + id + (shift ? '' : ' text'));
         return;
       } catch (e) {
         if (attempt >= 5 || !/detached|not clickable/i.test(String(e))) throw e;
         await new Promise((r) => setTimeout(r, 100));
       } finally {
-        await page.keyboard.up('Shift');
+        if (shift) await page.keyboard.up('Shift');
       }
     }
   }
+  const shiftClick = (name) => clickNode(name, true);
   const count = async (what) => page.$$eval('#drawing svg g.' + what, (g) => g.length);
   const beforeEdit = await page.evaluate(() => window.paynterStudio.editor.getValue());
   const nodes0 = await count('node'), edges0 = await count('edge');
@@ -254,6 +304,195 @@ try {
   'one-line sections: the item inside the brackets, the comment kept', JSON.stringify(flow));
   check(await page.evaluate(() => window.paynterStudio.check.ok), 'and the model checks');
 
+  // A bond drawn by dragging from one element to another: one line added at
+  // the end of bonds:, every other line as it was; the new bond is drawn.
+  await edited(() => page.evaluate(() => { window.paynterStudio.open('drag.yaml'); }));
+  const original = await page.evaluate(() => window.paynterStudio.editor.getValue());
+  const edges1 = await count('edge');
+  // The centre of an element's label in the drawing.
+  const centre = async (name) => {
+    const id = await idOf(name);
+    return page.$eval('#drawing svg g.node#' + id + ' text', (t) => {
+      const r = t.getBoundingClientRect();
+      return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+    });
+  };
+  const dragged = await edited(async () => {
+    const a = await centre('a'), b = await centre('b');
+    await page.mouse.move(a.x, a.y);
+    await page.mouse.down();
+    await page.mouse.move((a.x + b.x) / 2, (a.y + b.y) / 2, { steps: 4 });
+    await page.mouse.move(b.x, b.y, { steps: 4 });
+    await page.mouse.up();
+  });
+  const dLine = lineOf(dragged, '- [a, b]');
+  check(dLine === lineOf(original, '[b, r2]') + 1 &&
+    dragged.split('\n').filter((l, i) => i !== dLine - 1).join('\n') === original,
+  'a bond dragged from a to b is one line at the end of bonds:', JSON.stringify(dragged));
+  check(await count('edge') === edges1 + 1 && await page.evaluate(() => window.paynterStudio.check.ok),
+    'the dragged bond is drawn and the model checks',
+    JSON.stringify(await page.evaluate(() => window.paynterStudio.check.diagnostics)));
+  // Flip it: chosen in the drawing, turned round in the panel; the line
+  // changes in place, nothing else.
+  const newBond = await page.evaluate(() => window.paynterStudio.check.bonds.filter((b) => b.from === 'a' && b.to === 'b')[0]);
+  await page.click('#drawing svg g.edge#' + newBond.id);
+  await page.waitForSelector('#flip-bond');
+  const flipped = await edited(() => page.click('#flip-bond'));
+  check(flipped === dragged.replace('- [a, b]', '- [b, a]'), 'Flip direction turns the bond round in its line',
+    JSON.stringify(flipped.split('\n')[dLine - 1]));
+  const turned = await page.evaluate(() => window.paynterStudio.check.bonds.filter((b) => b.from === 'b' && b.to === 'a'));
+  check(turned.length === 1, 'and the model reads it from b to a');
+  check(turned.length === 1 && await page.$eval('#drawing svg g.edge#' + turned[0].id, (g) => g.classList.contains('selected')),
+    'the bond stays chosen after the redraw');
+  if (shots) await page.screenshot({ path: path.join(shots, 'studio_bond.png') });
+
+  // The panel of an element: its law, its initial value and the parameters
+  // they name, each written where it is declared.
+  const panelSet = async (field, value) => edited(async () => {
+    const sel = '#panel input[data-field="' + field + '"]';
+    await page.waitForSelector(sel);
+    await page.$eval(sel, (i, v) => { i.value = v; i.dispatchEvent(new Event('change')); }, value);
+  });
+  await edited(() => page.evaluate(() => { window.paynterStudio.open('B1_pendulum.yaml'); }));
+  const b1 = await page.evaluate(() => window.paynterStudio.editor.getValue());
+  await clickNode('bar', false);
+  await page.waitForSelector('#panel input[data-field="inertance"]');
+  const fields = await page.$$eval('#panel input', (i) => i.map((x) => x.dataset.field + '=' + x.value));
+  check(fields.join(' ') === 'inertance=JA initial=0 JA=Izz + M*(L/2)^2', 'the panel shows bar\'s law, initial value and parameter',
+    fields.join(' '));
+  const withInitial = await panelSet('initial', '0.5');
+  check(withInitial === b1.replace('{name: bar, kind: I, inertance: JA, initial: 0}', '{name: bar, kind: I, inertance: JA, initial: 0.5}'),
+    'initial set in the panel: the value in its line, nothing else', JSON.stringify(withInitial.split('\n')[lineOf(withInitial, 'name: bar') - 1]));
+  await clickNode('damper', false);
+  await page.waitForSelector('#panel input[data-field="B"]');
+  const withB = await panelSet('B', '4');
+  check(withB === withInitial.replace('  B: 10         # pivot damping', '  B: 4         # pivot damping'),
+    'a parameter set in the panel: its value in parameters:, the comment kept',
+    JSON.stringify(withB.split('\n')[lineOf(withB, '  B:') - 1]));
+  const withR = await panelSet('resistance', 'B/2');
+  check(withR === withB.replace('resistance: B}', 'resistance: B/2}'), 'the law set in the panel');
+  check(await page.evaluate(() => window.paynterStudio.check.ok), 'the model with the panel\'s edits checks');
+  if (shots) await page.screenshot({ path: path.join(shots, 'studio_B1_panel.png') });
+
+  // The component library in the palette, each with its ports; one chosen is
+  // an instance at the end of instances: (a new section here), bonded by its
+  // first port to the element chosen.
+  const libOptions = await page.$$eval('#lib option', (o) => o.map((x) => x.value + ' ' + x.textContent));
+  check(libOptions.length > 40 && libOptions.includes('lib:electrical/dc_motor dc_motor (p, n?, shaft)'),
+    'the palette lists the library\'s components with their ports', libOptions.length + ' entries');
+  await edited(() => page.evaluate(() => { window.paynterStudio.open('flow.yaml'); }));
+  const flowText = await page.evaluate(() => window.paynterStudio.editor.getValue());
+  await shiftClick('j');
+  const withLib = await edited(() => page.select('#lib', 'lib:electrical/resistor'));
+  check(withLib === flowText.replace('[j, res]]', '[j, res], [j, resistor1.p]]') +
+    'instances:\n  - {name: resistor1, use: "lib:electrical/resistor"}\n',
+  'a library component added: its instance, and a bond to its first port', JSON.stringify(withLib));
+  check(await page.evaluate(() => window.paynterStudio.check.ok), 'the model with the component checks',
+    JSON.stringify(await page.evaluate(() => window.paynterStudio.check.diagnostics)));
+
+  // Layout kept in the file: a node dragged with "drag moves" ticked writes
+  // every node's place to layout:; the next edit's drawing keeps them all.
+  await page.click('#move-mode');
+  const posOf = (name) => page.evaluate((n) => window.paynterStudio.check.layout.positions[n], name);
+  const before4 = await posOf('cap');
+  const moved = await edited(async () => {
+    const a = await centre('cap');
+    await page.mouse.move(a.x, a.y);
+    await page.mouse.down();
+    await page.mouse.move(a.x + 20, a.y + 15, { steps: 4 });
+    await page.mouse.move(a.x + 40, a.y + 30, { steps: 4 });
+    await page.mouse.up();
+  });
+  await page.click('#move-mode');
+  check(moved.startsWith(withLib + 'layout:') && await page.evaluate(() => window.paynterStudio.check.layout.kept),
+    'moving a node writes layout: at the end, the text before it as it was', JSON.stringify(moved.slice(withLib.length)));
+  const after4 = await posOf('cap');
+  const zoom = await page.$eval('#drawing svg g', (g) => g.getScreenCTM().a);
+  check(Math.abs(after4[0] - before4[0] - 40 / zoom) < 3 && Math.abs(after4[1] - before4[1] + 30 / zoom) < 3,
+    'the node is drawn where it was dropped', JSON.stringify([before4, after4, zoom]));
+  const laid = await page.evaluate(() => window.paynterStudio.check.layout.positions);
+  // An element added: no node that was there moves.
+  await shiftClick('j');
+  await edited(() => page.click('#palette button[data-kind="C"]'));
+  const relaid = await page.evaluate(() => window.paynterStudio.check.layout.positions);
+  const jumped = Object.keys(laid).filter((n) => Math.hypot(relaid[n][0] - laid[n][0], relaid[n][1] - laid[n][1]) > 0.5);
+  check(jumped.length === 0 && relaid.C1, 'after an edit, every node kept in layout: stays where it was', jumped.join(' '));
+  check(await page.evaluate(() => window.paynterStudio.check.ok), 'the model with layout: checks');
+  if (shots) await page.screenshot({ path: path.join(shots, 'studio_layout.png') });
+
+  // Runs overlaid for comparison, and the exports: the CSV of the run, the
+  // report's page and an FMU of the saved model, each sent as data.
+  await edited(() => page.evaluate(() => { window.paynterStudio.open('rlc.yaml'); }));
+  check(await page.$$eval('#plot canvas', (c) => c.length) === 0, 'opening a model clears the last one\'s plot');
+  await page.evaluate(() => { document.getElementById('t-end').value = '1'; });
+  const runsBefore = await page.evaluate(() => window.paynterStudio.runs);
+  await page.click('#simulate');
+  await page.waitForFunction((n) => window.paynterStudio.runs > n, { timeout: 60000 }, runsBefore);
+  const runA = await page.evaluate(() => window.paynterStudio.run);
+  await page.click('#overlay');
+  const firstSlider = await page.$eval('#sliders input[type=range]', (s) => s.dataset.name);
+  await page.evaluate((nm) => {
+    const s = document.querySelector('#sliders input[data-name="' + nm + '"]');
+    s.value = String(Number(s.max) * 0.25);
+    s.dispatchEvent(new Event('change'));
+  }, firstSlider);
+  await page.waitForFunction((n) => window.paynterStudio.runs > n + 1, { timeout: 60000 }, runsBefore);
+  const overlay = await page.evaluate(() => ({ labels: window.paynterStudio.plot.series.map((s) => s.label),
+    dashed: window.paynterStudio.plot.series.filter((s) => s.dash).length, outs: window.paynterStudio.run.columns.length - 1 }));
+  check(overlay.dashed === overlay.outs && overlay.labels.length === 1 + 2 * overlay.outs &&
+    overlay.labels.some((l) => /\(run \d+\)/.test(l)), 'Overlay keeps a run in the plot, dashed, beside the next',
+  overlay.labels.join(' | '));
+  const csv = await page.evaluate(() => window.paynterStudio.runCsv(window.paynterStudio.run));
+  const csvLines = csv.trim().split('\n');
+  const runB = await page.evaluate(() => window.paynterStudio.run);
+  check(csvLines[0] === runB.columns.join(',') && csvLines.length === runB.data[0].length + 1 &&
+    Number(csvLines[csvLines.length - 1].split(',')[1]) === runB.data[1][runB.data[1].length - 1],
+  'the CSV holds the run\'s columns and rows', csvLines[0] + ' ' + csvLines.length + ' lines');
+  check(runA.data[1].length > 0, 'the first run had rows');
+  const report = await page.evaluate(() => window.paynterStudio.exportFile('report'));
+  check(report && report.ok && report.name === 'rlc.html' && /^<!DOCTYPE html>/.test(report.text) &&
+    report.text.includes('paynter-data'), 'Report: paynter report\'s page of the saved model',
+  report ? report.name + ' ' + (report.text || '').length + ' characters' : 'none');
+  check(fs.readdirSync(dir).every((f) => /\.yaml$/.test(f)), 'nothing but the models in the studio\'s directory',
+    fs.readdirSync(dir).join(' '));
+  if (!process.env.PAYNTER_STUDIO_NO_FMU) {
+    const fmu = await page.evaluate(() => window.paynterStudio.exportFile('fmu'));
+    const bytes = fmu && fmu.base64 ? Buffer.from(fmu.base64, 'base64') : Buffer.alloc(0);
+    check(fmu && fmu.ok && /\.fmu$/.test(fmu.name) && bytes.slice(0, 2).toString() === 'PK' && bytes.length > 1000 &&
+      bytes.includes('modelDescription.xml'), 'FMU: a zip with its modelDescription.xml',
+    fmu ? fmu.name + ' ' + bytes.length + ' bytes' : 'none');
+  }
+
+  // The slider's round trip, warm (the second and third moves), on B1 (its
+  // parameters are settable: the prepared model runs again) and on B4 (a
+  // mechanism: a parameter's new value prepares the model again, through
+  // the stage cache), each run to t = 1. Reported, not asserted: speed is
+  // measured in bench/.
+  async function sliderTimes(file, name) {
+    await edited(() => page.evaluate((f) => { window.paynterStudio.open(f); }, file));
+    await page.evaluate(() => { document.getElementById('t-end').value = '1'; });
+    const r0 = await page.evaluate(() => window.paynterStudio.runs);
+    await page.click('#simulate');
+    await page.waitForFunction((n) => window.paynterStudio.runs > n, { timeout: 120000 }, r0);
+    const out = [];
+    for (let k = 1; k <= 3; ++k) {
+      const n = await page.evaluate(() => window.paynterStudio.runs);
+      await page.evaluate((nm, f) => {
+        const s = document.querySelector('#sliders input[data-name="' + nm + '"]');
+        s.value = String(Number(s.max) * f);
+        s.dispatchEvent(new Event('change'));
+      }, name, 0.5 + 0.05 * k);
+      await page.waitForFunction((c) => window.paynterStudio.runs > c && window.paynterStudio.lastRun.painted_ms !== null,
+        { timeout: 120000 }, n);
+      out.push(await page.evaluate(() => window.paynterStudio.lastRun));
+    }
+    check(out.every((r) => r.ok), file + ': the slider\'s runs succeed');
+    console.log(`     slider round trip (${file}, ${name}, t_end = 1): ${out.map((r) => r.painted_ms.toFixed(0)).join(', ')} ms to painted ` +
+      `(answer ${out.map((r) => r.ms.toFixed(0)).join(', ')}), ` +
+      `server ${out.map((r) => r.server_ms.toFixed(0)).join(', ')} ms, model ${out.map((r) => r.prepared ? 'prepared again' : 'reused').join(', ')}`);
+  }
+  await sliderTimes('B1_pendulum.yaml', 'B');
+  await sliderTimes('B4_spatial_arm.yaml', 'm1');
   check(foreign.length === 0, 'nothing asked of any other address', foreign.join(' '));
   const pageErrors = await page.evaluate(() => window.paynterErrors || []);
   check(consoleErrors.length === 0 && pageErrors.length === 0, 'no console error',

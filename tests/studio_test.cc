@@ -277,6 +277,40 @@ TEST_F(StudioServer, SavingIsAtomicAndKeepsAGoodFileFromABrokenText) {
   EXPECT_EQ(Slurp(dir_ / "draft.yaml"), kBroken);
 }
 
+// The graphical edits as edits of the text (src/studio/text_edit.h, tested
+// there): asked over HTTP, answered with the whole new text; a refused edit
+// is a 400 with a located diagnostic; the file is not touched.
+TEST_F(StudioServer, EditsAnswerTheNewTextAndTheLibraryListsPorts) {
+  auto c = studio_->Client();
+  auto r = c.Post("/api/edit?path=rc.yaml&op=flip&from=j&to=res", kRc, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  std::string flipped = kRc;
+  flipped.replace(flipped.find("[j, res]"), 8, "[res, j]");
+  EXPECT_NE(r->body.find("\"text\":\"" + std::regex_replace(std::regex_replace(flipped, std::regex("\""), "\\\""),
+                                                            std::regex("\n"), "\\n") + "\""),
+            std::string::npos)
+      << r->body;
+  r = c.Post("/api/edit?path=rc.yaml&op=parameter&name=R&value=" + Encoded("R0*2"), kRc, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("  R: R0*2\\n"), std::string::npos) << r->body;
+  r = c.Post("/api/edit?path=rc.yaml&op=element&element=nobody&key=initial&value=1", kRc, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("no element nobody"), std::string::npos) << r->body;
+  r = c.Post("/api/edit?path=rc.yaml&op=layout&at=cap=1,x", kRc, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_EQ(Slurp(dir_ / "rc.yaml"), kRc);
+  r = c.Get("/api/library");
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("{\"use\":\"lib:electrical/dc_motor\""), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("\"ports\":[{\"name\":\"p\",\"required\":true},{\"name\":\"n\",\"required\":false},"
+                         "{\"name\":\"shaft\",\"required\":true}]"),
+            std::string::npos)
+      << r->body;
+}
+
 TEST_F(StudioServer, CheckLocatesAnErrorAndDrawsAGoodModel) {
   auto c = studio_->Client();
   auto r = c.Post("/api/check?path=rc.yaml", kBroken, "text/plain");
@@ -296,7 +330,14 @@ TEST_F(StudioServer, CheckLocatesAnErrorAndDrawsAGoodModel) {
   EXPECT_NE(r->body.find("\"ok\":true"), std::string::npos) << r->body;
   EXPECT_NE(r->body.find("\"svg\":\"\\u003c"), std::string::npos);
   EXPECT_NE(r->body.find("\"states\":1"), std::string::npos) << r->body;
-  EXPECT_NE(r->body.find("{\"id\":\"el2\",\"name\":\"res\",\"kind\":\"R\",\"line\":8}"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("{\"id\":\"el2\",\"name\":\"res\",\"kind\":\"R\",\"line\":8,\"here\":true,"
+                        "\"law_key\":\"resistance\",\"law\":\"R\",\"initial\":\"\"}"),
+            std::string::npos)
+      << r->body;
+  EXPECT_NE(r->body.find("{\"id\":\"bond1\",\"name\":\"b2\",\"from\":\"j\",\"to\":\"res\",\"line\":9,\"here\":true}"),
+            std::string::npos)
+      << r->body;
+  EXPECT_NE(r->body.find("\"layout\":{\"kept\":false,\"positions\":{\"cap\":["), std::string::npos) << r->body;
   // A causal conflict is an error at its element's line: two effort sources on a 0-junction.
   const std::string conflict =
       "name: clash\nelements:\n  - {name: a, kind: Se, effort: 1}\n  - {name: b, kind: Se, effort: 2}\n"

@@ -22,15 +22,7 @@
     (children || []).forEach(function (c) { if (c) n.appendChild(typeof c === 'string' ? document.createTextNode(c) : c); });
     return n;
   }
-  function tex(latex, display) {
-    const span = el('span', { class: 'eq' });
-    try {
-      katex.render(latex, span, { displayMode: !!display, fleqn: true, throwOnError: false, trust: false, strict: 'ignore', maxExpand: 1000 });
-    } catch (err) {
-      span.textContent = latex;
-    }
-    return span;
-  }
+  const tex = window.paynterTex;  // web/equations.js
   function section(id, title, hint) {
     const s = el('section', { id: id }, [el('h2', { text: title })]);
     if (hint) s.appendChild(el('p', { class: 'hint', text: hint }));
@@ -74,30 +66,7 @@
     svg.removeAttribute('width');
     svg.removeAttribute('height');
     box.appendChild(svg);
-    const vb0 = svg.getAttribute('viewBox') ? svg.getAttribute('viewBox').split(/[\s,]+/).map(Number) : null;
-    if (!vb0) return { box: box, svg: svg };
-    let vb = vb0.slice();
-    const setVb = function () { svg.setAttribute('viewBox', vb.join(' ')); };
-    box.addEventListener('wheel', function (ev) {
-      ev.preventDefault();
-      const r = box.getBoundingClientRect();
-      const fx = (ev.clientX - r.left) / r.width, fy = (ev.clientY - r.top) / r.height;
-      const k = ev.deltaY > 0 ? 1.15 : 1 / 1.15;
-      const w = vb[2] * k, h = vb[3] * k;
-      vb = [vb[0] + (vb[2] - w) * fx, vb[1] + (vb[3] - h) * fy, w, h];
-      setVb();
-    }, { passive: false });
-    let drag = null;
-    box.addEventListener('mousedown', function (ev) { drag = { x: ev.clientX, y: ev.clientY, vb: vb.slice() }; });
-    window.addEventListener('mouseup', function () { drag = null; });
-    window.addEventListener('mousemove', function (ev) {
-      if (!drag) return;
-      const r = box.getBoundingClientRect();
-      const s = Math.max(drag.vb[2] / r.width, drag.vb[3] / r.height);
-      vb = [drag.vb[0] - (ev.clientX - drag.x) * s, drag.vb[1] - (ev.clientY - drag.y) * s, drag.vb[2], drag.vb[3]];
-      setVb();
-    });
-    box.addEventListener('dblclick', function () { vb = vb0.slice(); setVb(); });
+    window.paynterPanZoom(svg, box);  // web/svg.js
     return { box: box, svg: svg };
   }
   const scalarView = makeView(data.svg);
@@ -573,42 +542,8 @@
   // ---- equations ---------------------------------------------------------
   const eqSec = section('equations', 'Equations',
     'The equations of the ' + data.form + ' formulation as `paynter equations --latex` writes them.');
-  const eqRows = [];
-  function typeset(row) {
-    if (!row.paynterTex) return;
-    row.appendChild(tex(row.paynterTex, true));
-    row.paynterTex = null;
-  }
-  (function renderEquations() {
-    const lines = data.equations.split('\n');
-    let inAlign = false, group = [];
-    // Rows are typeset when they come into view (a mechanism's equations run
-    // to hundreds of long rows).
-    const observer = 'IntersectionObserver' in window ? new IntersectionObserver(function (entries) {
-      entries.forEach(function (en) { if (en.isIntersecting) typeset(en.target); });
-    }, { rootMargin: '600px' }) : null;
-    function flush() {
-      if (!group.length) return;
-      const row = el('div', { class: 'eqrow' });
-      row.paynterTex = '\\begin{aligned}' + group.join(' \\\\ ') + '\\end{aligned}';
-      eqRows.push(row);
-      eqSec.appendChild(row);
-      if (observer) observer.observe(row); else typeset(row);
-      group = [];
-    }
-    lines.forEach(function (raw) {
-      const line = raw.trim();
-      if (line.indexOf('%') === 0) { flush(); eqSec.appendChild(el('div', { class: 'comment', text: line.replace(/^%\s?/, '') })); return; }
-      if (line === '\\begin{align}') { inAlign = true; return; }
-      if (line === '\\end{align}') { flush(); inAlign = false; return; }
-      if (!inAlign || !line) return;
-      const body = line.replace(/\\\\$/, '').trim();
-      if (body.indexOf('&\\quad') === 0) { group.push(body); return; }  // a long sum's next line
-      flush();
-      group.push(body);
-    });
-    flush();
-  })();
+  const eqRows = window.paynterEquations(eqSec, data.equations);  // web/equations.js
+  const typeset = window.paynterTypeset;
 
   // ---- reports -----------------------------------------------------------
   section('causality', 'Causality and zero-order causal paths').appendChild(el('pre', { class: 'report', text: data.causality }));

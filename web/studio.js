@@ -58,12 +58,27 @@
     'chosen by a shift-click in the drawing, if any); shift-click two elements to add a bond between them (power ' +
     'from the first to the second)' }, [el('span', { class: 'muted', text: 'add ' })]);
   const drawing = el('div', { id: 'drawing' });
+  const panel = el('div', { id: 'panel' });
   const summary = el('div', { id: 'summary', class: 'muted' });
   const diagList = el('ul', { id: 'diagnostics' });
   const paths = el('ul', { id: 'paths' });
+  // The equations of the text (state form, as `paynter equations --latex`
+  // writes them), typeset with KaTeX (web/equations.js) while open.
+  const equations = el('details', { id: 'equations' }, [el('summary', { text: 'Equations' })]);
+  const eqBox = el('div', { class: 'eqbox' });
+  equations.appendChild(eqBox);
+  let eqShown = null;
+  function showEquations() {
+    const text = state.check && state.check.equations;
+    if (!equations.open || text === eqShown) return;
+    eqShown = text;
+    eqBox.textContent = '';
+    state.eqRows = text ? window.paynterEquations(eqBox, text) : [];
+  }
+  equations.addEventListener('toggle', showEquations);
   document.body.appendChild(el('main', null, [
     el('section', { id: 'left' }, [palette, editorBox]),
-    el('section', { id: 'right' }, [drawing, summary, diagList, paths])]));
+    el('section', { id: 'right' }, [drawing, panel, summary, diagList, paths, equations])]));
 
   // The run: simulate's options, the button, the sliders and the plot.
   function field(id, label, value, title) {
@@ -87,10 +102,16 @@
   };
   const runButton = el('button', { id: 'simulate', text: 'Simulate', title: 'simulate the model in the editor' });
   const runStatus = el('span', { id: 'run-status', class: 'muted' });
+  const overlayButton = el('button', { id: 'overlay', text: 'Overlay', title: 'keep this run in the plot (dashed) to compare the next ones with it' });
+  const clearButton = el('button', { id: 'clear-overlay', text: 'Clear', title: 'remove the runs kept for comparison' });
+  const csvButton = el('button', { id: 'export-csv', text: 'CSV', title: 'download the run\'s columns as CSV (as simulate -o writes them)' });
+  const reportButton = el('button', { id: 'export-report', text: 'Report', title: 'download paynter report\'s page of the saved model, run with these options' });
+  const fmuButton = el('button', { id: 'export-fmu', text: 'FMU', title: 'download an FMU (FMI 2.0) of the saved model, as paynter fmu makes it' });
   const sliders = el('div', { id: 'sliders' });
   const plotBox = el('div', { id: 'plot' });
   const runSec = el('section', { id: 'run' }, [
-    el('div', { class: 'options' }, Object.keys(opts).map(function (k) { return opts[k].box; }).concat([runButton, runStatus])),
+    el('div', { class: 'options' }, Object.keys(opts).map(function (k) { return opts[k].box; }).concat([runButton,
+      overlayButton, clearButton, el('span', { class: 'muted', text: 'export' }), csvButton, reportButton, fmuButton, runStatus])),
     sliders, plotBox]);
   document.body.appendChild(runSec);
 
@@ -146,7 +167,11 @@
     marks = [];
     cm.clearGutter('diag-gutter');
   }
-  function showDiagnostics(list) {
+  // In one editor operation: each mark and widget would otherwise lay the
+  // editor out again (B3's storage elements in derivative causality took
+  // 140 ms marked one by one).
+  function showDiagnostics(list) { cm.operation(function () { markDiagnostics(list); }); }
+  function markDiagnostics(list) {
     clearMarks();
     diagList.textContent = '';
     (list || []).forEach(function (d) {
@@ -187,28 +212,27 @@
     drawing.classList.remove('stale');
     drawing.appendChild(svg);
     svg.querySelectorAll('g.node').forEach(function (g) {
-      if (bondFrom && g.querySelector('title') && g.querySelector('title').textContent === bondFrom) g.classList.add('bond-from');
-      g.addEventListener('click', function (ev) { nodeClicked(g, ev); });
+      const e = elementOf(g);
+      if (bondFrom && e && e.name === bondFrom) g.classList.add('bond-from');
+      if (e && selected && selected.type === 'element' && selected.name === e.name) g.classList.add('selected');
+      g.addEventListener('click', function (ev) { if (!dragged) nodeClicked(g, ev); });
+      g.addEventListener('mousedown', function (ev) { startBondDrag(svg, g, ev); });
     });
-    panZoom(svg);
+    svg.querySelectorAll('g.edge').forEach(function (g) {
+      const b = bondOf(g);
+      if (b && selected && selected.type === 'bond' && sameBond(selected, b)) g.classList.add('selected');
+      g.addEventListener('click', function () { if (b) select({ type: 'bond', from: b.from, to: b.to, line: b.line }); });
+    });
+    window.paynterPanZoom(svg);  // web/svg.js: wheel, drag on the background, double click
+    if (!panel.contains(document.activeElement)) showPanel();  // not under the user's typing
   }
-  function panZoom(svg) {
-    const vb0 = svg.getAttribute('viewBox') ? svg.getAttribute('viewBox').split(/[\s,]+/).map(Number) : null;
-    if (!vb0) return;
-    let vb = vb0.slice();
-    const set = function () { svg.setAttribute('viewBox', vb.join(' ')); };
-    svg.addEventListener('wheel', function (ev) {
-      ev.preventDefault();
-      const r = svg.getBoundingClientRect();
-      const fx = (ev.clientX - r.left) / r.width, fy = (ev.clientY - r.top) / r.height;
-      const k = ev.deltaY > 0 ? 1.15 : 1 / 1.15;
-      const w = vb[2] * k, h = vb[3] * k;
-      vb = [vb[0] + (vb[2] - w) * fx, vb[1] + (vb[3] - h) * fy, w, h];
-      set();
-    }, { passive: false });
-    svg.addEventListener('dblclick', function () { vb = vb0.slice(); set(); });
+  function elementOf(g) {
+    return ((state.check && state.check.elements) || []).filter(function (x) { return x.id === g.id; })[0];
   }
-
+  function bondOf(g) {
+    return ((state.check && state.check.bonds) || []).filter(function (x) { return x.id === g.id; })[0];
+  }
+  function sameBond(a, b) { return a.from === b.from && a.to === b.to && (!a.line || a.line === b.line); }
   // ---- graphical editing, as edits of the text ---------------------------------
   // An element from the palette, a bond from two shift-clicks in the drawing:
   // each is one line added to its section (`elements:`, `bonds:`), in block or
@@ -263,11 +287,60 @@
     b.addEventListener('click', function () { addElement(k); });
     palette.appendChild(b);
   });
+  // The component library: a list in the palette, by domain, each with its
+  // ports; one chosen is added at the end of instances: (bonded by its first
+  // port to the element chosen by a shift-click, if any).
+  const moveMode = el('input', { type: 'checkbox', id: 'move-mode' });
+  const keepButton = el('button', { id: 'keep-layout', text: 'keep layout',
+    title: 'write every element\'s place in the drawing to layout: in the file, so that the drawing keeps it' });
+  keepButton.addEventListener('click', function () { keepLayout(null, null); });
+  const libSelect = el('select', { id: 'lib', title: 'add a component of the library (lib:) at the end of instances:' });
+  libSelect.appendChild(el('option', { value: '', text: 'lib: component\u2026' }));
+  palette.appendChild(libSelect);
+  palette.appendChild(el('label', { title: 'dragging an element in the drawing moves it (its place kept in layout:); ' +
+    'unticked, dragging from one element to another draws a bond (Alt-drag moves)' }, [moveMode, 'drag moves']));
+  palette.appendChild(keepButton);
+  const library = {};
+  state.library = library;
+  api('GET', '/api/library').then(function (r) {
+    if (!r.ok) return;
+    const groups = {};
+    r.components.forEach(function (c) {
+      library[c.use] = c;
+      const domain = c.use.slice(4).split('/')[0];
+      if (!groups[domain]) { groups[domain] = el('optgroup', { label: domain }); libSelect.appendChild(groups[domain]); }
+      const ports = c.ports.map(function (p) { return p.name + (p.required ? '' : '?'); }).join(', ');
+      groups[domain].appendChild(el('option', { value: c.use, text: c.use.slice(4).split('/')[1] + ' (' + ports + ')',
+        title: c.about + '\nports: ' + ports + (c.parameters.length ? '\nparameters: ' +
+          c.parameters.map(function (p) { return p.name + ' = ' + p.value; }).join(', ') : '') }));
+    });
+  });
+  function addComponent(use) {
+    const c = library[use];
+    if (!c) return;
+    const name = freeName(use.split('/').pop().replace(/[^A-Za-z0-9_]/g, '_'));
+    const from = bondFrom;
+    bondFrom = null;
+    const port = c.ports.filter(function (p) { return p.required; })[0] || c.ports[0];
+    cm.operation(function () {
+      if (!addToSection('instances', '{name: ' + name + ', use: "' + use + '"}')) {
+        window.alert('instances: is written in a form the palette does not edit; add it by hand');
+      } else if (from && port) addToSection('bonds', '[' + from + ', ' + name + '.' + port.name + ']');
+    });
+    cm.focus();
+  }
+  libSelect.addEventListener('change', function () {
+    const use = libSelect.value;
+    libSelect.value = '';
+    addComponent(use);
+  });
+  state.addComponent = addComponent;
   let bondFrom = null;  // the first element of a bond being drawn
   function nodeClicked(g, ev) {
-    const e = ((state.check && state.check.elements) || []).filter(function (x) { return x.id === g.id; })[0];
+    const e = elementOf(g);
     if (!ev.shiftKey) {
-      if (e && e.line > 0) { cm.setCursor({ line: e.line - 1, ch: 0 }); cm.scrollIntoView(null, 80); cm.focus(); }
+      if (e) select({ type: 'element', name: e.name });
+      if (e && e.line > 0) { cm.setCursor({ line: e.line - 1, ch: 0 }); cm.scrollIntoView(null, 80); }
       return;
     }
     if (!e) return;  // a component of a mechanism: its bonds are the multibody section's
@@ -276,6 +349,195 @@
     bondFrom = null;
     if (from !== e.name) addToSection('bonds', '[' + from + ', ' + e.name + ']');
     cm.focus();
+  }
+
+  // A bond drawn by dragging from one element to another (power from the
+  // first to the second): a rubber band follows the pointer; released over
+  // another element, the bond is added at the end of bonds:.
+  let dragged = false;
+  function startBondDrag(svg, g, ev) {
+    if (ev.button !== 0 || ev.shiftKey) return;
+    if (moveMode.checked || ev.altKey) { startMove(svg, g, ev); return; }
+    const from = elementOf(g);
+    if (!from) return;
+    ev.preventDefault();
+    ev.stopPropagation();
+    dragged = false;
+    const x0 = ev.clientX, y0 = ev.clientY;
+    const root = svg.querySelector('g') || svg;
+    const rootToSvg = function (x, y) {
+      const pt = svg.createSVGPoint();
+      pt.x = x; pt.y = y;
+      return pt.matrixTransform(root.getScreenCTM().inverse());
+    };
+    let band = null;
+    function move(e) {
+      if (!dragged && Math.abs(e.clientX - x0) + Math.abs(e.clientY - y0) < 5) return;
+      dragged = true;
+      if (!band) {
+        const a = rootToSvg(x0, y0);
+        band = document.createElementNS('http://www.w3.org/2000/svg', 'line');
+        band.setAttribute('class', 'rubber-band');
+        band.setAttribute('x1', a.x); band.setAttribute('y1', a.y);
+        root.appendChild(band);
+      }
+      const b = rootToSvg(e.clientX, e.clientY);
+      band.setAttribute('x2', b.x); band.setAttribute('y2', b.y);
+      drawing.querySelectorAll('g.node.drop').forEach(function (n) { n.classList.remove('drop'); });
+      const over = nodeAt(e.clientX, e.clientY);
+      if (over && over !== g) over.classList.add('drop');
+    }
+    function up(e) {
+      window.removeEventListener('mousemove', move);
+      window.removeEventListener('mouseup', up);
+      if (band) band.remove();
+      drawing.querySelectorAll('g.node.drop').forEach(function (n) { n.classList.remove('drop'); });
+      if (!dragged) return;
+      setTimeout(function () { dragged = false; });  // the click that ends the drag is not a click
+      const over = nodeAt(e.clientX, e.clientY);
+      const to = over && elementOf(over);
+      if (to && to.name !== from.name) { addToSection('bonds', '[' + from.name + ', ' + to.name + ']'); cm.focus(); }
+    }
+    window.addEventListener('mousemove', move);
+    window.addEventListener('mouseup', up);
+  }
+  // A node moved by dragging (with "move" ticked, or Alt): the drawing's
+  // positions written to layout: (every node's, so that none moves when the
+  // graph changes), the moved one where it was dropped.
+  function startMove(svg, g, ev) {
+    const name = g.querySelector('title') ? g.querySelector('title').textContent : '';
+    const at = state.check && state.check.layout && state.check.layout.positions[name];
+    if (!at) return;
+    ev.preventDefault();
+    ev.stopPropagation();
+    dragged = false;
+    const root = svg.querySelector('g') || svg;
+    const local = function (x, y) {
+      const pt = svg.createSVGPoint();
+      pt.x = x; pt.y = y;
+      return pt.matrixTransform(root.getScreenCTM().inverse());
+    };
+    const p0 = local(ev.clientX, ev.clientY);
+    let dx = 0, dy = 0;
+    function move(e) {
+      const p = local(e.clientX, e.clientY);
+      dx = p.x - p0.x; dy = p.y - p0.y;
+      if (!dragged && Math.abs(dx) + Math.abs(dy) < 3) return;
+      dragged = true;
+      g.setAttribute('transform', 'translate(' + dx + ' ' + dy + ')');
+    }
+    function up() {
+      window.removeEventListener('mousemove', move);
+      window.removeEventListener('mouseup', up);
+      if (!dragged) return;
+      setTimeout(function () { dragged = false; });
+      keepLayout(name, [at[0] + dx, at[1] - dy]);  // SVG's y grows downwards, the layout's upwards
+    }
+    window.addEventListener('mousemove', move);
+    window.addEventListener('mouseup', up);
+  }
+  function keepLayout(moved, to) {
+    const pos = (state.check && state.check.layout && state.check.layout.positions) || {};
+    const q = [['op', 'layout']];
+    Object.keys(pos).forEach(function (n) {
+      const p = n === moved ? to : pos[n];
+      q.push(['at', n + '=' + Math.round(p[0]) + ',' + Math.round(p[1])]);
+    });
+    return edit(q);
+  }
+  state.keepLayout = keepLayout;
+  function nodeAt(x, y) {
+    const hit = document.elementFromPoint(x, y);
+    const g = hit && hit.closest ? hit.closest('#drawing g.node') : null;
+    return g;
+  }
+
+  // Edits made by the server on the text (op: flip, element, parameter;
+  // src/studio/text_edit.h): the answer is the whole new text, and only the
+  // part that differs is replaced in the editor, so Ctrl-Z takes it back and
+  // the rest stays as it is.
+  function edit(query) {
+    const text = cm.getValue();
+    return api('POST', '/api/edit', [['path', state.path]].concat(query), text).then(function (r) {
+      if (!r.ok) {
+        const d = (r.diagnostics || [])[0] || {};
+        status.textContent = 'not changed: ' + (d.message || r.error || 'the edit failed') + (d.hint ? ' (' + d.hint + ')' : '');
+        status.className = 'bad';
+        return false;
+      }
+      if (cm.getValue() !== text) return false;  // typed meanwhile: the edit is not made over it
+      replaceText(r.text);
+      return true;
+    });
+  }
+  function replaceText(next) {
+    const text = cm.getValue();
+    if (next === text) return;
+    let a = 0;
+    while (a < text.length && a < next.length && text[a] === next[a]) ++a;
+    let z = 0;
+    while (z < text.length - a && z < next.length - a && text[text.length - 1 - z] === next[next.length - 1 - z]) ++z;
+    cm.replaceRange(next.slice(a, next.length - z), cm.posFromIndex(a), cm.posFromIndex(text.length - z), '+studio');
+  }
+  state.edit = edit;
+
+  // ---- the panel of the element or bond chosen in the drawing ---------------
+  let selected = null;  // {type: 'element', name} or {type: 'bond', from, to, line}
+  function select(what) {
+    selected = what;
+    drawing.querySelectorAll('g.selected').forEach(function (n) { n.classList.remove('selected'); });
+    drawing.querySelectorAll('g.node, g.edge').forEach(function (g) {
+      const e = g.classList.contains('node') ? elementOf(g) : null, b = e ? null : bondOf(g);
+      if ((e && what.type === 'element' && e.name === what.name) || (b && what.type === 'bond' && sameBond(what, b)))
+        g.classList.add('selected');
+    });
+    showPanel();
+  }
+  state.select = select;
+  function panelField(label, value, title, apply) {
+    const input = el('input', { value: value, size: '14', title: title, 'data-field': label });
+    input.addEventListener('change', function () { apply(input.value.trim()); });
+    input.addEventListener('keydown', function (ev) { if (ev.key === 'Enter') input.blur(); });
+    return el('label', null, [label + ' ', input]);
+  }
+  function showPanel() {
+    panel.textContent = '';
+    const k = state.check;
+    if (!selected || !k || !k.elements) return;
+    if (selected.type === 'bond') {
+      const b = (k.bonds || []).filter(function (x) { return sameBond(selected, x); })[0];
+      if (!b) return;
+      panel.appendChild(el('span', { class: 'what', text: 'bond ' + b.name + ': ' + b.from + ' \u2192 ' + b.to }));
+      const flip = el('button', { id: 'flip-bond', text: 'Flip direction', title: 'power from ' + b.to + ' to ' + b.from +
+        ' (the bond written the other way round in bonds:)' });
+      flip.disabled = !b.here;
+      flip.addEventListener('click', function () {
+        edit([['op', 'flip'], ['from', b.from], ['to', b.to], ['line', String(b.line)]]).then(function (done) {
+          if (done) selected = { type: 'bond', from: b.to, to: b.from, line: b.line };
+        });
+      });
+      panel.appendChild(flip);
+      if (!b.here) panel.appendChild(el('span', { class: 'muted', text: ' written in a submodel or made by the multibody library' }));
+      return;
+    }
+    const e = k.elements.filter(function (x) { return x.name === selected.name; })[0];
+    if (!e) return;
+    panel.appendChild(el('span', { class: 'what', text: e.kind + ' ' + e.name }));
+    if (!e.here) { panel.appendChild(el('span', { class: 'muted', text: ' written in a submodel or made by the multibody library' })); return; }
+    const setField = function (key) {
+      return function (v) { edit([['op', 'element'], ['element', e.name], ['key', key], ['value', v]]); };
+    };
+    if (e.law_key) panel.appendChild(panelField(e.law_key, e.law, 'the element\'s law: a number or an expression', setField(e.law_key)));
+    if (e.kind === 'C' || e.kind === 'I')
+      panel.appendChild(panelField('initial', e.initial, 'the initial ' + (e.kind === 'C' ? 'displacement' : 'momentum') +
+        ' (empty: 0)', setField('initial')));
+    // The parameters its law and initial value name, each set where it is declared.
+    const used = {};
+    (e.law + ' ' + e.initial).replace(/[A-Za-z_][\w]*/g, function (n) { used[n] = 1; return n; });
+    (k.parameters || []).filter(function (p) { return used[p.name]; }).forEach(function (p) {
+      panel.appendChild(panelField(p.name, p.text, 'parameter ' + p.name + ' (parameters:, line ' + p.line + ')',
+        function (v) { edit([['op', 'parameter'], ['name', p.name], ['value', v]]); }));
+    });
   }
 
   // ---- check on every edit -------------------------------------------------
@@ -295,21 +557,35 @@
       state.shown = seq;
       state.check = r;
       ++state.checks;
+      const t1 = performance.now();
       if (r.svg) showDrawing(r.svg); else drawing.classList.add('stale');
+      const t2 = performance.now();
       showDiagnostics(r.diagnostics);
+      const t2b = performance.now();
       const s = r.summary;
       summary.textContent = s ? r.model + ': ' + s.elements + ' elements, ' + s.bonds + ' bonds; ' + s.integral +
         ' storage elements in integral causality, ' + s.derivative + ' in derivative causality, ' + s.conflicts +
         ' causal conflicts' + (s.states >= 0 ? '; ' + s.states + ' states, ' + s.loops + ' algebraic loops' : '') : '';
+      if (r.svg) showEquations();
       paths.textContent = '';
       (r.paths || []).forEach(function (p) {
         paths.appendChild(el('li', { text: 'zero-order causal path ' + p.number + ' (class ' + p['class'] + '): ' + p.description }));
       });
-      const ms = performance.now() - t0;
-      state.lastCheck = { seq: seq, ms: ms, server_ms: r.ms, ok: r.ok };
-      timing.textContent = 'check and drawing ' + ms.toFixed(0) + ' ms (server ' + r.ms.toFixed(0) + ' ms)';
       updateStatus();
       buildSliders();
+      // The round trip: the answer (request, server, JSON), the drawing put in
+      // the page, the rest; and, once the browser has laid it out and painted
+      // it (the frame after), the whole of it as seen.
+      const t3 = performance.now();
+      const last = { seq: seq, ms: t3 - t0, server_ms: r.ms, ok: r.ok,
+        parts: { answer: t1 - t0, drawing: t2 - t1, diagnostics: t2b - t2, rest: t3 - t2b }, painted_ms: null };
+      state.lastCheck = last;
+      requestAnimationFrame(function () {
+        setTimeout(function () {
+          last.painted_ms = performance.now() - t0;
+          timing.textContent = 'check and drawing ' + last.painted_ms.toFixed(0) + ' ms (server ' + r.ms.toFixed(0) + ' ms)';
+        });
+      });
     });
   }
 
@@ -328,9 +604,15 @@
       state.path = path;
       state.saved = r.text;
       state.params = {};
+      state.overlays = [];
+      state.run = null;
+      drawPlot(null);
+      runStatus.textContent = '';
       sliders.textContent = '';
+      delete sliders.dataset.signature;
       fileSelect.value = path;
       cm.setValue(r.text);
+      clearTimeout(timer);  // the check below is the text's: not a second one after the edit's pause
       cm.clearHistory();
       return check();
     });
@@ -376,10 +658,14 @@
   // ---- run and look ----------------------------------------------------------
   const colours = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#7f7f7f', '#bcbd22'];
   let plot = null;
-  function simulate() {
+  function runQuery() {
     const q = [['path', state.path]];
     Object.keys(opts).forEach(function (k) { const v = opts[k].input.value.trim(); if (v) q.push([k, v]); });
     Object.keys(state.params).forEach(function (n) { q.push(['param', n + '=' + state.params[n]]); });
+    return q;
+  }
+  function simulate() {
+    const q = runQuery();
     const t0 = performance.now();
     runStatus.textContent = 'running\u2026';
     runButton.disabled = true;
@@ -389,7 +675,7 @@
       const ms = performance.now() - t0;
       state.run = r;
       ++state.runs;
-      state.lastRun = { ms: ms, server_ms: r.ms, ok: r.ok, prepared: r.stats ? r.stats.prepared : null };
+      state.lastRun = { ms: ms, server_ms: r.ms, ok: r.ok, prepared: r.stats ? r.stats.prepared : null, painted_ms: null };
       if (!r.ok) {
         runStatus.textContent = 'the run failed';
         runStatus.className = 'bad';
@@ -403,34 +689,127 @@
         (s.prepared ? ' (model prepared in ' + (1000 * s.ready_seconds).toFixed(0) + ' ms)' : ' (prepared model reused)');
       drawPlot(r);
       buildSliders();
+      // As for a check: the whole of it once the plot is painted.
+      const last = state.lastRun;
+      requestAnimationFrame(function () { setTimeout(function () { last.painted_ms = performance.now() - t0; }); });
     });
   }
   runButton.addEventListener('click', simulate);
   state.simulate = simulate;
+  // The plot of a run, with the runs kept for comparison (Overlay) drawn
+  // dashed in the same colours, on the union of their times.
+  state.overlays = [];
   function drawPlot(r) {
     const keep = {};
-    if (plot) { plot.series.forEach(function (s, i) { if (i > 0) keep[s.label] = s.show; }); plot.destroy(); }
+    if (plot) plot.series.forEach(function (s, i) { if (i > 0) keep[s.label] = s.show; });
+    if (!r) { if (plot) plot.destroy(); plot = null; return; }
     const outs = [];
     r.columns.forEach(function (c, i) { if (i > 0 && c.indexOf('pose_') !== 0) outs.push(i); });
     const series = [{ label: r.columns[0] }];
+    const tables = [[r.data[0]].concat(outs.map(function (c) { return r.data[c]; }))];
     outs.forEach(function (c, k) {
       const name = r.columns[c];
       series.push({ label: name, stroke: colours[k % colours.length], width: 1.5, show: name in keep ? keep[name] : k < 6 });
     });
+    state.overlays.forEach(function (o) {
+      const cols = [];
+      outs.forEach(function (c, k) {
+        const at = o.columns.indexOf(r.columns[c]);
+        if (at < 0) return;
+        const label = r.columns[c] + ' (' + o.label + ')';
+        cols.push(o.data[at]);
+        series.push({ label: label, stroke: colours[k % colours.length], width: 1, dash: [6, 4], spanGaps: true,
+          show: label in keep ? keep[label] : series[k + 1].show });
+      });
+      tables.push([o.data[0]].concat(cols));
+    });
+    const data = tables.length > 1 ? uPlot.join(tables) : tables[0];
+    if (tables.length > 1) series.forEach(function (s, i) { if (i > 0) s.spanGaps = true; });
+    // The same series (a slider's run): new data in the plot there is.
+    if (plot && plot.series.length === series.length &&
+        plot.series.every(function (s, i) { return s.label === series[i].label; })) {
+      plot.setData(data);
+      return;
+    }
+    if (plot) { plot.destroy(); plot = null; }
     plot = new uPlot({
       width: Math.max(400, plotBox.clientWidth || 900), height: 300, series: series, scales: { x: { time: false } }
-    }, [r.data[0]].concat(outs.map(function (c) { return r.data[c]; })), plotBox);
+    }, data, plotBox);
     state.plot = plot;
   }
+  overlayButton.addEventListener('click', function () {
+    if (!state.run || !state.run.ok) return;
+    const names = Object.keys(state.params).map(function (n) { return n + ' = ' + Number(state.params[n]).toPrecision(3); });
+    state.overlays.push({ label: 'run ' + state.runs + (names.length ? ': ' + names.join(', ') : ''),
+      columns: state.run.columns, data: state.run.data });
+    drawPlot(state.run);
+  });
+  clearButton.addEventListener('click', function () { state.overlays = []; drawPlot(state.run && state.run.ok ? state.run : null); });
+
+  // ---- export -----------------------------------------------------------------
+  function download(name, blob) {
+    const a = el('a', { href: URL.createObjectURL(blob), download: name });
+    document.body.appendChild(a);
+    a.click();
+    setTimeout(function () { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
+  }
+  // The run's columns as simulate -o writes them: a header line, then a row a time.
+  function runCsv(r) {
+    const lines = [r.columns.join(',')];
+    for (let i = 0; i < r.data[0].length; ++i)
+      lines.push(r.data.map(function (col) { return String(col[i]); }).join(','));
+    return lines.join('\n') + '\n';
+  }
+  state.runCsv = runCsv;
+  const stem = function () { return state.path.replace(/^.*\//, '').replace(/\.ya?ml$/, ''); };
+  csvButton.addEventListener('click', function () {
+    if (!state.run || !state.run.ok) { runStatus.textContent = 'simulate first: the CSV is the last run\'s'; return; }
+    download(stem() + '.csv', new Blob([runCsv(state.run)], { type: 'text/csv' }));
+  });
+  // The report and the FMU are made from the file as saved (its name and
+  // directory are the FMU's and the report's): the page saves first.
+  function exportFile(kind) {
+    const go = function () {
+      runStatus.textContent = 'making the ' + kind + '\u2026';
+      runStatus.className = 'muted';
+      return api('POST', '/api/export', runQuery().concat([['kind', kind]]), '').then(function (r) {
+        state.lastExport = r;
+        if (!r.ok) {
+          const d = (r.diagnostics || [])[0] || {};
+          runStatus.textContent = kind + ': ' + (d.message || r.error || 'failed');
+          runStatus.className = 'bad';
+          return r;
+        }
+        runStatus.textContent = kind + ' ' + r.name + ' made';
+        if (r.base64) {
+          const bin = atob(r.base64), bytes = new Uint8Array(bin.length);
+          for (let i = 0; i < bin.length; ++i) bytes[i] = bin.charCodeAt(i);
+          download(r.name, new Blob([bytes], { type: r.type }));
+        } else download(r.name, new Blob([r.text], { type: r.type }));
+        return r;
+      });
+    };
+    if (cm.getValue() === state.saved) return go();
+    if (!window.confirm('The ' + kind + ' is made from the file: save ' + state.path + ' first?')) return Promise.resolve(null);
+    return save(false).then(function () { return cm.getValue() === state.saved ? go() : null; });
+  }
+  state.exportFile = exportFile;
+  reportButton.addEventListener('click', function () { exportFile('report'); });
+  fmuButton.addEventListener('click', function () { exportFile('fmu'); });
   // A slider for each parameter written as a number: 0 to twice its value
   // (or -1 to 1 for 0); on release the model runs again with it.
   function buildSliders() {
     const k = state.check;
     if (!k || !k.parameters || !state.run || !state.run.ok) return;
-    const have = {};
-    sliders.querySelectorAll('.slider').forEach(function (s) { have[s.dataset.name] = s; });
     const want = k.parameters.filter(function (p) { return p.literal; });
-    if (want.length === Object.keys(have).length && want.every(function (p) { return have[p.name]; })) return;
+    // Made again when a parameter or its value in the text changed (the panel, typing).
+    const signature = want.map(function (p) { return p.name + '=' + p.value; }).join(' ');
+    if (sliders.dataset.signature === signature) return;
+    sliders.dataset.signature = signature;
+    // A value changed in the text replaces the slider's.
+    const before = {};
+    sliders.querySelectorAll('.slider').forEach(function (b) { before[b.dataset.name] = Number(b.dataset.value); });
+    want.forEach(function (p) { if (p.name in before && before[p.name] !== p.value) delete state.params[p.name]; });
     sliders.textContent = '';
     want.forEach(function (p) {
       const v0 = p.value;
@@ -440,6 +819,7 @@
       const shown = el('span', { class: 'value', text: input.value });
       const box = el('label', { class: 'slider', title: p.name + ' = ' + p.text + ' in the file' }, [p.name + ' ', input, shown]);
       box.dataset.name = p.name;
+      box.dataset.value = String(p.value);
       input.addEventListener('input', function () { shown.textContent = Number(input.value).toPrecision(4); });
       input.addEventListener('change', function () {
         state.params[p.name] = Number(input.value);

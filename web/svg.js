@@ -1,7 +1,7 @@
 // The drawings of paynter's pages (report.js, studio.js): Graphviz's SVG text
 // parsed and rebuilt from a list of allowed elements and attributes (no
 // script, no event handler, no link, no foreign content), so that a model's
-// names in it can only ever be text.
+// names in it can only ever be text; and their zoom and pan.
 (function () {
   'use strict';
   const SVG_NS = 'http://www.w3.org/2000/svg';
@@ -31,5 +31,40 @@
   window.paynterSvg = function (text) {
     const parsed = new DOMParser().parseFromString(text, 'image/svg+xml');
     return cleanSvg(parsed.documentElement);
+  };
+  // Zoom (wheel, about the pointer), pan (drag) and fit (double click) of a
+  // drawing through its viewBox; `box` (default the svg) takes the events.
+  // The window listens only while a drag lasts, so a drawing made again
+  // and again (the studio's) leaves nothing behind. A mousedown that an
+  // element handles itself (stopPropagation) does not pan.
+  window.paynterPanZoom = function (svg, box) {
+    box = box || svg;
+    const vb0 = svg.getAttribute('viewBox') ? svg.getAttribute('viewBox').split(/[\s,]+/).map(Number) : null;
+    if (!vb0) return;
+    let vb = vb0.slice();
+    const set = function () { svg.setAttribute('viewBox', vb.join(' ')); };
+    box.addEventListener('wheel', function (ev) {
+      ev.preventDefault();
+      const r = box.getBoundingClientRect();
+      const fx = (ev.clientX - r.left) / r.width, fy = (ev.clientY - r.top) / r.height;
+      const k = ev.deltaY > 0 ? 1.15 : 1 / 1.15;
+      const w = vb[2] * k, h = vb[3] * k;
+      vb = [vb[0] + (vb[2] - w) * fx, vb[1] + (vb[3] - h) * fy, w, h];
+      set();
+    }, { passive: false });
+    box.addEventListener('mousedown', function (ev) {
+      if (ev.button !== 0) return;
+      const drag = { x: ev.clientX, y: ev.clientY, vb: vb.slice() };
+      const move = function (e) {
+        const r = box.getBoundingClientRect();
+        const k = Math.max(drag.vb[2] / r.width, drag.vb[3] / r.height);
+        vb = [drag.vb[0] - (e.clientX - drag.x) * k, drag.vb[1] - (e.clientY - drag.y) * k, drag.vb[2], drag.vb[3]];
+        set();
+      };
+      const up = function () { window.removeEventListener('mousemove', move); window.removeEventListener('mouseup', up); };
+      window.addEventListener('mousemove', move);
+      window.addEventListener('mouseup', up);
+    });
+    box.addEventListener('dblclick', function () { vb = vb0.slice(); set(); });
   };
 })();

@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -71,6 +72,29 @@ class YamlReader {
       case YAML::NodeType::Sequence: return "a list";
       case YAML::NodeType::Map: return "a mapping";
       default: return "an undefined node";
+    }
+  }
+
+  // `layout:`, the drawing's positions that paynter studio keeps (docs/studio.md):
+  // names, each with [x, y], two numbers. Nothing else reads it.
+  void CheckLayout(const YAML::Node& layout) const {
+    if (!layout || layout.IsNull()) return;
+    if (!layout.IsMap())
+      Fail(layout, "", "'layout' must be a mapping of names to positions", "name: [x, y]", Describe(layout));
+    for (const auto& kv : layout) {
+      const YAML::Node& p = kv.second;
+      bool ok = p.IsSequence() && p.size() == 2;
+      for (size_t i = 0; ok && i < 2; ++i) {
+        ok = p[i].IsScalar();
+        if (!ok) break;
+        const std::string v = p[i].Scalar();
+        char* end = nullptr;
+        std::strtod(v.c_str(), &end);
+        ok = !v.empty() && end == v.c_str() + v.size();
+      }
+      if (!ok)
+        Fail(p, kv.first.IsScalar() ? kv.first.Scalar() : "", "a position in 'layout' is two numbers", "[x, y]",
+             Describe(p), "the studio writes these; remove the line to let the drawing place it");
     }
   }
 
@@ -178,8 +202,9 @@ class YamlReader {
     CheckKeys(root,
               {"name", "description", "parameters", "elements", "bonds", "displacements", "outputs", "generalized",
                "independent", "quasi_velocities", "definitions", "multibody", "assembly_held", "assemble", "ports",
-               "submodels", "instances", "events", "simulation", "blocks"},
+               "submodels", "instances", "events", "simulation", "blocks", "layout"},
               "", "the model's top level");
+    CheckLayout(root["layout"]);
     ReadSubmodelSections(root, &spec);
     // What an assembly of the start may do (written by `paynter expand` for a
     // mechanism; docs/model-format.md, "Constraint sources").

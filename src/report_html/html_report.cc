@@ -244,7 +244,8 @@ void WriteHtmlReport(const ReportOptions& options, const std::string& path) {
   const std::string uplot_css = web::ReadWebFile(dir / "node_modules/uplot/dist/uPlot.min.css", "report");
   const std::string katex_js = web::ReadWebFile(dir / "node_modules/katex/dist/katex.min.js", "report");
   const std::string katex_css = web::KatexStyle(dir / "node_modules/katex/dist");
-  const std::string svg_js = web::ReadWebFile(dir / "svg.js", "report");
+  const std::string svg_js = web::ReadWebFile(dir / "svg.js", "report") + "\n" +
+                             web::ReadWebFile(dir / "equations.js", "report");
   const std::string page_js = web::ReadWebFile(dir / "report.js", "report");
   const std::string page_css = web::ReadWebFile(dir / "report.css", "report");
 

@@ -3,17 +3,23 @@
 
 #include <fmt/format.h>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <algorithm>
 #include <fstream>
+#include <sstream>
 
 #include "paynter/equations.h"
+#include "paynter/fmi.h"
+#include "paynter/html_report.h"
 #include "paynter/files.h"
 #include "paynter/report.h"
 #include "paynter/zcp.h"
 #include "report_html/web_page.h"
+#include "text_edit.h"
 
 namespace paynter::studio {
 
@@ -48,17 +54,57 @@ void WriteParameters(Json& j, const Model& m) {
   j.Close(']');
 }
 
-// The page's names for completion and for finding an element's line.
-void WriteNames(Json& j, const Model& m) {
+// The page's names for completion and for finding an element's line; each
+// element's law and initial value as written in this file (the panel), and
+// the bonds (turned round from the drawing). `here`: written in the model's
+// own text, not a submodel's file or the multibody library.
+void WriteNames(Json& j, const Model& m, const ModelSpec& written, const std::string& file) {
+  std::map<std::string, const ModelSpec::ElementSpec*> spec;
+  for (const auto& e : written.elements) spec[e.name] = &e;
   j.Key("elements").Open('[');
   for (size_t i = 0; i < m.elements.size(); ++i) {
     const Element& e = m.elements[i];
     j.Open('{').Field("id", fmt::format("el{}", i)).Field("name", e.name).Field("kind", KindName(e.kind));
-    j.Field("line", static_cast<double>(e.where.line)).Close('}');
+    j.Field("line", static_cast<double>(e.where.line));
+    const auto s = spec.find(e.name);
+    const bool here = s != spec.end() && e.origin.empty() && (e.where.file.empty() || e.where.file == file);
+    j.Key("here").Bool(here);
+    if (here) {
+      j.Field("law_key", s->second->laws.empty() ? std::string() : s->second->laws[0].first);
+      j.Field("law", s->second->laws.empty() ? std::string() : s->second->laws[0].second);
+      j.Field("initial", s->second->initial);
+    }
+    j.Close('}');
+  }
+  j.Close(']').Key("bonds").Open('[');
+  for (size_t b = 0; b < m.bonds.size(); ++b) {
+    const Bond& bond = m.bonds[b];
+    j.Open('{').Field("id", fmt::format("bond{}", b)).Field("name", bond.name);
+    j.Field("from", m.elements[bond.from].name).Field("to", m.elements[bond.to].name);
+    j.Field("line", static_cast<double>(bond.where.line));
+    j.Key("here").Bool(bond.origin.empty() && bond.where.line > 0 && (bond.where.file.empty() || bond.where.file == file));
+    j.Close('}');
   }
   j.Close(']').Key("outputs").Open('[');
   for (const auto& o : m.outputs) j.Str(o.name);
   j.Close(']');
+}
+
+// The positions of the text's `layout:` (the loader has checked their form).
+DotRenderer::Positions LayoutOf(const std::string& text) {
+  DotRenderer::Positions out;
+  if (text.find("layout:") == std::string::npos) return out;
+  try {
+    const YAML::Node root = YAML::Load(text);
+    const YAML::Node layout = root.IsMap() ? root["layout"] : YAML::Node();
+    if (layout && layout.IsMap())
+      for (const auto& kv : layout)
+        if (kv.first.IsScalar() && kv.second.IsSequence() && kv.second.size() == 2)
+          out[kv.first.Scalar()] = {kv.second[0].as<double>(), kv.second[1].as<double>()};
+  } catch (const YAML::Exception&) {
+    out.clear();  // the loader said what is wrong
+  }
+  return out;
 }
 
 }  // namespace
@@ -91,12 +137,16 @@ std::string StudioPage(const std::string& web_dir) {
   for (const char* f : {"lib/codemirror.css", "addon/hint/show-hint.css"})
     css += web::InlineStyle(web::ReadWebFile(cm / f, page)) + "\n";
   css += web::InlineStyle(web::ReadWebFile(dir / "node_modules/uplot/dist/uPlot.min.css", page)) + "\n";
+  css += web::InlineStyle(web::KatexStyle(dir / "node_modules/katex/dist")) + "\n";
   css += web::InlineStyle(web::ReadWebFile(dir / "studio.css", page));
   for (const char* f : {"lib/codemirror.js", "mode/yaml/yaml.js", "addon/hint/show-hint.js"})
     js += "<script>\n" + web::InlineScript(web::ReadWebFile(cm / f, page)) + "\n</script>\n";
   js += "<script>\n" + web::InlineScript(web::ReadWebFile(dir / "node_modules/uplot/dist/uPlot.iife.min.js", page)) +
         "\n</script>\n";
+  js += "<script>\n" + web::InlineScript(web::ReadWebFile(dir / "node_modules/katex/dist/katex.min.js", page)) +
+        "\n</script>\n";
   js += "<script>\n" + web::InlineScript(web::ReadWebFile(dir / "svg.js", page) + "\n" +
+                                           web::ReadWebFile(dir / "equations.js", page) + "\n" +
                                            web::ReadWebFile(dir / "studio.js", page)) +
         "\n</script>\n";
   std::string html;
@@ -155,9 +205,11 @@ std::string CheckJson(const std::string& text, const fs::path& file, const std::
       diagnostics.push_back(DiagnosticJson(d, shown, "info", file.string()));
     }
     int states = -1, loops = 0, blocks = 0;
+    std::string equations;  // as `paynter equations --latex` writes them
     if (g.conflicts.empty()) {
       try {
         const EquationSystem eqs = BuildEquations(m, g);
+        equations = eqs.ToLatex(m);
         states = static_cast<int>(eqs.state_names.size());
         for (const auto& b : eqs.blocks) loops += b.derivative_causality ? 0 : 1;
         blocks = static_cast<int>(eqs.blocks.size());
@@ -174,9 +226,16 @@ std::string CheckJson(const std::string& text, const fs::path& file, const std::
       // A graph with conflicts has no zero-order causal paths to show.
     }
     const DrawComponents components = FindDrawComponents(m, lm.written);
-    j.Field("svg", renderer.Svg(components.empty() ? BondGraphDot(m, &g) : ComponentGraphDot(m, &g, components)));
+    const DotRenderer::Positions pinned = LayoutOf(text);
+    const DotRenderer::Drawn drawn =
+        renderer.Draw(components.empty() ? BondGraphDot(m, &g) : ComponentGraphDot(m, &g, components), pinned);
+    j.Field("svg", drawn.svg);
+    // Where each node was placed, and whether the text keeps a layout.
+    j.Key("layout").Open('{').Key("kept").Bool(!pinned.empty()).Key("positions").Open('{');
+    for (const auto& [name, p] : drawn.positions) j.Key(name).Open('[').Num(p.first).Num(p.second).Close(']');
+    j.Close('}').Close('}');
     done("drawing");
-    j.Field("model", m.name);
+    j.Field("model", m.name).Field("equations", equations);
     j.Key("mechanism").Bool(lm.mechanism);
     j.Key("summary").Open('{');
     j.Field("elements", static_cast<double>(m.elements.size())).Field("bonds", static_cast<double>(m.bonds.size()));
@@ -195,7 +254,7 @@ std::string CheckJson(const std::string& text, const fs::path& file, const std::
           .Close('}');
     j.Close(']');
     WriteParameters(j, m);
-    WriteNames(j, m);
+    WriteNames(j, m, lm.written, file.string());
   } catch (const Error& e) {
     Diagnostic d = e.diagnostic();
     if (d.message.empty()) d.message = e.what();
@@ -367,6 +426,151 @@ std::string Simulator::RunJson(const std::string& text, const fs::path& file, co
   }
   j.Field("ms", MillisecondsSince(t0));
   j.Close('}');
+  return j.text();
+}
+
+namespace {
+
+std::string Base64(const std::string& bytes) {
+  static const char* digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    const unsigned a = static_cast<unsigned char>(bytes[i]);
+    const unsigned b = i + 1 < bytes.size() ? static_cast<unsigned char>(bytes[i + 1]) : 0;
+    const unsigned c = i + 2 < bytes.size() ? static_cast<unsigned char>(bytes[i + 2]) : 0;
+    const unsigned v = (a << 16) | (b << 8) | c;
+    out += digits[(v >> 18) & 63];
+    out += digits[(v >> 12) & 63];
+    out += i + 1 < bytes.size() ? digits[(v >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? digits[v & 63] : '=';
+  }
+  return out;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+std::string ExportJson(const fs::path& file, const std::string& shown, const std::string& kind, RunOptions options,
+                       const std::string& web_dir) {
+  // Made in a private temporary file, read back and sent as data: the studio
+  // writes nothing into the directory but the models it saves.
+  const std::string ext = kind == "fmu" ? ".fmu" : ".html";
+  Removed out{TemporaryBeside((fs::temp_directory_path() / ("paynter-studio" + ext)).string(), ext)};
+  Json j;
+  j.Open('{');
+  if (kind == "report") {
+    ReportOptions ro;
+    ro.run = options;
+    ro.run.file = file.string();
+    ro.run.progress = false;
+    ro.web_dir = web_dir;
+    WriteHtmlReport(ro, out.path);
+    j.Key("ok").Bool(true).Field("name", file.stem().string() + ".html").Field("type", "text/html");
+    j.Field("text", Slurp(out.path));
+  } else if (kind == "fmu") {
+    FmuOptions fo;
+    fo.model_file = file.string();
+    fo.output = out.path;
+    if (options.form != Formulation::kState) fo.form = FormulationName(options.form);
+    fo.overrides = {options.params.begin(), options.params.end()};
+    const FmuReport r = ExportFmu(fo);
+    j.Key("ok").Bool(true).Field("name", r.model_identifier + ".fmu").Field("type", "application/octet-stream");
+    j.Field("base64", Base64(Slurp(out.path)));
+    j.Field("states", static_cast<double>(r.num_states)).Field("outputs", static_cast<double>(r.num_outputs));
+  } else {
+    ThrowAt({shown}, "", fmt::format("studio: no export '{}'", kind), "report or fmu", kind);
+  }
+  j.Close('}');
+  return j.text();
+}
+
+std::string LibraryJson() {
+  const fs::path root = LibraryDirectory();
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_regular_file(ec) && it->path().extension() == ".yaml") files.push_back(it->path());
+  std::sort(files.begin(), files.end());
+  Json j;
+  j.Open('{').Key("ok").Bool(true).Key("components").Open('[');
+  for (const auto& f : files) {
+    const std::string rel = fs::relative(f, root, ec).replace_extension().generic_string();
+    std::ifstream in(f, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    // Its description: the first comment line, without the library's prefix.
+    std::string about;
+    if (text.rfind("# ", 0) == 0) {
+      about = text.substr(2, text.find('\n') - 2);
+      const std::string prefix = "paynter component library: ";
+      if (about.rfind(prefix, 0) == 0) about = about.substr(prefix.size());
+    }
+    YAML::Node doc;
+    try {
+      doc = YAML::Load(text);
+    } catch (const YAML::Exception&) {
+      continue;
+    }
+    if (!doc.IsMap()) continue;
+    j.Open('{').Field("use", "lib:" + rel).Field("about", about);
+    j.Key("ports").Open('[');
+    if (doc["ports"] && doc["ports"].IsSequence())
+      for (const auto& p : doc["ports"])
+        if (p.IsMap() && p["name"] && p["name"].IsScalar()) {
+          const bool required = !(p["required"] && p["required"].IsScalar() && p["required"].Scalar() == "false");
+          j.Open('{').Field("name", p["name"].Scalar()).Key("required").Bool(required).Close('}');
+        }
+    j.Close(']').Key("parameters").Open('[');
+    if (doc["parameters"] && doc["parameters"].IsMap())
+      for (const auto& kv : doc["parameters"])
+        if (kv.second.IsScalar()) j.Open('{').Field("name", kv.first.Scalar()).Field("value", kv.second.Scalar()).Close('}');
+    j.Close(']').Close('}');
+  }
+  j.Close(']').Close('}');
+  return j.text();
+}
+
+std::string EditJson(const std::string& text, const std::string& shown,
+                     const std::multimap<std::string, std::string>& query) {
+  auto get = [&](const std::string& key) {
+    const auto it = query.find(key);
+    return it == query.end() ? std::string() : it->second;
+  };
+  const EditInput in{text, shown};
+  const std::string op = get("op");
+  std::string out;
+  if (op == "flip") {
+    const auto line = Number(get("line"));
+    out = FlipBond(in, get("from"), get("to"), line ? static_cast<int>(*line) : 0);
+  } else if (op == "element") {
+    out = SetElementField(in, get("element"), get("key"), get("value"));
+  } else if (op == "parameter") {
+    out = SetParameter(in, get("name"), get("value"));
+  } else if (op == "layout") {
+    DotRenderer::Positions positions;
+    for (auto [it, end] = query.equal_range("at"); it != end; ++it) {
+      const std::string& a = it->second;  // NAME=X,Y
+      const size_t eq = a.rfind('='), comma = a.rfind(',');
+      const auto x = eq != std::string::npos && comma > eq ? Number(a.substr(eq + 1, comma - eq - 1)) : std::nullopt;
+      const auto y = comma != std::string::npos ? Number(a.substr(comma + 1)) : std::nullopt;
+      if (!x || !y || eq == 0)
+        ThrowAt({"studio"}, "", "studio: a position is NAME=X,Y", "NAME=X,Y with two numbers", a);
+      positions[a.substr(0, eq)] = {*x, *y};
+    }
+    out = SetLayout(in, positions);
+  } else {
+    ThrowAt({"studio"}, "", fmt::format("studio: no edit '{}'", op), "op=flip, element, parameter or layout", op);
+  }
+  Json j;
+  j.Open('{').Key("ok").Bool(true).Field("text", out).Close('}');
   return j.text();
 }
 

@@ -52,6 +52,26 @@ class Simulator {
   std::unique_ptr<Kept> kept_;
 };
 
+// A graphical edit of `text` (text_edit.h), named by the request's query:
+// op=flip&from=A&to=B[&line=N], op=element&element=E&key=K&value=V,
+// op=parameter&name=N&value=V. The answer: {ok, text}, the whole new text.
+// Throws Error (located in `shown`) when the edit cannot be made.
+std::string EditJson(const std::string& text, const std::string& shown,
+                     const std::multimap<std::string, std::string>& query);
+
+// The model file `file` as saved, exported (kind "report": `paynter report`'s
+// page, run with `options`; "fmu": `paynter fmu`'s FMU with the options'
+// form and parameters), sent back as data for the page to download:
+// {ok, name, type, text} or {ok, name, type, base64}. Nothing is written into
+// the studio's directory. Throws Error as the commands do.
+std::string ExportJson(const std::filesystem::path& file, const std::string& shown, const std::string& kind,
+                       RunOptions options, const std::string& web_dir);
+
+// The component library (LibraryDirectory()) for the palette: each file as
+// {use: "lib:<domain>/<name>", about, ports: [{name, required}], parameters:
+// [{name, value}]}, in the order of their names.
+std::string LibraryJson();
+
 // A diagnostic as JSON ({line, column, message, expected, got, hint, element,
 // severity, text}); a location in `internal` (a temporary) is shown as `shown`.
 std::string DiagnosticJson(const Diagnostic& d, const std::string& shown, const std::string& severity = "error",

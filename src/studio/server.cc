@@ -124,6 +124,10 @@ int Serve(const ServerOptions& options, std::ostream& out) {
   DotRenderer renderer;
   int port = 0;
   server.set_payload_max_length(size_t{32} << 20);
+  // An answer's header and body are written apart: with Nagle's algorithm the
+  // body waited for the browser's delayed acknowledgement of the header (up
+  // to 40 ms on every check and run, whatever the server's own time).
+  server.set_tcp_nodelay(true);
   server.set_default_headers({{"Cache-Control", "no-store"},
                               {"X-Content-Type-Options", "nosniff"},
                               {"Referrer-Policy", "no-referrer"},
@@ -200,6 +204,16 @@ int Serve(const ServerOptions& options, std::ostream& out) {
                 const RunOptions o = SimulateOptions(Query(req));
                 std::lock_guard<std::mutex> lock(pipeline);
                 Answer(res, simulator.RunJson(req.body, file, name, o));
+              }));
+  server.Get("/api/library", guarded([&](const httplib::Request&, httplib::Response& res) { Answer(res, LibraryJson()); }));
+  server.Post("/api/export", guarded([&](const httplib::Request& req, httplib::Response& res) {
+                const std::string name = req.get_param_value("path");
+                const RunOptions o = SimulateOptions(Query(req));
+                std::lock_guard<std::mutex> lock(pipeline);
+                Answer(res, ExportJson(ws.Resolve(name, false), name, req.get_param_value("kind"), o, options.web_dir));
+              }));
+  server.Post("/api/edit", guarded([&](const httplib::Request& req, httplib::Response& res) {
+                Answer(res, EditJson(req.body, req.get_param_value("path"), Query(req)));
               }));
   server.Post("/api/save", guarded([&](const httplib::Request& req, httplib::Response& res) {
                 const std::string name = req.get_param_value("path");
