@@ -154,8 +154,10 @@ try {
       `(server ${lines.map((l) => f0(l.server_ms)).join(', ')}; answer ${lines.map((l) => f0(l.parts.answer)).join(', ')}; ` +
       `drawing inserted ${lines.map((l) => f0(l.parts.drawing)).join(', ')}; diagnostics ${lines.map((l) => f0(l.parts.diagnostics)).join(', ')}; rest ${lines.map((l) => f0(l.parts.rest)).join(', ')} ms)`);
   }
-  // A sanity bound only (speed is measured in bench/, and this machine is shared).
-  check(times.every((t) => t[1] < 1000), 'every example checked and drawn within 1 s (the best of three)');
+  // A sanity bound only: speed is measured in bench/ (bench/studio_round_trip.sh),
+  // and this machine is shared — in the full suite, beside the other tests,
+  // B4's check took 1.4–1.5 s in the server against 0.1 s alone.
+  check(times.every((t) => t[1] < 5000), 'every example checked and drawn within 5 s (the best of three)');
 
   // Typing an element and its bond into B1 adds it to the drawing.
   await page.evaluate(() => window.paynterStudio.open('B1_pendulum.yaml'));
