@@ -752,6 +752,13 @@ TEST(FmiImporter, B1DampingSetBeforeInitializationActsAsParam) {
   u.fmu.FreeInstance(c);
 }
 
+// The rows of a run of tests/fmi2_master.c (defined below), and of a second run after fmi2Reset.
+struct MasterRun {
+  Table first, second;
+};
+MasterRun RunMaster(const Unpacked& u, const std::string& kind, double t_end, double dt_out, const std::string& options,
+                    const std::string& name);
+
 // ---- events: state events with resets, time events of sampled controllers ----
 
 // What a model-exchange run with events went through.
@@ -955,6 +962,9 @@ TEST(FmiImporter, BouncingBallEventsMatchSimulate) {
   // The restitution set between runs (a tunable parameter read by the reset only).
   const Table ref_e = GridRows(Simulate("examples/bouncing_ball.yaml", "--param e=0.5", 2, 0.01, u.dir), 2, 0.01);
   ExpectClose("ball e=0.5 cs", ref_e, RunCoSimulation(u, 2, 0.01, {{"e", 0.5}}), 1e-9);
+  // The master on the standard's own headers (tests/fmi2_master.c), by co-simulation.
+  ExpectClose("ball cs (fmi2_master)", ref, RunMaster(u, "cs", 3.5, 0.01, "--tolerance 1e-10", "ball_master").first,
+              1e-9);
   // Without event handling the ball would fall through the floor: the height stays >= 0 up to rounding.
   const Table cs = RunCoSimulation(u, 3.5, 0.01);
   for (const auto& row : cs.rows) EXPECT_GE(row[cs.Column("h")], -1e-12) << "t = " << row[0];
@@ -1270,9 +1280,6 @@ Table SimulateFile(const fs::path& model, const std::string& options, double t_e
 
 // A run of fmi2_master on an unpacked FMU: the outputs in their display units
 // (as simulate writes them), under their names.
-struct MasterRun {
-  Table first, second;
-};
 MasterRun RunMaster(const Unpacked& u, const std::string& kind, double t_end, double dt_out, const std::string& options,
                     const std::string& name) {
   std::vector<std::string> names;

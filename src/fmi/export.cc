@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -217,13 +218,19 @@ std::vector<int> TimeSlopes(const EquationSystem& eqs, const LoweredModel& l,
   for (const Program* p : {&eqs.rhs, &eqs.event_program})
     for (const ProgramStep& step : p->steps)
       if (step.kind == ProgramStep::Kind::kAssign && symbol_at(step.target)) defs[*symbol_at(step.target)] = step.value;
-  auto resolve = [&](GiNaC::ex e) {
+  // The expression with the assignments substituted; empty (a state event)
+  // when it grows beyond kMaxNodes (a mechanism's kinematics) or does not settle.
+  constexpr int kMaxNodes = 20000;
+  auto resolve = [&](GiNaC::ex e) -> std::optional<GiNaC::ex> {
     for (int round = 0; round < 64; ++round) {
       const GiNaC::ex next = e.subs(defs);
-      if (next.is_equal(e)) break;
+      if (next.is_equal(e)) return e;
+      int nodes = 0;
+      for (GiNaC::const_preorder_iterator it = next.preorder_begin(); it != next.preorder_end(); ++it)
+        if (++nodes > kMaxNodes) return std::nullopt;
       e = next;
     }
-    return e;
+    return std::nullopt;
   };
   const GiNaC::symbol* t = symbol_at(eqs.time_slot);
   if (!t) return slopes;
@@ -240,12 +247,16 @@ std::vector<int> TimeSlopes(const EquationSystem& eqs, const LoweredModel& l,
     for (size_t i = 0; i < l.initial_state.size(); ++i) {
       const GiNaC::symbol* x = symbol_at(l.first_state_slot + static_cast<int>(i));
       const GiNaC::symbol* dx = symbol_at(l.first_derivative_slot + static_cast<int>(i));
-      if (x && dx && defs.count(*dx) && resolve(defs.at(*dx)).is_zero()) allowed.insert(x->get_name());
+      if (!x || !dx || !defs.count(*dx)) continue;
+      const std::optional<GiNaC::ex> rate = resolve(defs.at(*dx));
+      if (rate && rate->is_zero()) allowed.insert(x->get_name());
     }
     for (size_t k = 0; k < slots.size(); ++k) {
       const GiNaC::symbol* g = symbol_at(slots[k]);
       if (!g || !defs.count(*g)) continue;
-      const GiNaC::ex e = resolve(defs.at(*g));
+      const std::optional<GiNaC::ex> resolved = resolve(defs.at(*g));
+      if (!resolved) continue;
+      const GiNaC::ex& e = *resolved;
       bool only_allowed = true;
       for (GiNaC::const_preorder_iterator it = e.preorder_begin(); it != e.preorder_end() && only_allowed; ++it)
         if (GiNaC::is_a<GiNaC::symbol>(*it)) only_allowed = allowed.count(GiNaC::ex_to<GiNaC::symbol>(*it).get_name()) > 0;
