@@ -2,8 +2,8 @@
 # modelDescription.xml of exported FMUs is valid against the FMI 2.0 XML
 # schemas (tests/fmi2/schema, the standard's files, FMI 2.0.5): xmllint
 # --schema on B1, B3, B4, the DC motor with units and an input, the RLC
-# circuit, a model with a derived parameter (B1's JA) and one exported for
-# co-simulation alone. Then a description broken on purpose must fail, so
+# circuit, a model with a derived parameter (B1's JA), one exported for
+# co-simulation alone and models with events (event indicators). Then a description broken on purpose must fail, so
 # that the check itself is known to bite.
 set -euo pipefail
 exe=$1 src=$2
@@ -25,6 +25,11 @@ check dcu dc_motor_units
 check rlc rlc
 check msd_cs mass_spring_damper --kind cs
 check fourbar fourbar --form state --constraints parasitic --kind me
+# models with events: a state event with a reset, a sampled controller, switched elements
+check ball bouncing_ball
+check sampled dc_motor_sampled_control
+check belt belt_friction
+grep -q 'numberOfEventIndicators="1"' ball.xml
 # The check bites: an unknown causality and a unit attribute on a variable of no type fail.
 sed 's/causality="input"/causality="inlet"/' dcu.xml > broken1.xml
 grep -q 'causality="inlet"' broken1.xml

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -186,6 +187,90 @@ Program CalculatedParameters(const Build& b, std::vector<bool>* calculated) {
 // compute what `b`'s compute: the derivatives and outputs at a few states
 // near b's initial state. A parameter whose new value the build turned into
 // numbers (a mechanism's poses, a signal's time) shows here.
+// The slots of a model's event indicators (fmu_model.h's order: modes,
+// events, two per switched element) and of its events' reset values.
+std::vector<std::vector<int>> EventSlots(const LoweredModel& l) {
+  std::vector<int> indicators, resets;
+  for (const ModeRow& r : l.modes) indicators.push_back(r.indicator_slot);
+  for (const EventRow& r : l.event_rows) {
+    indicators.push_back(r.indicator_slot);
+    resets.insert(resets.end(), r.reset_slots.begin(), r.reset_slots.end());
+  }
+  for (const SwitchRow& s : l.switches) indicators.insert(indicators.end(), s.indicator_slots, s.indicator_slots + 2);
+  return {indicators, resets};
+}
+
+// Which event indicators are time events (fmi::FmuModel::time_slope): with
+// the assignments of the right-hand side and the event program substituted,
+// the indicator reads only time, parameters that are not inputs, modes and
+// states whose derivative is zero (a sampled block's next sample time), and
+// its derivative in t is 1 or -1. Its crossing time is then t - g/slope,
+// known in advance; any other indicator is a state event (0).
+std::vector<int> TimeSlopes(const EquationSystem& eqs, const LoweredModel& l,
+                            const std::vector<fmi::ParameterKind>& kinds) {
+  const std::vector<int> slots = EventSlots(l)[0];
+  std::vector<int> slopes(slots.size(), 0);
+  const std::vector<GiNaC::symbol>& sym = eqs.event_program.symbols;
+  auto symbol_at = [&](int slot) -> const GiNaC::symbol* {
+    return slot >= 0 && static_cast<size_t>(slot) < sym.size() ? &sym[slot] : nullptr;
+  };
+  GiNaC::exmap defs;
+  for (const Program* p : {&eqs.rhs, &eqs.event_program})
+    for (const ProgramStep& step : p->steps)
+      if (step.kind == ProgramStep::Kind::kAssign && symbol_at(step.target)) defs[*symbol_at(step.target)] = step.value;
+  // The expression with the assignments substituted; empty (a state event)
+  // when it grows beyond kMaxNodes (a mechanism's kinematics) or does not settle.
+  constexpr int kMaxNodes = 20000;
+  auto resolve = [&](GiNaC::ex e) -> std::optional<GiNaC::ex> {
+    for (int round = 0; round < 64; ++round) {
+      const GiNaC::ex next = e.subs(defs);
+      if (next.is_equal(e)) return e;
+      int nodes = 0;
+      for (GiNaC::const_preorder_iterator it = next.preorder_begin(); it != next.preorder_end(); ++it)
+        if (++nodes > kMaxNodes) return std::nullopt;
+      e = next;
+    }
+    return std::nullopt;
+  };
+  const GiNaC::symbol* t = symbol_at(eqs.time_slot);
+  if (!t) return slopes;
+  std::set<std::string> allowed = {t->get_name()};
+  for (size_t i = 0; i < kinds.size(); ++i)
+    if (kinds[i] != fmi::kInput)
+      if (const GiNaC::symbol* p = symbol_at(l.first_parameter_slot + static_cast<int>(i))) allowed.insert(p->get_name());
+  for (const ModeRow& r : l.modes)
+    if (const GiNaC::symbol* p = symbol_at(r.slot)) allowed.insert(p->get_name());
+  for (const SwitchRow& s : l.switches)
+    for (int slot : {s.held_slot, s.direction_slot})
+      if (const GiNaC::symbol* p = symbol_at(slot)) allowed.insert(p->get_name());
+  try {
+    for (size_t i = 0; i < l.initial_state.size(); ++i) {
+      const GiNaC::symbol* x = symbol_at(l.first_state_slot + static_cast<int>(i));
+      const GiNaC::symbol* dx = symbol_at(l.first_derivative_slot + static_cast<int>(i));
+      if (!x || !dx || !defs.count(*dx)) continue;
+      const std::optional<GiNaC::ex> rate = resolve(defs.at(*dx));
+      if (rate && rate->is_zero()) allowed.insert(x->get_name());
+    }
+    for (size_t k = 0; k < slots.size(); ++k) {
+      const GiNaC::symbol* g = symbol_at(slots[k]);
+      if (!g || !defs.count(*g)) continue;
+      const std::optional<GiNaC::ex> resolved = resolve(defs.at(*g));
+      if (!resolved) continue;
+      const GiNaC::ex& e = *resolved;
+      bool only_allowed = true;
+      for (GiNaC::const_preorder_iterator it = e.preorder_begin(); it != e.preorder_end() && only_allowed; ++it)
+        if (GiNaC::is_a<GiNaC::symbol>(*it)) only_allowed = allowed.count(GiNaC::ex_to<GiNaC::symbol>(*it).get_name()) > 0;
+      if (!only_allowed) continue;
+      const GiNaC::ex d = e.diff(*t);
+      if (d.is_equal(1)) slopes[k] = 1;
+      else if (d.is_equal(-1)) slopes[k] = -1;
+    }
+  } catch (const std::exception&) {  // an expression GiNaC cannot differentiate: state events
+    std::fill(slopes.begin(), slopes.end(), 0);
+  }
+  return slopes;
+}
+
 bool SameFunctions(const LoweredModel& a, const LoweredModel& b) {
   if (a.initial_state.size() != b.initial_state.size() || a.output_names.size() != b.output_names.size()) return false;
   CodegenOptions tape;
@@ -216,6 +301,18 @@ bool SameFunctions(const LoweredModel& a, const LoweredModel& b) {
         wa.CalcOutputs(t, x.data(), ya.data());
       }
       if (!close(da, db) || !close(ya, yb)) return false;
+      if (a.events && b.events) {  // the event indicators and reset values (with the modes at 0)
+        std::vector<double> ea, eb;
+        ca.CalcEventSlots(t, x.data());
+        cb.CalcEventSlots(t, x.data());
+        for (const std::vector<int>& slots : EventSlots(b)) {
+          for (int slot : slots) {
+            ea.push_back(ca.Slot(slot));
+            eb.push_back(cb.Slot(slot));
+          }
+        }
+        if (!close(ea, eb)) return false;
+      }
     }
   } catch (const Error&) {
     return false;
@@ -385,8 +482,7 @@ FmuReport ExportFmu(const FmuOptions& o) {
       if (e.input) b.input_sources.push_back(&e);
     const CausalGraph graph = AssignCausality(b.model, OptionsFor(formulation, b.model));
     b.eqs = BuildEquations(b.model, graph);
-    if (b.eqs.constraint_rows.empty() && b.eqs.modes.empty() && b.eqs.events.empty() && b.eqs.switches.empty())
-      b.lowered = LowerModel(b.eqs);
+    if (b.eqs.constraint_rows.empty()) b.lowered = LowerModel(b.eqs);
     return b;
   };
   Build base = build(o.overrides, true);
@@ -410,21 +506,6 @@ FmuReport ExportFmu(const FmuOptions& o) {
          "coordinates (an open chain, --form lagrange2), or --constraints parasitic",
          fmt::format("{} constraint rows with --form {}", eqs.constraint_rows.size(), form), hint);
   }
-  if (!eqs.modes.empty() || !eqs.events.empty() || !eqs.switches.empty()) {
-    std::string what;
-    if (!eqs.modes.empty()) what = fmt::format("{} condition(s) such as '{}'", eqs.modes.size(), eqs.modes[0].text);
-    if (!eqs.events.empty()) what += fmt::format("{}{} event(s) ('{}')", what.empty() ? "" : ", ", eqs.events.size(), eqs.events[0].name);
-    if (!eqs.switches.empty())
-      what += fmt::format("{}{} switched element(s) ('{}')", what.empty() ? "" : ", ", eqs.switches.size(),
-                          eqs.switches[0].element);
-    Fail(o, "the FMU does not handle events yet: the model switches (docs/events.md), and an FMU without event "
-            "handling would step across its switches with wrong values",
-         "a model without conditions, signals (step_at, ramp, pulse, square, table), events or switched elements",
-         what,
-         "simulate the model with paynter; a signal that drives a source can come from the master instead: mark "
-         "the source 'input: true' with a constant law");
-  }
-
   fmi::FmuModel m;
   m.options = o;
   m.options.form = form;
@@ -461,7 +542,7 @@ FmuReport ExportFmu(const FmuOptions& o) {
   std::vector<bool> read(np, false);
   for (size_t i = 0; i < np; ++i) {
     const GiNaC::symbol& s = model.Symbol(l.parameter_names[i]);
-    read[i] = Reads(eqs.rhs, s) || Reads(eqs.outputs, s) || Reads(parameter_program, s);
+    read[i] = Reads(eqs.rhs, s) || Reads(eqs.outputs, s) || Reads(eqs.event_program, s) || Reads(parameter_program, s);
   }
   // A candidate is tunable when the model built again with other values of
   // candidates gives the same functions of the slots, the same initial state
@@ -524,8 +605,11 @@ FmuReport ExportFmu(const FmuOptions& o) {
 
   m.rhs = ProgramCSource(*l.rhs, "pn_rhs_");
   m.outputs = ProgramCSource(*l.outputs, "pn_out_");
+  if (l.events) m.events = ProgramCSource(*l.events, "pn_evt_");
+  m.time_slope = TimeSlopes(eqs, l, m.parameter_kind);
   int num_slots = l.num_slots;
-  for (const auto* p : {l.rhs.get(), l.outputs.get()}) num_slots = std::max(num_slots, NumSlots(*p));
+  for (const auto* p : {l.rhs.get(), l.outputs.get(), l.events.get()})
+    if (p) num_slots = std::max(num_slots, NumSlots(*p));
 
   // Variables: time, parameters (and inputs), states, derivatives, outputs; a
   // slot's value reference is its index, an output's follows the slots.
@@ -618,18 +702,17 @@ FmuReport ExportFmu(const FmuOptions& o) {
   // The GUID: a hash of everything the FMU holds but the compiled code.
   m.guid = "";
   std::string hashed =
-      fmi::ModelDescription(m) + fmi::ModelSource(m) + m.rhs.text + m.outputs.text + m.parameters.text + fmi::kRuntimeC;
+      fmi::ModelDescription(m) + fmi::ModelSource(m) + m.rhs.text + m.outputs.text + m.parameters.text + m.events.text;
+  for (int i = 0; i < fmi::kRuntimeFilesCount; ++i) hashed.append(fmi::kRuntimeFiles[i].text, fmi::kRuntimeFiles[i].size);
   const uint64_t h1 = Fnv1a64(hashed, kFnv1aOffset), h2 = Fnv1a64(hashed, 0x9e3779b97f4a7c15ull);
   m.guid = fmt::format("{{{:08x}-{:04x}-{:04x}-{:04x}-{:012x}}}", uint32_t(h1 >> 32), uint32_t((h1 >> 16) & 0xFFFF),
                        uint32_t(h1 & 0xFFFF), uint32_t(h2 >> 48), h2 & 0xFFFFFFFFFFFFull);
 
-  const std::vector<std::pair<std::string, std::string>> sources = {
-      {"fmu.c", fmi::kRuntimeC},
-      {"model.h", fmi::ModelHeader(m)},
-      {"model.c", fmi::ModelSource(m)},
-      {"rhs.c", m.rhs.text},
-      {"outputs.c", m.outputs.text},
-      {"parameters.c", m.parameters.text}};
+  // The runtime's files, then the model's (their order in sources/).
+  std::vector<std::pair<std::string, std::string>> sources;
+  for (int i = 0; i < fmi::kRuntimeFilesCount; ++i)
+    sources.emplace_back(fmi::kRuntimeFiles[i].name, std::string(fmi::kRuntimeFiles[i].text, fmi::kRuntimeFiles[i].size));
+  for (auto& file : fmi::ModelFiles(m)) sources.push_back(std::move(file));
   TempDir dir;
   for (const auto& [name, text] : sources) {
     std::ofstream f(dir.path / name, std::ios::binary);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <utility>
@@ -51,18 +52,39 @@ struct FmuModel {
   std::vector<double> output_scale;  // per output: SI value = slot value * scale (the unit written)
   std::vector<Variable> variables;   // in the order of ModelVariables
   std::vector<UnitDefinition> units;
-  // The right-hand side, the outputs, and the calculated parameters from the
-  // others (no groups when there is none).
-  CSource rhs, outputs, parameters;
+  // The right-hand side, the outputs, the calculated parameters from the
+  // others and the event indicators and reset values (no groups when there is
+  // none).
+  CSource rhs, outputs, parameters, events;
+  // Per event indicator (modes, events, two per switched element): +1 or -1
+  // when it is +t or -t plus a value that is constant between events (a time
+  // event, whose time model exchange announces), else 0.
+  std::vector<int> time_slope;
   FmuOptions options;
 };
 
-// The fixed C of every FMU (fmu.c).
-extern const char* const kRuntimeC;
+// A file embedded into paynter by the build (cmake/embed_files.cmake).
+struct EmbeddedFile {
+  const char* name;
+  const char* text;  // NUL-terminated after `size` bytes
+  size_t size;
+};
+
+// The runtime every FMU carries in sources/ (src/fmi/runtime: fmu.c and its
+// headers, and pn_butcher.h, the solvers' Runge-Kutta tables as C),
+// embedded by the build (src/fmi/CMakeLists.txt).
+extern const EmbeddedFile kRuntimeFiles[];
+extern const int kRuntimeFilesCount;
 
 // model.h and model.c for a model.
 std::string ModelHeader(const FmuModel& model);
 std::string ModelSource(const FmuModel& model);
+
+// The model's files in sources/ (name, text): model.h, model.c and the
+// programs (rhs.c, outputs.c, parameters.c, events.c).
+std::vector<std::pair<std::string, std::string>> ModelFiles(const FmuModel& model);
+// Every C file an FMU is compiled from (the runtime's and the model's), in order.
+std::vector<std::string> CFileNames();
 
 // modelDescription.xml.
 std::string ModelDescription(const FmuModel& model);

@@ -26,7 +26,7 @@ struct Sizes {
 Sizes SizesOf(const FmuModel& m) {
   Sizes z;
   z.slots = m.lowered.num_slots;
-  for (const CSource* c : {&m.rhs, &m.outputs, &m.parameters}) {
+  for (const CSource* c : {&m.rhs, &m.outputs, &m.parameters, &m.events}) {
     z.slots = std::max(z.slots, c->num_slots);
     for (const CSource::Block& b : c->blocks) {
       z.max_block = std::max<int>(z.max_block, static_cast<int>(b.unknowns.size()));
@@ -61,13 +61,46 @@ std::string ProgramCode(const CSource& src, const std::string& prefix, const std
                        prefix, b, bp.unknowns.size(), bp.linear ? 1 : 0, bp.jacobian_nz.size(), prefix, b, prefix, b,
                        bp.residual_fns.size(), prefix, b, bp.jacobian_fns.size(), prefix, b);
   }
-  out += fmt::format("\nint {}(double* s, double* w, PnSolver* ns) {{\n  (void)ns;\n", run);
+  out += fmt::format("\nint {}(double* s, double* w, PnSolver* ns) {{\n  (void)s;\n  (void)w;\n  (void)ns;\n", run);
   for (const auto& g : src.groups) {
     for (const std::string& f : g.fns) out += fmt::format("  if ({}(s, w)) return 1;\n", f);
     if (g.block >= 0) out += fmt::format("  if (pn_solve_block(&{}block{}, s, w, ns)) return 2;\n", prefix, g.block);
   }
   out += "  return 0;\n}\n\n";
   return out;
+}
+
+// The event tables of model.c (fmu_model.h): conditions, events and their
+// resets, switched elements, and which indicators are time events.
+std::string EventTables(const FmuModel& m) {
+  const LoweredModel& l = m.lowered;
+  auto table = [](const std::string& decl, const std::vector<std::string>& rows, const std::string& empty) {
+    std::string t = decl + " = {";
+    for (size_t k = 0; k < rows.size(); ++k) t += (k ? ",\n  " : "\n  ") + rows[k];
+    if (rows.empty()) t += empty;
+    return t + "};\n";
+  };
+  std::vector<std::string> modes, events, reset_state, reset_slot, switches, slopes;
+  for (const ModeRow& r : l.modes) modes.push_back(fmt::format("{{{}, {}, {}}}", r.slot, r.indicator_slot, r.strict));
+  for (const EventRow& r : l.event_rows) {
+    events.push_back(fmt::format("{{{}, {}, {}, {}}}", r.indicator_slot, r.stop, reset_state.size(), r.reset_states.size()));
+    for (size_t k = 0; k < r.reset_states.size(); ++k) {
+      reset_state.push_back(std::to_string(r.reset_states[k]));
+      reset_slot.push_back(std::to_string(r.reset_slots[k]));
+    }
+  }
+  for (const SwitchRow& s : l.switches)
+    switches.push_back(fmt::format("{{{}, {}, {}, {}, {}, {}, {{{}, {}}}}}", s.kind, s.held_slot, s.direction_slot,
+                                   s.effort_slot, s.flow_slot, s.limit_slot, s.indicator_slots[0], s.indicator_slots[1]));
+  for (int slope : m.time_slope) slopes.push_back(std::to_string(slope));
+  std::string c = "\n/* events (fmu_model.h) */\n";
+  c += table("const PnMode pn_modes[PN_DIM(PN_NUM_MODES)]", modes, "{0, 0, 0}");
+  c += table("const PnEvent pn_events[PN_DIM(PN_NUM_EVENTS)]", events, "{0, 0, 0, 0}");
+  c += table("const int pn_reset_state[PN_DIM(PN_NUM_RESETS)]", reset_state, "0");
+  c += table("const int pn_reset_slot[PN_DIM(PN_NUM_RESETS)]", reset_slot, "0");
+  c += table("const PnSwitch pn_switches[PN_DIM(PN_NUM_SWITCHES)]", switches, "{0, 0, 0, 0, 0, 0, {0, 0}}");
+  c += table("const signed char pn_time_slope[PN_DIM(PN_NUM_INDICATORS)]", slopes, "0");
+  return c;
 }
 
 }  // namespace
@@ -95,44 +128,14 @@ std::string ModelHeader(const FmuModel& m) {
   h += fmt::format("#define PN_CS_METHOD {} /* 0 dopri5, 1 rk4 */\n", m.options.method == "rk4" ? 1 : 0);
   h += fmt::format("#define PN_RTOL {}\n#define PN_ATOL {}\n#define PN_CS_STEP {}\n", Number(m.options.rtol),
                    Number(m.options.atol), Number(m.options.step));
-  h += R"(
-typedef int (*PnGroupFn)(double* s, double* w);
-typedef void (*PnBlockFn)(double* s, double* w, double* r);
-
-/* An implicit block r(u) = 0: its unknowns' slots, whether it is linear, the
-   positions (i + j*n) of its Jacobian's structural non-zeros, and the
-   functions computing its residual and those non-zeros (in order). */
-typedef struct {
-  int n, linear, nnz;
-  const int* unknowns;
-  const int* nz;
-  int num_residual_fns;
-  const PnBlockFn* residual_fns;
-  int num_jacobian_fns;
-  const PnBlockFn* jacobian_fns;
-} PnBlock;
-
-typedef struct {
-  double u[PN_MAX_BLOCK], u_old[PN_MAX_BLOCK], r[PN_MAX_BLOCK], du[PN_MAX_BLOCK];
-  double J[PN_MAX_BLOCK * PN_MAX_BLOCK], jv[PN_MAX_NZ];
-  int piv[PN_MAX_BLOCK];
-} PnSolver;
-
-int pn_solve_block(const PnBlock* b, double* s, double* w, PnSolver* ns); /* fmu.c */
-/* 0 on success, 1 when a computed value is NaN or Inf, 2 when a block fails */
-int pn_run_rhs(double* s, double* w, PnSolver* ns);
-int pn_run_outputs(double* s, double* w, PnSolver* ns);
-int pn_run_parameters(double* s, double* w, PnSolver* ns); /* the calculated parameters from the others */
-
-extern const double pn_slot_start[PN_NUM_SLOTS];
-extern const int pn_output_slot[PN_NUM_OUTPUTS > 0 ? PN_NUM_OUTPUTS : 1];
-extern const double pn_output_scale[PN_NUM_OUTPUTS > 0 ? PN_NUM_OUTPUTS : 1]; /* SI value = slot * scale */
-/* per parameter slot: 0 fixed at export, 1 tunable, 2 input, 3 calculated */
-enum { PN_FIXED = 0, PN_TUNABLE = 1, PN_INPUT = 2, PN_CALCULATED = 3 };
-extern const unsigned char pn_parameter_kind[PN_NUM_PARAMETERS > 0 ? PN_NUM_PARAMETERS : 1];
-
-#endif
-)";
+  h += fmt::format("#define PN_EVT_W {}\n", std::max(1, m.events.num_w));
+  h += fmt::format("#define PN_NUM_MODES {}\n#define PN_NUM_EVENTS {}\n#define PN_NUM_SWITCHES {}\n", l.modes.size(),
+                   l.event_rows.size(), l.switches.size());
+  size_t resets = 0;
+  for (const EventRow& r : l.event_rows) resets += r.reset_states.size();
+  h += fmt::format("#define PN_NUM_RESETS {}\n", resets);
+  // The types and declarations shared with the runtime: a file of the runtime.
+  h += "\n#include \"fmu_model.h\"\n\n#endif\n";
   return h;
 }
 
@@ -143,6 +146,7 @@ std::string ModelSource(const FmuModel& m) {
   c += ProgramCode(m.rhs, "pn_rhs_", "pn_run_rhs");
   c += ProgramCode(m.outputs, "pn_out_", "pn_run_outputs");
   c += ProgramCode(m.parameters, "pn_par_", "pn_run_parameters");
+  c += ProgramCode(m.events, "pn_evt_", "pn_run_events");
   std::vector<double> start(z.slots, 0.0);
   for (size_t i = 0; i < l.parameter_values.size(); ++i) start[l.first_parameter_slot + i] = l.parameter_values[i];
   for (size_t i = 0; i < l.initial_state.size(); ++i) start[l.first_state_slot + i] = l.initial_state[i];
@@ -158,7 +162,32 @@ std::string ModelSource(const FmuModel& m) {
   for (size_t k = 0; k < m.parameter_kind.size(); ++k) c += fmt::format("{}{}", k ? ", " : "", int(m.parameter_kind[k]));
   if (m.parameter_kind.empty()) c += "0";
   c += "};\n";
+  c += EventTables(m);
   return c;
+}
+
+std::vector<std::pair<std::string, std::string>> ModelFiles(const FmuModel& m) {
+  // A program the model does not have (no calculated parameters, no events)
+  // is a unit with one declaration: ISO C has no empty translation unit.
+  auto unit = [](const CSource& c, const char* none) {
+    return c.text.empty() ? fmt::format("/* {}: nothing to compute */\ntypedef int pn_empty_unit;\n", none) : c.text;
+  };
+  return {{"model.h", ModelHeader(m)},
+          {"model.c", ModelSource(m)},
+          {"rhs.c", m.rhs.text},
+          {"outputs.c", m.outputs.text},
+          {"parameters.c", unit(m.parameters, "no calculated parameters")},
+          {"events.c", unit(m.events, "no events")}};
+}
+
+std::vector<std::string> CFileNames() {
+  std::vector<std::string> names;
+  for (int i = 0; i < kRuntimeFilesCount; ++i) {
+    const std::string name = kRuntimeFiles[i].name;
+    if (name.size() > 2 && name.compare(name.size() - 2, 2, ".c") == 0) names.push_back(name);
+  }
+  for (const char* name : {"model.c", "rhs.c", "outputs.c", "parameters.c", "events.c"}) names.push_back(name);
+  return names;
 }
 
 }  // namespace paynter::fmi

@@ -38,23 +38,24 @@ std::string ModelDescription(const FmuModel& m) {
   std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   x += fmt::format(
       "<fmiModelDescription fmiVersion=\"2.0\" modelName=\"{}\" guid=\"{}\" description=\"{}\" "
-      "generationTool=\"paynter\" variableNamingConvention=\"flat\" numberOfEventIndicators=\"0\">\n",
-      Escape(m.name), m.guid, Escape(m.description));
+      "generationTool=\"paynter\" variableNamingConvention=\"flat\" numberOfEventIndicators=\"{}\">\n",
+      Escape(m.name), m.guid, Escape(m.description), m.time_slope.size());
   const std::string common = fmt::format(
       "modelIdentifier=\"{}\" needsExecutionTool=\"false\" canBeInstantiatedOnlyOncePerProcess=\"false\" "
       "canNotUseMemoryManagementFunctions=\"true\" canGetAndSetFMUstate=\"false\" canSerializeFMUstate=\"false\" "
       "providesDirectionalDerivative=\"false\"",
       m.identifier);
+  std::string files = "    <SourceFiles>\n";
+  for (const std::string& f : CFileNames()) files += fmt::format("      <File name=\"{}\"/>\n", f);
+  files += "    </SourceFiles>\n";
   if (o.model_exchange)
-    x += fmt::format("  <ModelExchange {} completedIntegratorStepNotNeeded=\"true\">\n", common) +
-         "    <SourceFiles>\n      <File name=\"fmu.c\"/>\n      <File name=\"model.c\"/>\n"
-         "      <File name=\"rhs.c\"/>\n      <File name=\"outputs.c\"/>\n    </SourceFiles>\n  </ModelExchange>\n";
+    x += fmt::format("  <ModelExchange {} completedIntegratorStepNotNeeded=\"true\">\n", common) + files +
+         "  </ModelExchange>\n";
   if (o.co_simulation)
     x += fmt::format("  <CoSimulation {} canHandleVariableCommunicationStepSize=\"true\" canInterpolateInputs=\"false\" "
                      "maxOutputDerivativeOrder=\"0\" canRunAsynchronuously=\"false\">\n",
                      common) +
-         "    <SourceFiles>\n      <File name=\"fmu.c\"/>\n      <File name=\"model.c\"/>\n"
-         "      <File name=\"rhs.c\"/>\n      <File name=\"outputs.c\"/>\n    </SourceFiles>\n  </CoSimulation>\n";
+         files + "  </CoSimulation>\n";
   x += "  <UnitDefinitions>\n";
   for (const UnitDefinition& u : m.units) {
     static const char* base[] = {"kg", "m", "s", "A", "K", "mol", "cd"};
