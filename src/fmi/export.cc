@@ -303,12 +303,12 @@ bool SameFunctions(const LoweredModel& a, const LoweredModel& b) {
       if (!close(da, db) || !close(ya, yb)) return false;
       if (a.events && b.events) {  // the event indicators and reset values (with the modes at 0)
         std::vector<double> ea, eb;
-        ca.CalcEventSlots(t, x.data());
-        cb.CalcEventSlots(t, x.data());
+        wa.CalcEventSlots(t, x.data());
+        wb.CalcEventSlots(t, x.data());
         for (const std::vector<int>& slots : EventSlots(b)) {
           for (int slot : slots) {
-            ea.push_back(ca.Slot(slot));
-            eb.push_back(cb.Slot(slot));
+            ea.push_back(wa.Slot(slot));
+            eb.push_back(wb.Slot(slot));
           }
         }
         if (!close(ea, eb)) return false;
