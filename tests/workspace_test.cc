@@ -67,6 +67,10 @@ class WorkspaceTest : public ::testing::Test {
     o.backend = backend;
     return o;
   }
+  // "B1_pendulum.yaml (tape)": what a failure names.
+  static std::string Label(const Case& c, Backend backend) {
+    return fmt::format("{} ({})", fs::path(c.file).filename().string(), backend == Backend::kTape ? "tape" : "native");
+  }
   static RunOptions WithValue(RunOptions o, const Case& c, double value) {
     if (!c.parameter.empty()) o.params = {{c.parameter, value}};
     return o;
@@ -81,8 +85,7 @@ TEST_F(WorkspaceTest, ASecondRunOfACompiledModelEqualsTheFirst) {
   for (const Case& c : Cases()) {
     for (Backend backend : {Backend::kTape, Backend::kNative}) {
       const RunOptions o = Options(c, backend);
-      const std::string what = fmt::format("{} ({})", fs::path(c.file).filename().string(),
-                                           backend == Backend::kTape ? "tape" : "native");
+      const std::string what = Label(c, backend);
       const PreparedModel p = PrepareModel(o);
       const Solution first = RunPrepared(p, p.compiled(), o).solution;
       // Another run in between, with another parameter value where one may change.
@@ -113,13 +116,13 @@ TEST_F(WorkspaceTest, ThreadsSimulatingOneCompiledModelGetWhatASingleRunGives) {
   for (const Case& c : Cases()) {
     for (Backend backend : {Backend::kTape, Backend::kNative}) {
       const RunOptions o = Options(c, backend);
-      const std::string what = fmt::format("{} ({})", fs::path(c.file).filename().string(),
-                                           backend == Backend::kTape ? "tape" : "native");
+      const std::string what = Label(c, backend);
       const PreparedModel p = PrepareModel(o);
       std::vector<Solution> alone;
       for (double v : c.values) alone.push_back(RunPrepared(p, p.compiled(), WithValue(o, c, v)).solution);
-      if (!c.parameter.empty())
+      if (!c.parameter.empty()) {
         ASSERT_NE(alone[0].rows.back(), alone[1].rows.back()) << what << ": the parameter changes the run";
+      }
       std::vector<std::vector<Solution>> together(c.values.size());
       std::vector<std::string> errors(c.values.size());
       std::vector<std::thread> threads;
