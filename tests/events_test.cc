@@ -384,5 +384,72 @@ outputs: {s: step_at(0.3), c: "if(t > 0.5, 1, 0)"}
   }
 }
 
+// An event whose condition compares a signal that jumps (step_at, square)
+// turns true at the signal's own edge, with no crossing of its own: it fires
+// there. Before, its indicator jumped over zero between two evaluations and
+// the event never fired, without a word.
+TEST(Events, AnEventOnAJumpingSignalFiresAtItsEdge) {
+  const std::string yaml = R"Y(
+parameters: {m: 1}
+elements:
+  - {name: j, kind: "1"}
+  - {name: mass, kind: I, inertance: m, initial: 0}
+  - {name: push, kind: Se, effort: 1}
+bonds: [[push, j], [j, mass]]
+events:
+  - {name: kick, when: step_at(0.5) > 0.5, reset: {p_mass: 10}}
+outputs: {p: p_mass}
+)Y";
+  for (Method m : {Method::kDopri5, Method::kRK4, Method::kBDF}) {
+    const Solution s = SimulateModel(LoadModelFromString(yaml, "kick.yaml"), 1, 1e-10, 1e-12, m, 0.1).solution;
+    EXPECT_LT(Worst(EventTimes(s), {0.5}), 1e-14) << MethodName(m);
+    // p = t until the kick at 0.5, then 10 + (t - 0.5).
+    EXPECT_NEAR(s.rows.back()[1], 10.5, 1e-9) << MethodName(m);
+  }
+}
+
+TEST(Events, ASquareWaveFiresAtEveryRisingEdge) {
+  // A counter: the mass feels no force; each rising edge of the square wave
+  // (true at the start, so no firing at t = 0) adds one to its momentum.
+  const std::string yaml = R"Y(
+elements:
+  - {name: j, kind: "1"}
+  - {name: mass, kind: I, inertance: 1, initial: 0}
+  - {name: none, kind: Se, effort: 0}
+bonds: [[none, j], [j, mass]]
+events:
+  - {name: edge, when: "square(0, 0.2) > 0", reset: {p_mass: p_mass + 1}}
+outputs: {count: p_mass}
+)Y";
+  const Solution s = SimulateModel(LoadModelFromString(yaml, "count.yaml"), 0.9, 1e-10, 1e-12, Method::kDopri5, 0.05)
+                         .solution;
+  EXPECT_EQ(s.rows.back()[1], 4.0);  // edges at 0.2, 0.4, 0.6, 0.8
+}
+
+TEST(Events, AnEventMadeTrueByAnothersResetFiresAtTheSameInstant) {
+  // `first` sets p_a = 5 at t = 0.3, which makes `second`'s condition true
+  // at that instant: it fires there too (once), from the values after the
+  // first reset.
+  const std::string yaml = R"Y(
+elements:
+  - {name: ja, kind: "1"}
+  - {name: a, kind: I, inertance: 1, initial: 0}
+  - {name: za, kind: Se, effort: 0}
+  - {name: jb, kind: "1"}
+  - {name: b, kind: I, inertance: 1, initial: 0}
+  - {name: zb, kind: Se, effort: 0}
+bonds: [[za, ja], [ja, a], [zb, jb], [jb, b]]
+events:
+  - {name: first, when: t > 0.3, reset: {p_a: 5}}
+  - {name: second, when: p_a > 2, reset: {p_b: p_a + 2}}
+outputs: {pa: p_a, pb: p_b}
+)Y";
+  const Solution s = SimulateModel(LoadModelFromString(yaml, "cascade.yaml"), 1, 1e-10, 1e-12, Method::kDopri5, 0.1)
+                         .solution;
+  EXPECT_LT(Worst(EventTimes(s), {0.3}), 1e-14);  // one event instant, two rows
+  EXPECT_EQ(s.rows.back()[1], 5.0);
+  EXPECT_EQ(s.rows.back()[2], 7.0);
+}
+
 }  // namespace
 }  // namespace paynter

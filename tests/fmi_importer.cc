@@ -31,7 +31,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Source(const std::string& rel) { return std::string(PAYNTER_SOURCE_DIR) + "/" + rel; }
+// A file of the source tree (a path relative to it), or a test's own (absolute).
+std::string Source(const std::string& rel) {
+  return fs::path(rel).is_absolute() ? rel : std::string(PAYNTER_SOURCE_DIR) + "/" + rel;
+}
 
 struct Result {
   int status;
@@ -1033,6 +1036,44 @@ TEST(FmiImporter, SwitchedElementsMatchSimulate) {
     EXPECT_GE(count.state_events, 4) << model;
   }
 }
+// Events that the instant itself makes true (docs/events.md): `kick` compares
+// step_at(0.3), which jumps, and `echo` turns true when kick's reset moves
+// p_a; a square wave's rising edges count on p_c. The FMU fires them as
+// simulate does: by co-simulation and by this master's model exchange, the
+// same rows as simulate's to 1e-9 (the motion is a straight line between
+// the events), and the counts of the closed form.
+TEST(FmiImporter, EventsOnJumpingSignalsAndCascadesMatchSimulate) {
+  const fs::path dir = TestDir("EventsOnJumpingSignals_model");
+  const fs::path model = dir / "kick.yaml";
+  std::ofstream(model) << R"yaml(elements:
+  - {name: ja, kind: "1"}
+  - {name: a, kind: I, inertance: 1, initial: 0}
+  - {name: push, kind: Se, effort: 1}
+  - {name: jb, kind: "1"}
+  - {name: b, kind: I, inertance: 1, initial: 0}
+  - {name: zb, kind: Se, effort: 0}
+  - {name: jc, kind: "1"}
+  - {name: c, kind: I, inertance: 1, initial: 0}
+  - {name: zc, kind: Se, effort: 0}
+bonds: [[push, ja], [ja, a], [zb, jb], [jb, b], [zc, jc], [jc, c]]
+events:
+  - {name: kick, when: step_at(0.3) > 0.5, reset: {p_a: 10}}
+  - {name: echo, when: p_a > 5, reset: {p_b: p_a + 1}}
+  - {name: edge, when: "square(0, 0.2) > 0", reset: {p_c: p_c + 1}}
+outputs: {pa: p_a, pb: p_b, count: p_c}
+)yaml";
+  Unpacked u;
+  ASSERT_NO_FATAL_FAILURE(ExportAndUnpack(model.string(), "--rtol 1e-10 --atol 1e-12", &u));
+  const Table ref = GridRows(Simulate(model.string(), "", 0.9, 0.01, u.dir), 0.9, 0.01);
+  const Table& last = ref;
+  EXPECT_NEAR(last.rows.back()[last.Column("pa")], 10.6, 1e-9);  // 10 at 0.3, then + (t - 0.3)
+  EXPECT_EQ(last.rows.back()[last.Column("pb")], 11.0);           // from p_a after the kick
+  EXPECT_EQ(last.rows.back()[last.Column("count")], 4.0);         // edges at 0.2, 0.4, 0.6, 0.8
+  ExpectClose("kick cs", ref, RunCoSimulation(u, 0.9, 0.01), 1e-9);
+  EventCounts count;
+  ExpectClose("kick me", ref, RunModelExchangeWithEvents(u, 0.9, 0.01, 1e-3, &count), 1e-9);
+}
+
 // B3 (Hamilton's form, a linear implicit block in the state derivatives).
 // Co-simulation as for B1: simulate's own error at rtol 1e-10 (against rtol
 // 1e-12) is 1.2e-5 on theta1dot (scale 47), 1e-7 on the others, so 1e-6

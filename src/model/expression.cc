@@ -518,7 +518,9 @@ class Reader {
                             fmt::format("{} ('{}')", *period, ExpressionTextOf(args[1])),
                             "the period is the time from one rising edge to the next");
       const GiNaC::ex phase = 2 * GiNaC::Pi * since / args[1];
-      if (fn == "square") return pn_if(since, ge, pn_if(GiNaC::sin(phase), gt, 1, -1), 0);
+      // Both inner conditions hold on their boundary (>=), so that a period
+      // starts high at its rising edge: at t0 itself as just after it.
+      if (fn == "square") return pn_if(since, ge, pn_if(GiNaC::sin(phase), ge, 1, -1), 0);
       const auto width = Value(args[2], fn, "the width");
       if (period && width && !(*width > 0 && *width < *period))
         throw ArgumentError("the width of pulse() is not between 0 and the period", "0 < width < period",
@@ -528,7 +530,7 @@ class Reader {
       // cos(2 pi x - pi d) > cos(pi d), d = width/period (the product of two
       // sines that change sign at the rising and the falling edges).
       const GiNaC::ex half = GiNaC::Pi * args[2] / args[1];
-      return pn_if(since, ge, pn_if(GiNaC::cos(phase - half) - GiNaC::cos(half), gt, 1, 0), 0);
+      return pn_if(since, ge, pn_if(GiNaC::cos(phase - half) - GiNaC::cos(half), ge, 1, 0), 0);
     }
     // table: linear between points, held outside; equal x give a jump.
     const std::vector<GiNaC::ex>& xs = lists[0];

@@ -1,4 +1,4 @@
-// src/driver/events.cc — see events.h. The indicators, in order: one per
+// src/simulation/events.cc — see events.h. The indicators, in order: one per
 // condition mode, one per event (`when:`), two per switched element.
 //
 // At an event: a row with the state and modes just before; the events' resets
@@ -174,9 +174,40 @@ void EventHandling::CheckAccumulation(size_t event, double t) {
                       point));
 }
 
+// The events' indicators at (t, x) under the present modes.
+std::vector<double> EventHandling::EventIndicators(double t, const double* x) {
+  w_.CalcEventSlots(t, x);
+  std::vector<double> g;
+  for (const EventRow& r : m_.event_rows()) g.push_back(w_.Slot(r.indicator_slot));
+  return g;
+}
+
+void EventHandling::Fire(size_t j, double t, bool* stop, std::vector<std::pair<int, double>>* resets) {
+  const EventRow& r = m_.event_rows()[j];
+  if (!r.stop) CheckAccumulation(j, t);
+  *stop = *stop || r.stop;
+  for (size_t i = 0; i < r.reset_states.size(); ++i) resets->emplace_back(r.reset_states[i], w_.Slot(r.reset_slots[i]));
+}
+
+void EventHandling::ApplyResets(double t, double* x, const std::vector<std::pair<int, double>>& resets) {
+  for (const auto& [state, value] : resets) {
+    if (!std::isfinite(value)) {
+      ThrowAt({}, "", fmt::format("an event's reset gives {} = {} at t = {}", m_.state_names()[state], value, t), "",
+              "", "check the reset's expression");
+    }
+    x[state] = value;
+  }
+}
+
 bool EventHandling::OnEvent(double t, double* x, const int* crossed) {
   const std::vector<double> before = Modes();
   const std::vector<double> x_before(x, x + m_.num_states());
+  // The events' conditions before anything changes: an event whose
+  // condition the instant makes true without a crossing of its own (it
+  // compares a signal that jumps here, or another event's reset moved its
+  // state) fires too, below.
+  std::vector<double> g_prev = EventIndicators(t, x);
+  std::vector<bool> fired(m_.event_rows().size(), false);
   int k = 0;
   // Conditions: the mode follows the direction of the crossing.
   for (const ModeRow& r : m_.modes()) {
@@ -188,19 +219,12 @@ bool EventHandling::OnEvent(double t, double* x, const int* crossed) {
   std::vector<std::pair<int, double>> resets;
   w_.CalcEventSlots(t, x);
   for (size_t j = 0; j < m_.event_rows().size(); ++j) {
-    const EventRow& r = m_.event_rows()[j];
     if (crossed[k++] <= 0) continue;
-    if (!r.stop) CheckAccumulation(j, t);
-    stop = stop || r.stop;
-    for (size_t j = 0; j < r.reset_states.size(); ++j) resets.emplace_back(r.reset_states[j], w_.Slot(r.reset_slots[j]));
+    fired[j] = true;
+    Fire(j, t, &stop, &resets);
   }
-  for (const auto& [state, value] : resets) {
-    if (!std::isfinite(value)) {
-      ThrowAt({}, "", fmt::format("an event's reset gives {} = {} at t = {}", m_.state_names()[state], value, t), "",
-              "", "check the reset's expression");
-    }
-    x[state] = value;
-  }
+  ApplyResets(t, x, resets);
+  bool any_reset = !resets.empty();
   // Switched elements.
   for (const SwitchRow& s : m_.switches()) {
     const int c0 = crossed[k], c1 = crossed[k + 1];
@@ -227,10 +251,28 @@ bool EventHandling::OnEvent(double t, double* x, const int* crossed) {
     }
   }
   Settle(t, x);
+  // Events made true by the instant itself, each at most once per instant,
+  // in rounds (a round's resets computed from the values before it), until
+  // no more conditions turn true.
+  for (int round = 0;; ++round) {
+    const std::vector<double> g_now = EventIndicators(t, x);
+    resets.clear();
+    for (size_t j = 0; j < g_now.size(); ++j) {
+      if (fired[j] || !(g_prev[j] <= 0 && g_now[j] > 0)) continue;
+      fired[j] = true;
+      Fire(j, t, &stop, &resets);
+    }
+    g_prev = g_now;
+    if (resets.empty()) break;  // (a stop alone changes no state)
+    ApplyResets(t, x, resets);
+    any_reset = true;
+    Settle(t, x);
+    if (round == kSettleRounds) break;  // each event fires once: cannot loop past their number
+  }
   // A crossing that changes nothing (a direction no event asks for, sliding
   // setting off from a speed that is zero up to rounding) is no event.
   const std::vector<double> after = Modes();
-  if (after == before && resets.empty() && !stop) return false;
+  if (after == before && !any_reset && !stop) return false;
   ++events_;
   SetModes(before);
   record_(t, x_before.data(), false);

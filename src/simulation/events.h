@@ -1,8 +1,9 @@
-// src/driver/events.h — a compiled model's modes, events and switched elements
+// src/simulation/events.h — a compiled model's modes, events and switched elements
 // as the solvers see them (OdeProblem's event fields); docs/events.md.
 #pragma once
 
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "paynter/simulation.h"
@@ -48,6 +49,10 @@ class EventHandling {
     long count = 0;
   };
   void CheckAccumulation(size_t event, double t);
+  std::vector<double> EventIndicators(double t, const double* x);
+  // Event row j fires: its stop, and its resets from the slots as computed.
+  void Fire(size_t j, double t, bool* stop, std::vector<std::pair<int, double>>* resets);
+  void ApplyResets(double t, double* x, const std::vector<std::pair<int, double>>& resets);
 
   ModelWorkspace& w_;  // the run's: modes, indicators and resets are its slots
   const CompiledModel& m_;

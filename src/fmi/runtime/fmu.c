@@ -487,37 +487,60 @@ enum { PN_EV_NONE = 0, PN_EV_CHANGED = 1, PN_EV_STOP = 2, PN_EV_STATES = 4, PN_E
    new modes, then every mode settled against the state. Returns PN_EV_*
    flags; PN_EV_NONE when the crossings changed nothing (a direction no event
    asks for). */
+/* Event i fires: its stop, and its reset values (from the slots as they are)
+   appended at m->reset_value[*num_resets]; 0 on success. */
+static int pn_fire(PnInstance* m, int i, int* stop, int* num_resets) {
+  int j;
+  *stop = *stop || pn_events[i].stop;
+  for (j = 0; j < pn_events[i].num_resets; ++j) {
+    const int r = pn_events[i].first_reset + j;
+    m->reset_value[*num_resets] = m->s[pn_reset_slot[r]];
+    if (!isfinite(m->reset_value[*num_resets])) {
+      pn_log(m, fmi2Error, "logStatusError", "an event's reset gives state %d the value %g at t = %.17g",
+             pn_reset_state[r] + 1, m->reset_value[*num_resets], m->s[0]);
+      return 1;
+    }
+    ++*num_resets;
+  }
+  return 0;
+}
+
+/* The resets of the events marked `now`, in the order pn_fire collected them. */
+static void pn_apply_resets(PnInstance* m, const char* now) {
+  int i, j, n = 0;
+  for (i = 0; i < PN_NUM_EVENTS; ++i) {
+    if (!now[i]) continue;
+    for (j = 0; j < pn_events[i].num_resets; ++j)
+      m->s[PN_FIRST_STATE + pn_reset_state[pn_events[i].first_reset + j]] = m->reset_value[n++];
+  }
+  if (n > 0) pn_invalidate(m);
+}
+
 static int pn_handle_event(PnInstance* m) {
   double after[PN_NM1];
-  int i, k = 0, stop = 0, num_resets = 0, flags = 0;
+  /* The events' conditions before anything changes: an event whose condition
+     the instant makes true without a crossing of its own (a signal that jumps
+     here, another event's reset) fires too, once, below. */
+  double g_prev[PN_DIM(PN_NUM_EVENTS)];
+  char fired[PN_DIM(PN_NUM_EVENTS)], now[PN_DIM(PN_NUM_EVENTS)];
+  int i, k = 0, stop = 0, num_resets = 0, flags = 0, any_reset = 0, round;
   const double t = m->s[0];
   pn_get_modes(m, m->modes_before);
+  if (pn_eval_events(m)) return PN_EV_FAILED;
+  for (i = 0; i < PN_NUM_EVENTS; ++i) {
+    g_prev[i] = m->s[pn_events[i].indicator];
+    fired[i] = now[i] = 0;
+  }
   for (i = 0; i < PN_NUM_MODES; ++i, ++k)
     if (m->crossed[k]) pn_set_mode(m, pn_modes[i].slot, m->crossed[k] > 0 ? 1 : 0);
   if (pn_eval_events(m)) return PN_EV_FAILED;
   for (i = 0; i < PN_NUM_EVENTS; ++i, ++k) {
-    int j;
     if (m->crossed[k] <= 0) continue;
-    stop = stop || pn_events[i].stop;
-    for (j = 0; j < pn_events[i].num_resets; ++j) {
-      const int r = pn_events[i].first_reset + j;
-      m->reset_value[num_resets] = m->s[pn_reset_slot[r]];
-      if (!isfinite(m->reset_value[num_resets])) {
-        pn_log(m, fmi2Error, "logStatusError", "an event's reset gives state %d the value %g at t = %.17g",
-               pn_reset_state[r] + 1, m->reset_value[num_resets], t);
-        return PN_EV_FAILED;
-      }
-      ++num_resets;
-    }
+    fired[i] = now[i] = 1;
+    if (pn_fire(m, i, &stop, &num_resets)) return PN_EV_FAILED;
   }
-  num_resets = 0;
-  for (i = 0; i < PN_NUM_EVENTS; ++i) {
-    int j;
-    if (m->crossed[PN_NUM_MODES + i] <= 0) continue;
-    for (j = 0; j < pn_events[i].num_resets; ++j)
-      m->s[PN_FIRST_STATE + pn_reset_state[pn_events[i].first_reset + j]] = m->reset_value[num_resets++];
-  }
-  if (num_resets > 0) pn_invalidate(m);
+  pn_apply_resets(m, now);
+  any_reset = num_resets > 0;
   for (i = 0; i < PN_NUM_SWITCHES; ++i, k += 2) {
     const PnSwitch* sw = &pn_switches[i];
     const int c0 = m->crossed[k], c1 = m->crossed[k + 1];
@@ -537,10 +560,28 @@ static int pn_handle_event(PnInstance* m) {
     }
   }
   if (pn_settle(m)) return PN_EV_FAILED;
+  /* Events made true by the instant itself, in rounds (a round's resets from
+     the values before it); each event fires at most once per instant. */
+  for (round = 0; round <= PN_NUM_EVENTS; ++round) {
+    num_resets = 0;
+    if (pn_eval_events(m)) return PN_EV_FAILED;
+    for (i = 0; i < PN_NUM_EVENTS; ++i) {
+      const double g = m->s[pn_events[i].indicator];
+      now[i] = !fired[i] && g_prev[i] <= 0 && g > 0;
+      g_prev[i] = g;
+      if (!now[i]) continue;
+      fired[i] = 1;
+      if (pn_fire(m, i, &stop, &num_resets)) return PN_EV_FAILED;
+    }
+    if (num_resets == 0) break;
+    pn_apply_resets(m, now);
+    any_reset = 1;
+    if (pn_settle(m)) return PN_EV_FAILED;
+  }
   pn_get_modes(m, after);
   for (i = 0; i < PN_NUM_MODE_VALUES; ++i)
     if (after[i] != m->modes_before[i]) flags |= PN_EV_CHANGED;
-  if (num_resets > 0) flags |= PN_EV_CHANGED | PN_EV_STATES;
+  if (any_reset) flags |= PN_EV_CHANGED | PN_EV_STATES;
   if (stop) flags |= PN_EV_CHANGED | PN_EV_STOP;
   if (!flags) return PN_EV_NONE;
   /* more than PN_MAX_EVENT_BURST events without time advancing: chattering */
