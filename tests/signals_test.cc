@@ -387,6 +387,29 @@ bonds: [[src, load]]
   EXPECT_NE(both.find("'2*[s]' in s"), std::string::npos) << both;
 }
 
+// A mismatch found at one element whose cause is another's law, far away
+// through junctions: the hint names that law and its line. (The supply's
+// law is a number times a sine, so without a unit; the error comes at the
+// motor's gyrator, where the electrical and the rotational side meet.)
+TEST(UnitsInLaws, AMismatchNamesTheLawThatGaveTheOtherUnit) {
+  const Diagnostic d = ErrorOf(R"Y(
+parameters: {R: 1.2 Ohm, L: 5 mH, K: 0.05 N*m/A, J: 1e-4 kg*m^2}
+elements:
+  - {name: supply, kind: Se, effort: "12*sin(2*pi*20 [1/s]*t)"}
+  - {name: coil, kind: "1"}
+  - {name: res, kind: R, resistance: R}
+  - {name: ind, kind: I, inertance: L}
+  - {name: emf, kind: GY, ratio: K}
+  - {name: shaft, kind: "1"}
+  - {name: rotor, kind: I, inertance: J}
+bonds: [[supply, coil], [coil, res], [coil, ind], [coil, emf], [emf, shaft], [shaft, rotor]]
+)Y");
+  EXPECT_NE(d.message.find("units do not match"), std::string::npos) << d.message;
+  EXPECT_NE(d.hint.find("because of the effort '12*sin(2*pi*20 [1/s]*t)' of Se element 'supply' (line 4)"),
+            std::string::npos)
+      << d.element << ": " << d.hint;
+}
+
 TEST(UnitsInLaws, AModelWithoutUnitsIsUnchanged) {
   // No unit anywhere: no domain is inferred, and the law is the number written.
   const Model m = LoadModelFromString(R"Y(

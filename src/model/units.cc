@@ -519,7 +519,55 @@ class Checker {
     auto it = base_.find(name);
     if (it != base_.end()) return false;
     base_[name] = d;
+    if (origin_now_) origin_[name] = *origin_now_;
     return true;
+  }
+
+  // The base name of a symbol (p_I is e x s: its base is e).
+  std::string BaseOf(std::string name) const {
+    while (derived_.count(name)) name = derived_.at(name).base;
+    return name;
+  }
+
+  // Where a unit found while resolving `r` comes from: a junction only passes
+  // a unit on, so its origin is that of the bond it came from; any other
+  // relation is the origin itself.
+  const Context* OriginOf(const Relation& r) const {
+    if (r.expected_note.rfind("the efforts of a junction", 0) != 0 &&
+        r.expected_note.rfind("the flows of a junction", 0) != 0)
+      return &r.ctx;
+    for (const GiNaC::ex& side : {r.a, r.b})
+      for (auto it = side.preorder_begin(); it != side.preorder_end(); ++it)
+        if (GiNaC::is_a<GiNaC::symbol>(*it)) {
+          const auto o = origin_.find(BaseOf(GiNaC::ex_to<GiNaC::symbol>(*it).get_name()));
+          if (o != origin_.end()) return &o->second;
+        }
+    return &r.ctx;
+  }
+
+  // What set the units of the symbols of `r` elsewhere than at r's own
+  // element, for a mismatch's hint ("" when nothing did).
+  std::string Origins(const Relation& r) const {
+    std::set<std::string> seen;
+    std::vector<std::string> lines;
+    for (const GiNaC::ex& side : {r.a, r.b})
+      for (auto it = side.preorder_begin(); it != side.preorder_end(); ++it) {
+        if (!GiNaC::is_a<GiNaC::symbol>(*it)) continue;
+        const std::string base = BaseOf(GiNaC::ex_to<GiNaC::symbol>(*it).get_name());
+        const auto o = origin_.find(base);
+        const auto d = Get(base);
+        if (o == origin_.end() || !d || o->second.element == r.ctx.element || !seen.insert(base).second) continue;
+        const bool bond = base.size() > 2 && (base[0] == 'e' || base[0] == 'f') && base[1] == '_';
+        const std::string of = bond ? fmt::format("the {} of bond '{}'", base[0] == 'e' ? "effort" : "flow",
+                                                  base.substr(2))
+                                    : fmt::format("'{}'", base);
+        const std::string line = o->second.where.line > 0 ? fmt::format(" (line {})", o->second.where.line) : "";
+        lines.push_back(fmt::format("{} is in {} because of {}{}", of, DimensionText(*d), o->second.what, line));
+        if (lines.size() == 2) break;
+      }
+    std::string out;
+    for (const auto& l : lines) out += (out.empty() ? "" : "; ") + l;
+    return out;
   }
 
   std::optional<Dimension> Get(const std::string& name) const {
@@ -905,9 +953,11 @@ class Checker {
       Mismatch(r, a.dim, b.dim);
     }
     if (final) return false;
-    if (a.known && !a.number && Solve(r.b, a.dim, r.ctx)) return true;
-    if (b.known && !b.number && Solve(r.a, b.dim, r.ctx)) return true;
-    return SolveByDomain(r);
+    origin_now_ = OriginOf(r);
+    const bool found = (a.known && !a.number && Solve(r.b, a.dim, r.ctx)) ||
+                       (b.known && !b.number && Solve(r.a, b.dim, r.ctx)) || SolveByDomain(r);
+    origin_now_ = nullptr;
+    return found;
   }
 
   [[noreturn]] void Mismatch(const Relation& r, const Dimension& got, const Dimension& need) const {
@@ -925,17 +975,21 @@ class Checker {
                                                       DimensionText(got)),
               fmt::format("{} (the unit written)", DimensionText(need)), DimensionText(got),
               "change the unit, or the expression");
+    const std::string origins = Origins(r);
     ThrowAt(r.ctx.where, r.ctx.element, fmt::format("{}{}: units do not match", r.ctx.what, on),
             fmt::format("{}{}", DimensionText(need), how), DimensionText(got),
-            r.bond >= 0 ? "check the units of its parameters and the domain of its bond (`paynter check` lists the "
-                          "bonds' domains)"
-                        : "check the units of the parameters involved");
+            (origins.empty() ? "" : origins + "; ") +
+                (r.bond >= 0 ? "check the units of its parameters and the domain of its bond (`paynter check` lists "
+                               "the bonds' domains)"
+                             : "check the units of the parameters involved"));
   }
 
   bool CompleteDomains() {
     bool changed = false;
     for (const auto& b : m_.bonds) {
       const auto e = Get("e_" + b.name), f = Get("f_" + b.name);
+      const auto from = origin_.find(BaseOf((e ? "e_" : "f_") + b.name));
+      origin_now_ = from == origin_.end() ? nullptr : &from->second;
       if (e && !f) {
         for (const auto& d : Domains())
           if (d.effort == *e) changed = Set("f_" + b.name, d.flow) || changed;
@@ -943,6 +997,7 @@ class Checker {
         for (const auto& d : Domains())
           if (d.flow == *f) changed = Set("e_" + b.name, d.effort) || changed;
       }
+      origin_now_ = nullptr;
     }
     return changed;
   }
@@ -953,6 +1008,10 @@ class Checker {
   std::map<std::string, Derived> derived_;
   std::vector<Relation> relations_;
   std::map<std::string, Dimension> dimensions_;  // Record's
+  // What gave each base symbol its unit (the relation, or through junctions
+  // the one the unit came from), for the hints of mismatches.
+  std::map<std::string, Context> origin_;
+  const Context* origin_now_ = nullptr;  // while a relation is resolved
 };
 
 }  // namespace
