@@ -210,6 +210,9 @@ struct Parameter {
   SourceLocation where;
   bool overridden = false;  // the value was given on the command line (ModelSpec::parameter_overrides)
   std::string unit = "";  // its unit as written ("" = none); `value` is in SI units
+  // A number as written, with or without a unit (`2`, `5 mH`), not an
+  // expression of other parameters: a run may set it without a rebuild.
+  bool literal = false;
 };
 
 struct Model {
@@ -272,6 +275,7 @@ struct ModelSpec {
     // A parameter's or output's unit as written (`m: 2 kg`); `text` then holds
     // the value in SI units (SplitUnits, paynter/units.h).
     std::string unit = "";
+    bool number = false;  // a parameter: `text` is a number written with `unit` (SplitUnits)
   };
   struct ElementSpec {
     ElementSpec() = default;

@@ -283,7 +283,8 @@ class Builder {
       NewSymbol(p.name);
       values[p.name] = value;
       constants_.insert(p.name);
-      m_.parameters.push_back({p.name, value, p.text, p.where, over != spec_.parameter_overrides.end(), p.unit});
+      m_.parameters.push_back({p.name, value, p.text, p.where, over != spec_.parameter_overrides.end(), p.unit,
+                               p.number || IsNumberText(p.text)});
     }
     reading_parameter_ = -1;
     constants_and_time_ = constants_;

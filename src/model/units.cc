@@ -368,6 +368,7 @@ void SplitUnits(ModelSpec* spec) {
     if (unit.empty()) continue;
     const Unit u = *ParseUnit(unit);
     p.unit = unit;
+    p.number = IsNumberText(expr);
     p.text = u.scale.is_equal(1) ? expr : fmt::format("({})*({})", expr, scale_text(u.scale));
   }
   for (auto& o : spec->outputs) {

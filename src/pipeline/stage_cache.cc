@@ -358,7 +358,7 @@ StagedModel StageModel(const Model& model, LoweredModel lowered) {
   s.assemble = model.assemble;
   GiNaC::exmap values;
   for (const auto& p : model.parameters) {
-    if (!IsNumberText(p.text)) s.overrides_in_key = true;
+    if (!p.literal) s.overrides_in_key = true;
     s.physical_parameters.push_back(p.name);
     s.physical_values.push_back(p.value);
     values[model.Symbol(p.name)] = p.value;
@@ -377,8 +377,8 @@ StagedModel StageModel(const Model& model, LoweredModel lowered) {
     return false;
   };
   for (const auto& p : model.parameters) {
-    bool used = !IsNumberText(p.text);
-    for (const auto& q : model.parameters) used = used || (!IsNumberText(q.text) && names_in(q.text, p.name));
+    bool used = !p.literal;
+    for (const auto& q : model.parameters) used = used || (!q.literal && names_in(q.text, p.name));
     for (const auto& e : model.elements)
       used = used || (e.initial && !GiNaC::is_a<GiNaC::numeric>(*e.initial) && e.initial->has(model.Symbol(p.name)));
     for (const auto& d : model.displacements)
