@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -638,12 +639,36 @@ PYBIND11_MODULE(_paynter, m) {
             return 0;
           });
         });
-  m.def("simulate", [](const Source& src, const RunOptions& options) {
-    RunOutput out = Guarded(src, [&] {
-      CheckOutputRows(options);
-      PreparedModel prepared = PrepareModel(options);
-      return RunOne(prepared, options);
-    });
+  m.def("simulate", [](const Source& src, RunOptions options) {
+    // Ctrl-C stops a run (RunOptions::on_progress): every 50 ms (looked at
+    // every 16 reports) the run takes the GIL for a moment and lets Python
+    // see its signals (in the main thread); the exception a handler raised
+    // (KeyboardInterrupt) ends the run and is raised as it is.
+    long reports = 0;
+    auto last = std::chrono::steady_clock::now();
+    PyObject *type = nullptr, *value = nullptr, *trace = nullptr;
+    options.on_progress = [&](double) {
+      if (++reports % 16 != 0) return true;
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last < std::chrono::milliseconds(50)) return true;
+      last = now;
+      py::gil_scoped_acquire gil;
+      if (PyErr_CheckSignals() == 0) return true;
+      PyErr_Fetch(&type, &value, &trace);
+      return false;
+    };
+    RunOutput out;
+    try {
+      out = Guarded(src, [&] {
+        CheckOutputRows(options);
+        PreparedModel prepared = PrepareModel(options);
+        return RunOne(prepared, options);
+      });
+    } catch (py::error_already_set&) {
+      if (!type) throw;
+      PyErr_Restore(type, value, trace);  // the signal's exception, not the stop's
+      throw py::error_already_set();
+    }
     return ToPython(std::move(out));
   });
   // The model as a run sees it (form, constraint method and parameters of

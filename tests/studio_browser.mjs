@@ -351,6 +351,35 @@ try {
     'the bond stays chosen after the redraw');
   if (shots) await page.screenshot({ path: path.join(shots, 'studio_bond.png') });
 
+  // An element added with nothing chosen has no bond yet and does not load:
+  // the drawing stays current (the text's elements and bonds as written,
+  // without causality), the error is at the new element's line, and a bond
+  // dragged to it makes the model whole.
+  const beforeR = await page.evaluate(() => window.paynterStudio.editor.getValue());
+  const withR1 = await edited(() => page.click('#palette button[data-kind="R"]'));
+  const r1Line = lineOf(withR1, '- {name: R1, kind: R, resistance: 1}');
+  check(r1Line === lineOf(beforeR, 'name: r2') + 1, 'a new element with nothing chosen: one line at the end of elements:', r1Line);
+  const sketch = await page.evaluate(() => ({ ok: window.paynterStudio.check.ok, sketch: window.paynterStudio.check.sketch,
+    stale: document.getElementById('drawing').classList.contains('stale'),
+    lines: Array.from(document.querySelectorAll('.line-diag.error')).map((w) => w.getAttribute('data-line') + ' ' + w.textContent) }));
+  check(!sketch.ok && sketch.sketch && !sketch.stale, 'it does not load, and the drawing is current, not greyed', JSON.stringify(sketch));
+  check(sketch.lines.length === 1 && sketch.lines[0].startsWith(r1Line + ' ') && /dangling element/.test(sketch.lines[0]),
+    'the error is shown at the new element\'s line', sketch.lines.join(' | '));
+  check(await page.$('#drawing svg g.node#' + await idOf('R1')) !== null, 'the new element is drawn');
+  if (shots) await page.screenshot({ path: path.join(shots, 'studio_unbonded.png') });
+  const bondedR1 = await edited(async () => {
+    const a = await centre('b'), b = await centre('R1');
+    await page.mouse.move(a.x, a.y);
+    await page.mouse.down();
+    await page.mouse.move((a.x + b.x) / 2, (a.y + b.y) / 2, { steps: 4 });
+    await page.mouse.move(b.x, b.y, { steps: 4 });
+    await page.mouse.up();
+  });
+  check(bondedR1 === withR1.replace('- [b, a]', '- [b, a]\n  - [b, R1]'), 'a bond dragged to it: one line at the end of bonds:',
+    JSON.stringify(bondedR1));
+  check(await page.evaluate(() => window.paynterStudio.check.ok && !window.paynterStudio.check.sketch),
+    'and the model loads and checks', JSON.stringify(await page.evaluate(() => window.paynterStudio.check.diagnostics)));
+
   // The panel of an element: its law, its initial value and the parameters
   // they name, each written where it is declared.
   const panelSet = async (field, value) => edited(async () => {
@@ -394,6 +423,23 @@ try {
   'a library component added: its instance, and a bond to its first port', JSON.stringify(withLib));
   check(await page.evaluate(() => window.paynterStudio.check.ok), 'the model with the component checks',
     JSON.stringify(await page.evaluate(() => window.paynterStudio.check.diagnostics)));
+  // Drawn as `paynter draw` draws it: the instance a block, its bond labelled with the port.
+  const block = await page.evaluate(() => {
+    const c = window.paynterStudio.check.components.filter((x) => x.name === 'resistor1')[0];
+    const g = c && document.querySelector('#drawing svg g.node#' + c.id);
+    return { id: c && c.id, drawn: !!g, text: g ? g.textContent : '',
+      flat: Array.from(document.querySelectorAll('#drawing svg g.node title')).some((t) => /resistor1\./.test(t.textContent)),
+      port: Array.from(document.querySelectorAll('#drawing svg g.edge')).some((e) => {
+        const t = e.querySelector('title');
+        return t && /resistor1/.test(t.textContent) && Array.from(e.querySelectorAll('text')).some((x) => x.textContent.trim() === 'p');
+      }) };
+  });
+  check(block.drawn && /resistor1/.test(block.text) && !block.flat && block.port,
+    'the component is drawn as one block, its bond at port p', JSON.stringify(block));
+  await page.click('#drawing svg g.node#' + block.id + ' text');
+  await page.waitForFunction(() => /submodel resistor1/.test(document.getElementById('panel').textContent));
+  check(/ports p, n \(free\)/.test(await page.$eval('#panel', (p) => p.textContent)),
+    'chosen, the panel names it with its ports', await page.$eval('#panel', (p) => p.textContent));
 
   // Layout kept in the file: a node dragged with "drag moves" ticked writes
   // every node's place to layout:; the next edit's drawing keeps them all.
@@ -424,6 +470,25 @@ try {
   check(jumped.length === 0 && relaid.C1, 'after an edit, every node kept in layout: stays where it was', jumped.join(' '));
   check(await page.evaluate(() => window.paynterStudio.check.ok), 'the model with layout: checks');
   if (shots) await page.screenshot({ path: path.join(shots, 'studio_layout.png') });
+  // A bond dragged to a block joins one of its ports not joined yet (n).
+  const withNewR = await edited(() => page.click('#palette button[data-kind="R"]'));
+  const toBlock = await edited(async () => {
+    const a = await centre('R1');
+    const id = await page.evaluate(() => window.paynterStudio.check.components.filter((x) => x.name === 'resistor1')[0].id);
+    const b = await page.$eval('#drawing svg g.node#' + id + ' text', (t) => {
+      const r = t.getBoundingClientRect();
+      return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+    });
+    await page.mouse.move(a.x, a.y);
+    await page.mouse.down();
+    await page.mouse.move((a.x + b.x) / 2, (a.y + b.y) / 2, { steps: 4 });
+    await page.mouse.move(b.x, b.y, { steps: 4 });
+    await page.mouse.up();
+  });
+  check(toBlock === withNewR.replace('[j, C1]]', '[j, C1], [R1, resistor1.n]]'),
+    'a bond dragged to a block joins its free port', JSON.stringify(toBlock.split('\n').filter((l) => /^bonds/.test(l))));
+  check(await page.evaluate(() => window.paynterStudio.check.ok), 'and the model checks',
+    JSON.stringify(await page.evaluate(() => window.paynterStudio.check.diagnostics)));
 
   // Runs overlaid for comparison, and the exports: the CSV of the run, the
   // report's page and an FMU of the saved model, each sent as data.
@@ -498,6 +563,46 @@ try {
   }
   await sliderTimes('B1_pendulum.yaml', 'B');
   await sliderTimes('B4_spatial_arm.yaml', 'm1');
+
+  // A long run: the bar shows how far it is, Stop stops it; the stopped run
+  // says so and changes nothing (the last run's plot and CSV stay).
+  await edited(() => page.evaluate(() => { window.paynterStudio.open('rlc.yaml'); }));
+  await page.evaluate(() => { document.getElementById('t-end').value = '1'; });
+  let n0 = await page.evaluate(() => window.paynterStudio.runs);
+  await page.click('#simulate');
+  await page.waitForFunction((n) => window.paynterStudio.runs > n, { timeout: 120000 }, n0);
+  const kept = await page.evaluate(() => ({ runs: window.paynterStudio.runs, y: window.paynterStudio.plot.data[1].slice(-1)[0],
+    rows: window.paynterStudio.run.data[0].length }));
+  // rk4 at its 1 ms step to t = 1e9: 1e12 steps, far more than the test waits for.
+  await page.evaluate(() => {
+    document.getElementById('t-end').value = '1e9';
+    document.getElementById('method').value = 'rk4';
+    document.getElementById('max-steps').value = '1e13';
+  });
+  await page.click('#simulate');
+  await page.waitForFunction(() => {
+    const p = window.paynterStudio.progress;
+    return p && p.phase === 'integrating' && p.t > 0 && !document.getElementById('run-bar').hidden &&
+      document.getElementById('run-progress').hasAttribute('value') && /^t = /.test(document.getElementById('run-status').textContent);
+  }, { timeout: 120000 });
+  const during = await page.evaluate(() => ({ status: document.getElementById('run-status').textContent,
+    value: document.getElementById('run-progress').value, t: window.paynterStudio.progress.t }));
+  check(during.value > 0 && during.value < 1 && during.t > 0, 'a long run shows how far it is', JSON.stringify(during));
+  if (shots) await page.screenshot({ path: path.join(shots, 'studio_progress.png') });
+  await page.click('#stop');
+  await page.waitForFunction(() => window.paynterStudio.stops >= 1, { timeout: 120000 });
+  const after = await page.evaluate(() => ({ runs: window.paynterStudio.runs, y: window.paynterStudio.plot.data[1].slice(-1)[0],
+    rows: window.paynterStudio.run.data[0].length, status: document.getElementById('run-status').textContent,
+    hidden: document.getElementById('run-bar').hidden, button: document.getElementById('simulate').disabled }));
+  check(/^stopped at t = .*nothing of that run is kept/.test(after.status) && after.hidden && !after.button,
+    'Stop stops it, and the page says so', JSON.stringify(after));
+  check(after.runs === kept.runs && after.y === kept.y && after.rows === kept.rows, 'the last run\'s plot stays as it was',
+    JSON.stringify([kept, after]));
+  await page.evaluate(() => {
+    document.getElementById('t-end').value = '1';
+    document.getElementById('method').value = 'dopri5';
+    document.getElementById('max-steps').value = '';
+  });
   check(foreign.length === 0, 'nothing asked of any other address', foreign.join(' '));
   const pageErrors = await page.evaluate(() => window.paynterErrors || []);
   check(consoleErrors.length === 0 && pageErrors.length === 0, 'no console error',

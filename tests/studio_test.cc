@@ -19,6 +19,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "test_util.h"
@@ -396,6 +397,152 @@ TEST_F(StudioServer, RunsTheEditorsTextAndSlidersReuseThePreparedModel) {
   EXPECT_NE(r->body.find("\"line\":8"), std::string::npos) << r->body;
   EXPECT_NE(r->body.find("\"file\":\"rc.yaml\""), std::string::npos) << r->body;
   EXPECT_EQ(r->body.find(".paynter"), std::string::npos) << "the temporary's name is not shown: " << r->body;
+}
+
+// A run started from the page reports how far it is while it runs and stops
+// when asked: the answer says so and carries none of its rows; nothing is
+// left in the directory, and the prepared model serves the next run.
+TEST_F(StudioServer, ALongRunReportsItsProgressAndStopsWhenAsked) {
+  // rk4 at its 1 ms step to t = 1e9: 1e12 steps, far more than a test waits for.
+  std::string answer;
+  std::thread run([&] {
+    auto c = studio_->Client();
+    c.set_read_timeout(600, 0);
+    auto r = c.Post("/api/simulate?path=rc.yaml&t-end=1e9&method=rk4&max-steps=1e13&run=long1", kRc, "text/plain");
+    answer = r ? r->body : "no answer";
+  });
+  auto c = studio_->Client();
+  // Asked while it runs (the run holds the pipeline; these do not wait for it).
+  std::string progress;
+  double t_first = -1;
+  std::smatch m;
+  const std::regex t_of(R"("t":([-0-9.e+]+))");
+  for (int k = 0; k < 6000; ++k) {  // until it integrates: at most 10 min of polling
+    auto r = c.Get("/api/progress");
+    ASSERT_TRUE(r);
+    progress = r->body;
+    if (progress.find("\"phase\":\"integrating\"") != std::string::npos && std::regex_search(progress, m, t_of) &&
+        std::stod(m[1]) > 0) {
+      t_first = std::stod(m[1]);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_GT(t_first, 0) << progress;
+  EXPECT_NE(progress.find("\"running\":true,\"id\":\"long1\""), std::string::npos) << progress;
+  EXPECT_NE(progress.find("\"t_end\":1000000000"), std::string::npos) << progress;
+  // The time moves on (the solver reports after every step).
+  double t_later = t_first;
+  for (int k = 0; k < 6000 && t_later <= t_first; ++k) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    auto r = c.Get("/api/progress");
+    ASSERT_TRUE(r);
+    if (std::regex_search(r->body, m, t_of)) t_later = std::stod(m[1]);
+  }
+  EXPECT_GT(t_later, t_first);
+  // Another run's id stops nothing; this run's does.
+  auto r = c.Post("/api/stop?run=other", "", "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("\"stopping\":false"), std::string::npos) << r->body;
+  r = c.Post("/api/stop?run=long1", "", "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("\"stopping\":true"), std::string::npos) << r->body;
+  run.join();
+  EXPECT_NE(answer.find("\"ok\":false,\"stopped\":true"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("the run was stopped at t = "), std::string::npos) << answer;
+  EXPECT_EQ(answer.find("\"columns\""), std::string::npos) << "no rows of a stopped run: " << answer;
+  r = c.Get("/api/progress");
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("\"running\":false"), std::string::npos) << r->body;
+  for (const auto& e : fs::directory_iterator(dir_)) EXPECT_EQ(e.path().filename(), "rc.yaml");
+  // No run goes on: a stop asks nothing.
+  r = c.Post("/api/stop", "", "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("\"stopping\":false"), std::string::npos) << r->body;
+  // The next run is whole, on the model prepared for the stopped one: q(1) = e^-1.
+  r = c.Post("/api/simulate?path=rc.yaml&t-end=1&rtol=1e-10&atol=1e-12&dt-out=0.5", kRc, "text/plain");
+  ASSERT_TRUE(r);
+  ASSERT_NE(r->body.find("\"ok\":true"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("\"prepared\":false"), std::string::npos) << r->body;
+  const std::regex last(R"("data":\[\[[^\]]*\],\[[^\]]*,([^\],]*)\]\])");
+  ASSERT_TRUE(std::regex_search(r->body, m, last)) << r->body;
+  EXPECT_NEAR(std::stod(m[1]), std::exp(-1.0), 1e-8) << r->body;
+}
+
+// An element just added, with no bond yet, does not load; the studio still
+// draws the text's elements and bonds (without causality) so that the new
+// element can be chosen and bonded, and names the error at its line.
+TEST_F(StudioServer, AnElementNotBondedYetIsDrawnWithItsErrorAtItsLine) {
+  auto c = studio_->Client();
+  std::string text = kRc;
+  const std::string with = "  - {name: res, kind: R, resistance: R}\n";
+  text.replace(text.find(with), with.size(), with + "  - {name: C1, kind: C, capacitance: 1}\n");  // line 9
+  auto r = c.Post("/api/check?path=rc.yaml", text, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("\"ok\":false"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("dangling element"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("\"line\":9"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("\"sketch\":true"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("\"svg\":\"\\u003c"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("{\"id\":\"el3\",\"name\":\"C1\",\"kind\":\"C\",\"line\":9,\"here\":true,"
+                         "\"law_key\":\"capacitance\",\"law\":\"1\",\"initial\":\"\"}"),
+            std::string::npos)
+      << r->body;
+  EXPECT_NE(r->body.find("id=\\\"el3\\\""), std::string::npos) << "C1 is in the drawing: " << r->body;
+  EXPECT_EQ(r->body.find("\"states\""), std::string::npos) << "no causality, no equations: " << r->body;
+  // A bond to C1 makes the model whole.
+  text.replace(text.find("bonds: [[j, cap], [j, res]]"), 27, "bonds: [[j, cap], [j, res], [j, C1]]");
+  r = c.Post("/api/check?path=rc.yaml", text, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("\"ok\":true"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("\"sketch\":false"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("\"elements\":4,\"bonds\":3,\"integral\":1,\"derivative\":1"), std::string::npos)
+      << r->body;  // C1 beside cap on the 0-junction: in derivative causality
+  // What cannot even be drawn (a bond to no element) is an error without a drawing.
+  text.replace(text.find("[j, C1]"), 7, "[j, C2]");
+  r = c.Post("/api/check?path=rc.yaml", text, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("unknown element 'C2'"), std::string::npos) << r->body;
+  EXPECT_EQ(r->body.find("\"svg\""), std::string::npos) << r->body;
+}
+
+// Submodels are drawn as `paynter draw` draws them: each instance a block,
+// a bond at a port drawn with the port's name; the check lists the blocks
+// (their use, line and joined ports) and the bonds at ports as written, and
+// such a bond is flipped in its line like any other.
+TEST_F(StudioServer, SubmodelsAreDrawnAsBlocksWithTheirPorts) {
+  auto c = studio_->Client();
+  const std::string text =
+      "name: lib_rc\n"
+      "elements:\n"
+      "  - {name: src, kind: Se, effort: 1}\n"
+      "  - {name: j, kind: \"1\"}\n"
+      "  - {name: cap, kind: C, capacitance: 1}\n"
+      "instances:\n"
+      "  - {name: r1, use: \"lib:electrical/resistor\"}\n"
+      "bonds:\n"
+      "  - [src, j]\n"
+      "  - [j, cap]\n"
+      "  - [j, r1.p]\n";
+  auto r = c.Post("/api/check?path=lib_rc.yaml", text, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("\"ok\":true"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("id=\\\"comp0\\\""), std::string::npos) << "r1 as a block: " << r->body;
+  const size_t svg_at = r->body.find("\"svg\":\""), svg_end = r->body.find("\",\"sketch\"");
+  ASSERT_LT(svg_at, svg_end) << r->body;
+  const std::string svg = r->body.substr(svg_at, svg_end - svg_at);
+  EXPECT_EQ(svg.find("r1.res"), std::string::npos) << "r1's elements are inside its block: " << svg;
+  EXPECT_NE(r->body.find("{\"id\":\"comp0\",\"name\":\"r1\",\"kind\":\"submodel\",\"use\":\"lib:electrical/resistor\","
+                         "\"line\":7,\"joined\":[\"p\"]}"),
+            std::string::npos)
+      << r->body;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r->body, m, std::regex(R"re(\{"id":"(mb\d+)","name":"[^"]*","from":"j","to":"r1.p","line":11,"here":true\})re")))
+      << r->body;
+  EXPECT_NE(r->body.find("id=\\\"" + m[1].str() + "\\\""), std::string::npos) << "the bond at r1.p drawn: " << r->body;
+  r = c.Post("/api/edit?path=lib_rc.yaml&op=flip&from=j&to=r1.p&line=11", text, "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("bonds:\\n  - [src, j]\\n  - [j, cap]\\n  - [r1.p, j]\\n\""), std::string::npos) << r->body;
 }
 
 TEST(Studio, StopsCleanlyOnSigint) {

@@ -9,7 +9,7 @@
 
   const token = new URLSearchParams(location.search).get('token') || '';
   const state = {
-    path: '', saved: '', check: null, run: null, checks: 0, seq: 0, shown: 0, runs: 0,
+    path: '', saved: '', check: null, run: null, checks: 0, seq: 0, shown: 0, runs: 0, stops: 0,
     lastCheck: null, lastRun: null, params: {}
   };
   window.paynterStudio = state;  // for the browser test (tests/studio_browser.mjs)
@@ -96,12 +96,17 @@
     rtol: field('rtol', 'rtol', '1e-6', 'relative tolerance'),
     atol: field('atol', 'atol', '1e-9', 'absolute tolerance'),
     'dt-out': field('dt-out', 'dt out', '', 'output interval (default (t_end - t0)/1000)'),
+    'max-steps': field('max-steps', 'max steps', '', 'the step budget (default: the solvers\' own)'),
     constraints: choice('constraints', 'constraints',
       ['auto', 'lagrange-multipliers', 'minimal-coordinates', 'parasitic', 'zcp'], 'mechanisms: the constraint method'),
     form: choice('form', 'form', ['state', 'lagrange1', 'lagrange2', 'hamilton'], 'the formulation')
   };
   const runButton = el('button', { id: 'simulate', text: 'Simulate', title: 'simulate the model in the editor' });
   const runStatus = el('span', { id: 'run-status', class: 'muted' });
+  // While a run goes on: how far it is (simulated time / end time), and Stop.
+  const runProgress = el('progress', { id: 'run-progress', max: '1', value: '0', title: 'simulated time / end time' });
+  const stopButton = el('button', { id: 'stop', text: 'Stop', title: 'stop the run (nothing of it is kept)' });
+  const runBar = el('span', { id: 'run-bar', hidden: '' }, [runProgress, stopButton]);
   const overlayButton = el('button', { id: 'overlay', text: 'Overlay', title: 'keep this run in the plot (dashed) to compare the next ones with it' });
   const clearButton = el('button', { id: 'clear-overlay', text: 'Clear', title: 'remove the runs kept for comparison' });
   const csvButton = el('button', { id: 'export-csv', text: 'CSV', title: 'download the run\'s columns as CSV (as simulate -o writes them)' });
@@ -111,7 +116,8 @@
   const plotBox = el('div', { id: 'plot' });
   const runSec = el('section', { id: 'run' }, [
     el('div', { class: 'options' }, Object.keys(opts).map(function (k) { return opts[k].box; }).concat([runButton,
-      overlayButton, clearButton, el('span', { class: 'muted', text: 'export' }), csvButton, reportButton, fmuButton, runStatus])),
+      runBar, overlayButton, clearButton, el('span', { class: 'muted', text: 'export' }), csvButton, reportButton, fmuButton,
+      runStatus])),
     sliders, plotBox]);
   document.body.appendChild(runSec);
 
@@ -213,7 +219,7 @@
     drawing.appendChild(svg);
     svg.querySelectorAll('g.node').forEach(function (g) {
       const e = elementOf(g);
-      if (bondFrom && e && e.name === bondFrom) g.classList.add('bond-from');
+      if (bondFrom && e && (e.name === bondFrom || bondFrom.indexOf(e.name + '.') === 0)) g.classList.add('bond-from');
       if (e && selected && selected.type === 'element' && selected.name === e.name) g.classList.add('selected');
       g.addEventListener('click', function (ev) { if (!dragged) nodeClicked(g, ev); });
       g.addEventListener('mousedown', function (ev) { startBondDrag(svg, g, ev); });
@@ -226,9 +232,29 @@
     window.paynterPanZoom(svg);  // web/svg.js: wheel, drag on the background, double click
     if (!panel.contains(document.activeElement)) showPanel();  // not under the user's typing
   }
+  // What a node of the drawing is: an element, or a submodel's instance
+  // drawn as a block ({name, component: true, use, line, joined}; a body,
+  // joint or load of a mechanism is none: its bonds are the multibody
+  // section's).
   function elementOf(g) {
-    return ((state.check && state.check.elements) || []).filter(function (x) { return x.id === g.id; })[0];
+    const k = state.check || {};
+    const e = (k.elements || []).filter(function (x) { return x.id === g.id; })[0];
+    if (e) return e;
+    const c = (k.components || []).filter(function (x) { return x.id === g.id && x.kind === 'submodel'; })[0];
+    return c ? { name: c.name, component: true, use: c.use, line: c.line, joined: c.joined || [] } : null;
   }
+  // A bond's end at a node: an element by its name; a block by one of its
+  // ports not joined yet (a required one first), from the component
+  // library's list of its ports, or asked for.
+  function endName(e) {
+    if (!e.component) return e.name;
+    const c = library[e.use];
+    const free = c ? c.ports.filter(function (p) { return e.joined.indexOf(p.name) < 0; }) : [];
+    const port = (free.filter(function (p) { return p.required; })[0] || free[0] || {}).name ||
+      window.prompt('The port of ' + e.name + ' (' + e.use + ') the bond joins:', '');
+    return port ? e.name + '.' + port : null;
+  }
+  state.endName = endName;
   function bondOf(g) {
     return ((state.check && state.check.bonds) || []).filter(function (x) { return x.id === g.id; })[0];
   }
@@ -344,10 +370,15 @@
       return;
     }
     if (!e) return;  // a component of a mechanism: its bonds are the multibody section's
-    if (!bondFrom) { bondFrom = e.name; g.classList.add('bond-from'); return; }
+    if (!bondFrom) {
+      const end = endName(e);
+      if (end) { bondFrom = end; g.classList.add('bond-from'); }
+      return;
+    }
     const from = bondFrom;
     bondFrom = null;
-    if (from !== e.name) addToSection('bonds', '[' + from + ', ' + e.name + ']');
+    const to = from.split('.')[0] !== e.name ? endName(e) : null;
+    if (to) addToSection('bonds', '[' + from + ', ' + to + ']');
     cm.focus();
   }
 
@@ -396,7 +427,9 @@
       setTimeout(function () { dragged = false; });  // the click that ends the drag is not a click
       const over = nodeAt(e.clientX, e.clientY);
       const to = over && elementOf(over);
-      if (to && to.name !== from.name) { addToSection('bonds', '[' + from.name + ', ' + to.name + ']'); cm.focus(); }
+      if (!to || to.name === from.name) return;
+      const a = endName(from), b = a && endName(to);
+      if (a && b) { addToSection('bonds', '[' + a + ', ' + b + ']'); cm.focus(); }
     }
     window.addEventListener('mousemove', move);
     window.addEventListener('mouseup', up);
@@ -520,6 +553,15 @@
       if (!b.here) panel.appendChild(el('span', { class: 'muted', text: ' written in a submodel or made by the multibody library' }));
       return;
     }
+    const c = (k.components || []).filter(function (x) { return x.name === selected.name && x.kind === 'submodel'; })[0];
+    if (c) {
+      panel.appendChild(el('span', { class: 'what', text: 'submodel ' + c.name + ': ' + c.use }));
+      const ports = library[c.use] ? library[c.use].ports.map(function (p) { return p.name; }) : c.joined;
+      panel.appendChild(el('span', { class: 'muted', text: ' ports ' + ports.map(function (p) {
+        return p + (c.joined.indexOf(p) >= 0 ? '' : ' (free)'); }).join(', ') + ' \u2014 its parameters are set in ' +
+        'its line under instances:' }));
+      return;
+    }
     const e = k.elements.filter(function (x) { return x.name === selected.name; })[0];
     if (!e) return;
     panel.appendChild(el('span', { class: 'what', text: e.kind + ' ' + e.name }));
@@ -563,7 +605,8 @@
       showDiagnostics(r.diagnostics);
       const t2b = performance.now();
       const s = r.summary;
-      summary.textContent = s ? r.model + ': ' + s.elements + ' elements, ' + s.bonds + ' bonds; ' + s.integral +
+      summary.textContent = s && r.sketch ? r.model + ': ' + s.elements + ' elements, ' + s.bonds + ' bonds, drawn as ' +
+        'written: causality and equations once it loads' : s ? r.model + ': ' + s.elements + ' elements, ' + s.bonds + ' bonds; ' + s.integral +
         ' storage elements in integral causality, ' + s.derivative + ' in derivative causality, ' + s.conflicts +
         ' causal conflicts' + (s.states >= 0 ? '; ' + s.states + ' states, ' + s.loops + ' algebraic loops' : '') : '';
       if (r.svg) showEquations();
@@ -664,15 +707,59 @@
     Object.keys(state.params).forEach(function (n) { q.push(['param', n + '=' + state.params[n]]); });
     return q;
   }
+  // A run: while it goes on, the server is asked how far it is (every
+  // 150 ms, a request at a time) and the bar shows it; Stop asks the server
+  // to stop it. A stopped run says so and changes nothing: the last run's
+  // plot, CSV and overlays stay as they were.
+  let runId = 0;
   function simulate() {
     const q = runQuery();
+    const id = String(++runId) + '-' + Math.random().toString(36).slice(2, 8);
+    q.push(['run', id]);
     const t0 = performance.now();
     runStatus.textContent = 'running\u2026';
+    runStatus.className = 'muted';
     runButton.disabled = true;
+    runProgress.value = 0;
+    runProgress.removeAttribute('value');  // indeterminate while the model is prepared
+    runBar.hidden = false;
+    stopButton.disabled = false;
+    stopButton.onclick = function () {
+      stopButton.disabled = true;
+      runStatus.textContent = 'stopping\u2026';
+      api('POST', '/api/stop', [['run', id]], '').then(function (r) {
+        if (running && !r.stopping) stopButton.disabled = false;  // not started yet (waiting for a check): ask again
+      });
+    };
+    let running = true;
+    const poll = function () {
+      if (!running) return;
+      api('GET', '/api/progress').then(function (p) {
+        if (!running) return;
+        if (p.ok && p.running && p.id === id) {
+          state.progress = p;
+          if (p.phase === 'integrating') {
+            runProgress.value = p.fraction;
+            if (!stopButton.disabled) runStatus.textContent = 't = ' + Number(p.t).toPrecision(4) + ' of ' + p.t_end;
+          } else if (!stopButton.disabled) runStatus.textContent = 'preparing the model\u2026';
+        }
+        setTimeout(poll, 150);
+      });
+    };
+    setTimeout(poll, 150);
     return api('POST', '/api/simulate', q, cm.getValue()).then(function (r) {
+      running = false;
+      runBar.hidden = true;
       runButton.disabled = false;
       if (r.error) { runStatus.textContent = ''; return; }
       const ms = performance.now() - t0;
+      if (r.stopped) {
+        ++state.stops;
+        state.lastStop = r;
+        runStatus.textContent = 'stopped at t = ' + Number(r.t).toPrecision(4) + ': nothing of that run is kept';
+        runStatus.className = 'muted';
+        return;
+      }
       state.run = r;
       ++state.runs;
       state.lastRun = { ms: ms, server_ms: r.ms, ok: r.ok, prepared: r.stats ? r.stats.prepared : null, painted_ms: null };

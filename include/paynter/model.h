@@ -464,6 +464,14 @@ void ApplyParameterOverrides(ModelSpec* spec, const std::map<std::string, double
 // Parses the expressions of a spec, registers every symbol and validates.
 Model BuildModel(const ModelSpec& spec);
 
+// The elements (name, kind, place, law as written) and bonds of a spec only:
+// no parameters, laws or outputs read, and no check of how many bonds each
+// element has. For a drawing of a model still being written (paynter
+// studio), which BuildModel refuses, say for an element not bonded yet.
+// Throws Error for what makes even that impossible (an unknown kind, a bond
+// naming no element, a name given twice).
+Model BuildModelTopology(const ModelSpec& spec);
+
 // The keys of a model's `simulation:` section, named as the command line's
 // options are without their dashes (t_end for --t-end): t_end, t0, method,
 // form, constraints, rtol, atol, dt_out, step, max_steps, drift_tolerance.

@@ -13,6 +13,7 @@
 // on the one compiled model (each run has a workspace of its own).
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <memory>
@@ -57,6 +58,9 @@ struct RunOptions {
   bool poses = false;               // mechanisms: the bodies' and joints' poses as outputs pose_* (AddPoseOutputs)
   bool stage_cache = true;
   bool progress = true;             // a progress line on stderr for long runs (paynter/progress.h)
+  // Told the time reached while the run integrates; false stops it with
+  // RunStopped (SolverOptions::on_progress, paynter/solvers.h).
+  std::function<bool(double t)> on_progress;
   // Parameter overrides (--param NAME=VALUE), in order.
   std::vector<std::pair<std::string, double>> params;
 };

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "paynter/error.h"
+
 namespace paynter {
 
 // The ODE to integrate. rhs may throw paynter::Error (for example when an
@@ -65,8 +67,25 @@ struct SolverOptions {
   // 0 = only max_steps.
   long stiff_steps = 100'000;
   bool progress = false;   // a progress line on stderr for long runs (paynter/progress.h)
+  // Optional: told the time the run has reached, often (after accepted
+  // steps and at output times, from the run's own thread; bdf: at output
+  // times and every few hundred steps), so keep it cheap. Returning false
+  // stops the run there: Integrate and IntegrateDae throw RunStopped, and
+  // the observer sees nothing past that time.
+  std::function<bool(double t)> on_progress;
   // Throws paynter::Error naming the bad option.
   void Validate() const;
+};
+
+// A run stopped because SolverOptions::on_progress asked for it: an Error (so
+// whatever reports errors reports it) that a caller can tell from a failure.
+class RunStopped : public Error {
+ public:
+  RunStopped(double t, double t_end);
+  double t() const { return t_; }  // the time reached
+
+ private:
+  double t_;
 };
 
 struct SolverStats {

@@ -496,3 +496,22 @@ def test_result_displays_as_a_table():
     page = r._repr_html_()
     assert page.count("<tr>") == 1 + 5 + 1 + 5  # header, first 5, ellipsis, last 5
     assert "<th>v_cap</th>" in page and "1001 rows &times; 5 columns" in page
+
+
+def test_ctrl_c_stops_a_long_run():
+    # rk4 at its 1 ms step to t = 1e9: 1e12 steps, hours. SIGINT (Ctrl-C),
+    # sent from another thread once the run has started, ends it with
+    # KeyboardInterrupt (whenever it comes: the run looks at the signals
+    # while it integrates), and the module works on afterwards.
+    import signal
+    import threading
+    m = paynter.load(RLC)
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            m.simulate(t_end=1e9, method="rk4", max_steps=10**13)
+    finally:
+        timer.cancel()
+    r = m.simulate(t_end=0.1)
+    assert r.t[-1] == 0.1

@@ -228,6 +228,8 @@ Solution Zcp(ModelWorkspace &workspace, const std::vector<double> &x0, const Sol
         if (options.output && !sol.sink() && sol.num_rows() >= 2) sol.StreamTo(options.output);
         refresh_q(t, xs);
       });
+    } catch (const RunStopped &) {
+      throw;  // asked for: not a failure to retry
     } catch (const Error &) {
       // Position stabilization can keep IDA's Newton iteration from converging
       // at the start (seen on a hyperstatic mechanism, depending on which

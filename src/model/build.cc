@@ -59,6 +59,19 @@ class Builder {
     return std::move(m_);
   }
 
+  // BuildModelTopology: the elements and bonds, each law's text for the drawing.
+  Model BuildTopology() {
+    m_.name = spec_.name.empty() ? "model" : EscapeForTerminal(spec_.name, false);
+    m_.file = spec_.file;
+    BuildElements();
+    BuildBonds();
+    for (const auto& es : spec_.elements) {
+      const int i = FindElement(es.name);
+      if (i >= 0 && !es.laws.empty()) m_.elements[i].law_text = es.laws[0].second;
+    }
+    return std::move(m_);
+  }
+
  private:
   // Records a name in the global namespace; duplicates are errors.
   void Register(const std::string& name, const SourceLocation& where, const std::string& what,
@@ -1098,6 +1111,8 @@ class Builder {
 }  // namespace
 
 Model BuildModel(const ModelSpec& spec) { return Builder(spec).Build(); }
+
+Model BuildModelTopology(const ModelSpec& spec) { return Builder(spec).BuildTopology(); }
 
 std::string ExpressionText(const GiNaC::ex& e) {
   std::ostringstream os;

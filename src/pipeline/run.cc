@@ -565,6 +565,7 @@ SolverOptions SolverOptionsFor(const RunOptions& options, ConstraintMethod metho
     so.stiff_steps = options.max_steps;
   }
   so.progress = options.progress;
+  so.on_progress = options.on_progress;
   return so;
 }
 

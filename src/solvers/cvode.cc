@@ -115,7 +115,7 @@ int CvodeRhs(sunrealtype t, N_Vector y, N_Vector ydot, void* user_data) noexcept
     d->nonfinite_value = dx[bad];
     return 1;  // recoverable: CVODE retries with a smaller step
   }
-  d->progress->Update(t);
+  d->progress->Note(t);  // (on_progress is asked in the loop below, at times reached for good)
   return 0;
 }
 
@@ -336,6 +336,7 @@ SolverStats IntegrateCvode(const OdeProblem& problem,
     check(CVodeGetNumSteps(cv, &nst), "CVodeGetNumSteps");
     if (flag == CV_TOO_MUCH_WORK && chunk < left && !data.exception) {
       forecast.Check(problem, Method::kBDF, steps_before + nst, tret, yv);
+      progress.Update(tret);
       t_prev = tret;
       continue;  // on towards the same output time
     }

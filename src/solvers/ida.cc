@@ -195,6 +195,7 @@ SolverStats IntegrateDae(const DaeProblem& problem, const std::vector<double>& y
   }
 
   double* yv = N_VGetArrayPointer(o.y);
+  internal::Progress progress(options);
   observer(options.t0, yv);
   for (internal::OutputGrid grid(options);;) {
     const double tout = grid.next();
@@ -246,6 +247,7 @@ SolverStats IntegrateDae(const DaeProblem& problem, const std::vector<double>& y
       throw Error(std::move(d));
     }
     observer(tout, yv);
+    progress.Update(tout);
     if (grid.next_is_end()) break;
     grid.Advance();
   }

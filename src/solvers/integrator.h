@@ -50,19 +50,30 @@ double EffectiveDtOut(const SolverOptions& options);
 // (paynter/progress.h): on a terminal rewritten in place after the first
 // second and erased when the object is destroyed (also when unwinding after
 // an error, so the error message starts on a clean line); otherwise a line of
-// its own every 5 s.
+// its own every 5 s. And the time reached to SolverOptions::on_progress,
+// which may ask the run to stop.
 class Progress {
  public:
   explicit Progress(const SolverOptions& options);
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
+  // In an integrator's own loop, at a time reached for good (an accepted
+  // step, an output time): the line, and on_progress, which may stop the
+  // run (RunStopped is thrown here).
   void Update(double t) {
+    if (line_) Tick(t);
+    if (hook_ && !hook_(t)) throw RunStopped(t, t_end_);
+  }
+  // Where nothing may be thrown, at a time that may still be taken back
+  // (inside a SUNDIALS callback): the line only.
+  void Note(double t) {
     if (line_) Tick(t);
   }
 
  private:
   void Tick(double t);
   std::optional<ProgressLine> line_;
+  std::function<bool(double)> hook_;
   double t0_, t_end_;
 };
 

@@ -136,6 +136,15 @@ void SolverOptions::Validate() const {
                    "the default is 100000");
 }
 
+RunStopped::RunStopped(double t, double t_end)
+    : Error([&] {
+        Diagnostic d;
+        d.message = fmt::format("the run was stopped at t = {:.6g} of t_end = {:g}, as asked", t, t_end);
+        d.hint = "no results are kept of a stopped run";
+        return d;
+      }()),
+      t_(t) {}
+
 // ---- Integrate --------------------------------------------------------------
 
 SolverStats Integrate(const OdeProblem& problem, const std::vector<double>& x0,
@@ -264,7 +273,7 @@ void StepForecast::Check(const OdeProblem& problem, Method method, long steps, d
                   std::ceil(1.2 * (static_cast<double>(steps) + more))));
 }
 
-Progress::Progress(const SolverOptions& options) : t0_(options.t0), t_end_(options.t_end) {
+Progress::Progress(const SolverOptions& options) : hook_(options.on_progress), t0_(options.t0), t_end_(options.t_end) {
   if (options.progress) line_.emplace();
 }
 

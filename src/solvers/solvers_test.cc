@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -631,6 +632,65 @@ TEST(Solvers, MethodNames) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_THAT(e.diagnostic().hint, HasSubstr("did you mean 'rk4'"));
+  }
+}
+
+// ---- Progress and stop --------------------------------------------------------
+
+// on_progress is told times that only grow, from t0 towards t_end; once it
+// answers false the run stops with RunStopped at that time, and the observer
+// has seen nothing past it. Every integrator, the DAE one too.
+TEST(Solvers, OnProgressSeesTheTimeAndStopsTheRunWhenItSaysSo) {
+  for (Method m : kAllMethods) {
+    SolverOptions o = Opts(m);
+    o.t_end = 10;
+    std::vector<double> told;
+    o.on_progress = [&](double t) {
+      told.push_back(t);
+      return true;
+    };
+    Integrate(Decay(), {1.0}, o, nullptr);
+    ASSERT_GT(told.size(), 10u) << MethodName(m);
+    EXPECT_TRUE(std::is_sorted(told.begin(), told.end())) << MethodName(m);
+    EXPECT_GT(told.front(), 0.0) << MethodName(m);
+    EXPECT_GT(told.back(), 9.0) << MethodName(m);  // (the last step, to t_end, may end the run untold)
+
+    double stop_at = -1;
+    o.on_progress = [&](double t) {
+      if (t < 4) return true;
+      if (stop_at < 0) stop_at = t;
+      return false;
+    };
+    Trajectory tr;
+    try {
+      Integrate(Decay(), {1.0}, o, Record(&tr, 1));
+      ADD_FAILURE() << MethodName(m) << ": not stopped";
+    } catch (const RunStopped& e) {
+      EXPECT_GE(e.t(), 4.0) << MethodName(m);
+      EXPECT_THAT(e.what(), HasSubstr("stopped at t = ")) << MethodName(m);
+      ASSERT_FALSE(tr.t.empty());
+      EXPECT_LE(tr.t.back(), e.t()) << MethodName(m) << ": the observer saw past the stop";
+      EXPECT_LT(tr.t.back(), 10.0) << MethodName(m);
+      // The rows seen are the run's own up to there: x = exp(-t).
+      EXPECT_LT(MaxDecayError(tr), m == Method::kRK4 ? 1e-10 : 1e-4) << MethodName(m);
+    }
+  }
+  // IDA: x' + x = 0 as a residual.
+  DaeProblem p;
+  p.n = 1;
+  p.differential = {1};
+  p.residual = [](double, const double* y, const double* yp, double* r) { r[0] = yp[0] + y[0]; };
+  SolverOptions o;
+  o.t_end = 10;
+  double last_seen = -1;
+  o.on_progress = [](double t) { return t < 4; };
+  try {
+    IntegrateDae(p, {1.0}, {-1.0}, o, [&](double t, const double*) { last_seen = t; });
+    ADD_FAILURE() << "ida: not stopped";
+  } catch (const RunStopped& e) {
+    EXPECT_GE(e.t(), 4.0);
+    EXPECT_LE(last_seen, e.t());
+    EXPECT_LT(last_seen, 10.0);
   }
 }
 

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "paynter/equations.h"
@@ -17,6 +18,7 @@
 #include "paynter/html_report.h"
 #include "paynter/files.h"
 #include "paynter/report.h"
+#include "paynter/solvers.h"
 #include "paynter/zcp.h"
 #include "report_html/web_page.h"
 #include "text_edit.h"
@@ -56,9 +58,12 @@ void WriteParameters(Json& j, const Model& m) {
 
 // The page's names for completion and for finding an element's line; each
 // element's law and initial value as written in this file (the panel), and
-// the bonds (turned round from the drawing). `here`: written in the model's
-// own text, not a submodel's file or the multibody library.
-void WriteNames(Json& j, const Model& m, const ModelSpec& written, const std::string& file) {
+// the bonds (turned round from the drawing; a bond at a submodel's port also
+// as written, by its edge in the drawing), and the submodels' blocks.
+// `here`: written in the model's own text, not a submodel's file or the
+// multibody library.
+void WriteNames(Json& j, const Model& m, const ModelSpec& written, const std::string& file,
+                const DrawComponents& components, const ModelSpec& hierarchical) {
   std::map<std::string, const ModelSpec::ElementSpec*> spec;
   for (const auto& e : written.elements) spec[e.name] = &e;
   j.Key("elements").Open('[');
@@ -83,6 +88,44 @@ void WriteNames(Json& j, const Model& m, const ModelSpec& written, const std::st
     j.Field("from", m.elements[bond.from].name).Field("to", m.elements[bond.to].name);
     j.Field("line", static_cast<double>(bond.where.line));
     j.Key("here").Bool(bond.origin.empty() && bond.where.line > 0 && (bond.where.file.empty() || bond.where.file == file));
+    j.Close('}');
+  }
+  // A bond at a submodel's port, drawn between a block and another node: as
+  // written (`motor.shaft`), for the panel's Flip.
+  for (size_t k = 0; k < components.multibonds.size(); ++k) {
+    const auto& mb = components.multibonds[k];
+    if (mb.from_port.empty() && mb.to_port.empty()) continue;
+    auto end = [](const std::string& node, const std::string& port) {
+      return node.rfind("comp:", 0) == 0 ? node.substr(5) + "." + port : node;
+    };
+    const std::string from = end(mb.from, mb.from_port), to = end(mb.to, mb.to_port);
+    for (const auto& b : hierarchical.bonds)
+      if (b.from == from && b.to == to) {
+        j.Open('{').Field("id", fmt::format("mb{}", k)).Field("name", b.name).Field("from", from).Field("to", to);
+        j.Field("line", static_cast<double>(b.where.line)).Key("here").Bool(b.where.line > 0).Close('}');
+        break;
+      }
+  }
+  j.Close(']');
+  // The submodels' instances, drawn as blocks: their `use`, their line and
+  // the ports the written bonds join (a bond dragged to a block joins a port
+  // not joined yet).
+  std::map<std::string, const ModelSpec::InstanceSpec*> instances;
+  for (const auto& inst : hierarchical.instances) instances[inst.name] = &inst;
+  j.Key("components").Open('[');
+  for (size_t c = 0; c < components.components.size(); ++c) {
+    const auto& comp = components.components[c];
+    j.Open('{').Field("id", fmt::format("comp{}", c)).Field("name", comp.name).Field("kind", comp.kind);
+    const auto it = instances.find(comp.name);
+    if (comp.kind == "submodel" && it != instances.end()) {
+      j.Field("use", it->second->use).Field("line", static_cast<double>(it->second->where.line));
+      j.Key("joined").Open('[');
+      const std::string prefix = comp.name + ".";
+      for (const auto& b : hierarchical.bonds)
+        for (const std::string* e : {&b.from, &b.to})
+          if (e->rfind(prefix, 0) == 0) j.Str(e->substr(prefix.size()));
+      j.Close(']');
+    }
     j.Close('}');
   }
   j.Close(']').Key("outputs").Open('[');
@@ -175,75 +218,113 @@ std::string CheckJson(const std::string& text, const fs::path& file, const std::
   Json j;
   j.Open('{');
   bool ok = true;
+  const ModelSource source = ModelSource::Text(text, file.string());
+  // The model analysed, or (a text that reads but does not load) its elements
+  // and bonds as written: the sketch, drawn without causality.
+  std::optional<LoadedModel> lm;
+  std::optional<Analysis> a;
+  std::optional<Model> sketch;
+  ModelSpec written, hierarchical;
   try {
     LoadOptions lo;
     lo.keep_written = true;  // the drawing groups components by the model as written
-    LoadedModel lm = Load(ModelSource::Text(text, file.string()), lo);
+    lm = Load(source, lo);
     done("load");
-    Analysis a = Analyze(std::move(lm.model));
+    a = Analyze(std::move(lm->model));
     done("causality");
-    const Model& m = a.model;
-    const CausalGraph& g = a.graph;
-    for (const auto& c : g.conflicts) {
-      Diagnostic d;
-      if (c.element >= 0) {
-        d.where = m.elements[c.element].where;
-        d.element = m.elements[c.element].name;
-      }
-      d.message = "causal conflict: " + c.message;
-      d.hint = "the drawing marks the bonds that disagree; `paynter causality` reports the conflicts";
-      diagnostics.push_back(DiagnosticJson(d, shown, "error", file.string()));
-      ok = false;
+    written = std::move(lm->written);
+  } catch (const Error& e) {
+    Diagnostic d = e.diagnostic();
+    if (d.message.empty()) d.message = e.what();
+    diagnostics.push_back(DiagnosticJson(d, shown, "error", file.string()));
+    ok = false;
+    // An element not bonded yet (a dangling element, a junction or a
+    // transformer short of bonds), a law naming nothing, ...: the elements and
+    // bonds as written are still drawn, so that the new element can be
+    // chosen and bonded in the drawing.
+    try {
+      written = LoadSpec(source, {}, LoadPass::kSubmodels);
+      sketch = BuildModelTopology(LoadSpec(source, {}, LoadPass::kVectorBonds));
+    } catch (const Error&) {
+      sketch.reset();  // the error above is what there is to say
     }
-    for (int e : g.derivative_storage) {
-      Diagnostic d;
-      d.where = m.elements[e].where;
-      d.element = m.elements[e].name;
-      d.message = fmt::format("{} {} is in derivative causality: its energy variable is fixed by others, it has no "
-                              "state of its own",
-                              KindName(m.elements[e].kind), m.elements[e].name);
-      diagnostics.push_back(DiagnosticJson(d, shown, "info", file.string()));
-    }
+    done("sketch");
+  }
+  try {
+    hierarchical = LoadSpec(source, {}, LoadPass::kRead);  // instances as written, for blocks and ports
+  } catch (const Error&) {
+    // (read above)
+  }
+  if (a || sketch) {
+    const Model& m = a ? a->model : *sketch;
+    const CausalGraph* g = a ? &a->graph : nullptr;
     int states = -1, loops = 0, blocks = 0;
     std::string equations;  // as `paynter equations --latex` writes them
-    if (g.conflicts.empty()) {
-      try {
-        const EquationSystem eqs = BuildEquations(m, g);
-        equations = eqs.ToLatex(m);
-        states = static_cast<int>(eqs.state_names.size());
-        for (const auto& b : eqs.blocks) loops += b.derivative_causality ? 0 : 1;
-        blocks = static_cast<int>(eqs.blocks.size());
-      } catch (const Error& e) {
-        diagnostics.push_back(DiagnosticJson(e.diagnostic(), shown, "error", file.string()));
+    std::vector<ZeroOrderPath> paths;
+    if (g) {
+      for (const auto& c : g->conflicts) {
+        Diagnostic d;
+        if (c.element >= 0) {
+          d.where = m.elements[c.element].where;
+          d.element = m.elements[c.element].name;
+        }
+        d.message = "causal conflict: " + c.message;
+        d.hint = "the drawing marks the bonds that disagree; `paynter causality` reports the conflicts";
+        diagnostics.push_back(DiagnosticJson(d, shown, "error", file.string()));
         ok = false;
       }
+      for (int e : g->derivative_storage) {
+        Diagnostic d;
+        d.where = m.elements[e].where;
+        d.element = m.elements[e].name;
+        d.message = fmt::format("{} {} is in derivative causality: its energy variable is fixed by others, it has no "
+                                "state of its own",
+                                KindName(m.elements[e].kind), m.elements[e].name);
+        diagnostics.push_back(DiagnosticJson(d, shown, "info", file.string()));
+      }
+      if (g->conflicts.empty()) {
+        try {
+          const EquationSystem eqs = BuildEquations(m, *g);
+          equations = eqs.ToLatex(m);
+          states = static_cast<int>(eqs.state_names.size());
+          for (const auto& b : eqs.blocks) loops += b.derivative_causality ? 0 : 1;
+          blocks = static_cast<int>(eqs.blocks.size());
+        } catch (const Error& e) {
+          diagnostics.push_back(DiagnosticJson(e.diagnostic(), shown, "error", file.string()));
+          ok = false;
+        }
+      }
+      done("equations");
+      try {
+        paths = FindZeroOrderPaths(m, *g);
+      } catch (const Error&) {
+        // A graph with conflicts has no zero-order causal paths to show.
+      }
     }
-    done("equations");
-    std::vector<ZeroOrderPath> paths;
-    try {
-      paths = FindZeroOrderPaths(m, g);
-    } catch (const Error&) {
-      // A graph with conflicts has no zero-order causal paths to show.
-    }
-    const DrawComponents components = FindDrawComponents(m, lm.written);
+    // Drawn as `paynter draw` draws it: submodels' instances as blocks with
+    // their ports, at the level the model is written.
+    const DrawComponents components = FindDrawComponents(m, written, &hierarchical);
     const DotRenderer::Positions pinned = LayoutOf(text);
     const DotRenderer::Drawn drawn =
-        renderer.Draw(components.empty() ? BondGraphDot(m, &g) : ComponentGraphDot(m, &g, components), pinned);
+        renderer.Draw(components.empty() ? BondGraphDot(m, g) : ComponentGraphDot(m, g, components), pinned);
     j.Field("svg", drawn.svg);
+    j.Key("sketch").Bool(!g);
     // Where each node was placed, and whether the text keeps a layout.
     j.Key("layout").Open('{').Key("kept").Bool(!pinned.empty()).Key("positions").Open('{');
     for (const auto& [name, p] : drawn.positions) j.Key(name).Open('[').Num(p.first).Num(p.second).Close(']');
     j.Close('}').Close('}');
     done("drawing");
     j.Field("model", m.name).Field("equations", equations);
-    j.Key("mechanism").Bool(lm.mechanism);
+    j.Key("mechanism").Bool(lm && lm->mechanism);
     j.Key("summary").Open('{');
     j.Field("elements", static_cast<double>(m.elements.size())).Field("bonds", static_cast<double>(m.bonds.size()));
-    j.Field("integral", static_cast<double>(g.integral_storage.size()));
-    j.Field("derivative", static_cast<double>(g.derivative_storage.size()));
-    j.Field("conflicts", static_cast<double>(g.conflicts.size()));
-    j.Field("states", static_cast<double>(states)).Field("loops", static_cast<double>(loops));
-    j.Field("blocks", static_cast<double>(blocks));
+    if (g) {
+      j.Field("integral", static_cast<double>(g->integral_storage.size()));
+      j.Field("derivative", static_cast<double>(g->derivative_storage.size()));
+      j.Field("conflicts", static_cast<double>(g->conflicts.size()));
+      j.Field("states", static_cast<double>(states)).Field("loops", static_cast<double>(loops));
+      j.Field("blocks", static_cast<double>(blocks));
+    }
     j.Close('}');
     j.Key("paths").Open('[');
     for (size_t p = 0; p < paths.size(); ++p)
@@ -253,13 +334,8 @@ std::string CheckJson(const std::string& text, const fs::path& file, const std::
           .Field("description", paths[p].description)
           .Close('}');
     j.Close(']');
-    WriteParameters(j, m);
-    WriteNames(j, m, lm.written, file.string());
-  } catch (const Error& e) {
-    Diagnostic d = e.diagnostic();
-    if (d.message.empty()) d.message = e.what();
-    diagnostics.push_back(DiagnosticJson(d, shown, "error", file.string()));
-    ok = false;
+    if (g) WriteParameters(j, m);  // (a sketch reads no parameters: the sliders stay as they are)
+    WriteNames(j, m, written, file.string(), components, hierarchical);
   }
   j.Key("ok").Bool(ok);
   j.Key("diagnostics").Open('[');
@@ -314,6 +390,52 @@ RunOptions SimulateOptions(const std::multimap<std::string, std::string>& query)
   return o;
 }
 
+void RunProgress::Begin(const std::string& id, double t0, double t_end) {
+  std::lock_guard<std::mutex> lock(mu_);
+  id_ = id;
+  running_ = true;
+  t0_ = t0;
+  t_end_ = t_end;
+  t_ = t0;
+  integrating_ = false;
+  stop_ = false;
+}
+
+void RunProgress::End() {
+  std::lock_guard<std::mutex> lock(mu_);
+  running_ = false;
+  integrating_ = false;
+  stop_ = false;
+}
+
+bool RunProgress::Reached(double t) {
+  t_.store(t, std::memory_order_relaxed);
+  integrating_.store(true, std::memory_order_relaxed);
+  return !stop_.load(std::memory_order_relaxed);
+}
+
+bool RunProgress::Stop(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!running_ || (!id.empty() && id != id_)) return false;
+  stop_ = true;
+  return true;
+}
+
+std::string RunProgress::ToJson() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Json j;
+  j.Open('{').Key("ok").Bool(true).Key("running").Bool(running_);
+  if (running_) {
+    const double t = t_.load(std::memory_order_relaxed);
+    j.Field("id", id_).Field("phase", integrating_ ? "integrating" : "preparing");
+    j.Field("t", t).Field("t0", t0_).Field("t_end", t_end_);
+    j.Field("fraction", t_end_ > t0_ ? std::clamp((t - t0_) / (t_end_ - t0_), 0.0, 1.0) : 0.0);
+    j.Key("stopping").Bool(stop_.load());
+  }
+  j.Close('}');
+  return j.text();
+}
+
 // The last prepared model: its text and settings, and the parameter values
 // it was prepared with.
 struct Simulator::Kept {
@@ -345,9 +467,20 @@ struct Removed {
 }  // namespace
 
 std::string Simulator::RunJson(const std::string& text, const fs::path& file, const std::string& shown,
-                               RunOptions options) {
+                               RunOptions options, RunProgress* progress, const std::string& run_id) {
   const auto t0 = std::chrono::steady_clock::now();
   options.progress = false;
+  // Told how far the run is, and stopped when asked, for as long as it runs.
+  struct Reporting {
+    RunProgress* p;
+    ~Reporting() {
+      if (p) p->End();
+    }
+  } reporting{progress};
+  if (progress) {
+    progress->Begin(run_id, options.t0, options.t_end);
+    options.on_progress = [progress](double t) { return progress->Reached(t); };
+  }
   Json j;
   j.Open('{');
   std::string internal;
@@ -418,6 +551,13 @@ std::string Simulator::RunJson(const std::string& text, const fs::path& file, co
       if (p.parameter_settable(name)) j.Str(name);
     j.Close(']');
     j.Key("diagnostics").Open('[').Close(']');
+  } catch (const RunStopped& e) {
+    // Asked for: nothing of the run goes to the page; the prepared model,
+    // which is complete, is kept for the next run.
+    j.Key("ok").Bool(false).Key("stopped").Bool(true).Field("t", e.t());
+    Diagnostic d = e.diagnostic();
+    d.where.file = shown;
+    j.Key("diagnostics").Open('[').Raw(DiagnosticJson(d, shown, "info")).Close(']');
   } catch (const Error& e) {
     kept_.reset();
     const ReportedError r = ReportError(e, shown);

@@ -3,9 +3,11 @@
 // (server.cc): each function takes the request's parts and gives the body.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,34 @@ std::string CheckJson(const std::string& text, const std::filesystem::path& file
 // Throws Error naming a bad one.
 RunOptions SimulateOptions(const std::multimap<std::string, std::string>& query);
 
+// The run going on, between the request that runs it (Simulator::RunJson)
+// and those that ask how far it is or stop it (GET /api/progress, POST
+// /api/stop), which come on other threads of the server.
+class RunProgress {
+ public:
+  // A run named `id` (the page's) begins: preparing until the solver first
+  // reports a time; Stop before that stops it when it starts to integrate.
+  void Begin(const std::string& id, double t0, double t_end);
+  void End();
+  // The solver's hook (RunOptions::on_progress): records t; false once a
+  // stop was asked for.
+  bool Reached(double t);
+  // Asks the run `id` (empty: whichever runs) to stop; false when no such
+  // run is going on.
+  bool Stop(const std::string& id);
+  // {ok, running, id, phase ("preparing" | "integrating"), t, t0, t_end,
+  // fraction}; {ok, running: false} between runs.
+  std::string ToJson() const;
+
+ private:
+  mutable std::mutex mu_;  // the run's id, span and whether one runs (Reached, on every step, takes no lock)
+  std::string id_;
+  bool running_ = false;
+  double t0_ = 0, t_end_ = 0;
+  std::atomic<bool> stop_{false}, integrating_{false};
+  std::atomic<double> t_{0};
+};
+
 // Runs `text` (written for the run to a temporary model file beside `file`,
 // removed after) with `options`: the columns and their values, the run's
 // statistics; an error as a diagnostic. The last prepared model is kept, so
@@ -44,8 +74,11 @@ class Simulator {
  public:
   Simulator();
   ~Simulator();
+  // With `progress`, the run reports to it and stops when asked: the answer
+  // is then {ok: false, stopped: true, t, diagnostics}, and nothing of the
+  // run is kept (the prepared model is, being complete).
   std::string RunJson(const std::string& text, const std::filesystem::path& file, const std::string& shown,
-                      RunOptions options);
+                      RunOptions options, RunProgress* progress = nullptr, const std::string& run_id = "");
 
  private:
   struct Kept;

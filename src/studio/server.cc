@@ -121,6 +121,7 @@ int Serve(const ServerOptions& options, std::ostream& out) {
   httplib::Server server;
   std::mutex pipeline;  // one request at a time works on models (GiNaC is not thread-safe)
   Simulator simulator;
+  RunProgress run;  // the run going on, asked by /api/progress and /api/stop
   DotRenderer renderer;
   int port = 0;
   server.set_payload_max_length(size_t{32} << 20);
@@ -203,7 +204,15 @@ int Serve(const ServerOptions& options, std::ostream& out) {
                 const auto [name, file] = model_path(req);
                 const RunOptions o = SimulateOptions(Query(req));
                 std::lock_guard<std::mutex> lock(pipeline);
-                Answer(res, simulator.RunJson(req.body, file, name, o));
+                Answer(res, simulator.RunJson(req.body, file, name, o, &run, req.get_param_value("run")));
+              }));
+  // How far the run is, and a stop: without the pipeline's lock, which the run holds.
+  server.Get("/api/progress", guarded([&](const httplib::Request&, httplib::Response& res) { Answer(res, run.ToJson()); }));
+  server.Post("/api/stop", guarded([&](const httplib::Request& req, httplib::Response& res) {
+                const bool asked = run.Stop(req.get_param_value("run"));
+                Json j;
+                j.Open('{').Key("ok").Bool(true).Key("stopping").Bool(asked).Close('}');
+                Answer(res, j.text());
               }));
   server.Get("/api/library", guarded([&](const httplib::Request&, httplib::Response& res) { Answer(res, LibraryJson()); }));
   server.Post("/api/export", guarded([&](const httplib::Request& req, httplib::Response& res) {
