@@ -166,8 +166,7 @@ RunOutput RunOne(const PreparedModel& prepared, const RunOptions& options) {
   out.compile_seconds = run.solution.compile_seconds;
   out.ready_seconds = prepared.ready_seconds();
   out.backend = run.solution.backend;
-  const bool zcp = run.report.method == ConstraintMethod::kZcp;
-  out.method = zcp ? std::string("ida") : MethodName(SolverOptionsFor(options, prepared.method()).method);
+  out.method = IntegratorName(run.report.method, SolverOptionsFor(options, prepared.method()).method);
   out.constraints = ConstraintMethodName(run.report.method);
   if (cm.num_constraints() > 0 || prepared.method() != ConstraintMethod::kAuto) out.report = run.report.ToText();
   return out;
@@ -254,8 +253,6 @@ std::vector<std::variant<RunOutput, Failure>> RunMany(const RunOptions& base, co
     }
     group[i] = it->second;
   }
-  // zcp runs use the symbolic Model (GiNaC, not thread-safe): one worker.
-  if (prepared[0]->method() == ConstraintMethod::kZcp) threads = 1;
   threads = std::max(1, std::min<int>(threads, static_cast<int>(sets.size())));
   std::atomic<size_t> next{0};
   auto worker = [&]() {
@@ -351,7 +348,7 @@ py::dict ToPython(const MethodComparison& c) {
       d["steps"] = r.solution.stats.steps;
       d["rhs_evals"] = r.solution.stats.rhs_evals;
       d["position_drift"] = r.report.max_position_drift;
-      d["velocity_drift"] = r.method == ConstraintMethod::kParasitic ? py::object(py::none())
+      d["velocity_drift"] = StrategyFor(r.method).DriftIsStretch() ? py::object(py::none())
                                                                         : py::object(py::float_(r.report.max_velocity_drift));
       d["energy_balance"] = c.energy ? py::object(py::float_(c.EnergyBalance(i))) : py::object(py::none());
       py::dict diff;

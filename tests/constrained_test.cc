@@ -15,6 +15,11 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+
 #include "b2_reference.h"
 #include "test_util.h"
 
@@ -384,12 +389,10 @@ TEST(JointInitialValues, ErrorsAreLocated) {
   }
 }
 
-TEST(AllMethods, HandWrittenBondGraphWithAConstraintSource) {
-  // Two masses made one by a constraint source on the 0-junction of their
-  // relative velocity, pushed by F against a spring: (m1 + m2) x'' = F - k x,
-  // x = F/k (1 - cos t) with k = m1 + m2; the force between them is
-  // F - m1 x'' = F - (F/k) m1 cos t.
-  const std::string yaml = R"(
+// Two masses made one by a constraint source on the 0-junction of their
+// relative velocity, pushed by F against a spring: (m1 + m2) x'' = F - k x,
+// x = F/k (1 - cos t) with k = m1 + m2 (a bond graph written by hand).
+const char* kTwoMassesJoined = R"(
 name: two_masses_joined
 parameters: {m1: 1, m2: 2, k: 3, F: 1}
 elements:
@@ -417,6 +420,13 @@ outputs:
   x2: x2
   force: e_lam
 )";
+
+TEST(AllMethods, HandWrittenBondGraphWithAConstraintSource) {
+  // Two masses made one by a constraint source on the 0-junction of their
+  // relative velocity, pushed by F against a spring: (m1 + m2) x'' = F - k x,
+  // x = F/k (1 - cos t) with k = m1 + m2; the force between them is
+  // F - m1 x'' = F - (F/k) m1 cos t.
+  const std::string yaml = kTwoMassesJoined;
   for (ConstraintMethod m : {ConstraintMethod::kLagrangeMultipliers, ConstraintMethod::kMinimalCoordinates,
                              ConstraintMethod::kZcp, ConstraintMethod::kParasitic}) {
     ModelSpec spec = ReadModelSpec(yaml, "two_masses.yaml");
@@ -560,6 +570,51 @@ TEST(MinimalCoordinates, OpenChainAgreesWithLagrangeMultipliers) {
   EXPECT_GT(scale, 10);
   EXPECT_LT(err / scale, 1e-7);
   EXPECT_LT(report.max_position_drift, 1e-10);
+}
+
+// zcp prepares its break-variable model with the symbolic stages (kept in the
+// stage cache with the model's own): a run does no symbolic work, a warm
+// PrepareModel builds nothing, and a run with another value of a parameter
+// (a sweep's) takes it into the DAE's dynamics too. Before, the run built the
+// break-variable model from the prepared Model, with the prepared values: F
+// was 1 in the dynamics and the joint held x1 = x2 on the wrong motion.
+TEST(Zcp, PreparedOnceCachedAndRunWithTheRunsParameters) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / fmt::format("paynter-zcp-{}", ::getpid());
+  std::filesystem::create_directories(dir);
+  testing::ScopedEnv cache("XDG_CACHE_HOME", (dir / "cache").c_str());
+  testing::WriteFileBytes(dir / "joined.yaml", kTwoMassesJoined);
+  RunOptions o;
+  o.file = (dir / "joined.yaml").string();
+  o.constraints = ConstraintMethod::kZcp;
+  o.backend = Backend::kTape;
+  o.t_end = 10;
+  o.rtol = 1e-10;
+  o.atol = 1e-12;
+  o.progress = false;
+  const PreparedModel cold = PrepareModel(o);
+  ASSERT_NE(cold.method_model(), nullptr);
+  EXPECT_FALSE(cold.stages_cached());
+  const PreparedModel warm = PrepareModel(o);
+  EXPECT_TRUE(warm.stages_cached()) << warm.stage_note();
+  ASSERT_NE(warm.method_model(), nullptr);
+  EXPECT_EQ(warm.model(), nullptr);  // nothing symbolic was built
+  for (double force : {1.0, 2.0}) {
+    RunOptions r = o;
+    if (force != 1) r.params = {{"F", force}};
+    ASSERT_TRUE(warm.parameter_settable("F"));
+    const RunResult a = RunPrepared(warm, warm.compiled(), r);
+    const RunResult b = RunPrepared(cold, cold.compiled(), r);
+    EXPECT_EQ(a.report.method, ConstraintMethod::kZcp);
+    const auto t = a.solution.Column("t"), x1 = a.solution.Column("x1"), x2 = a.solution.Column("x2");
+    ASSERT_EQ(x1, b.solution.Column("x1"));  // the cached preparation runs bit for bit as the built one
+    double dx = 0;
+    for (size_t i = 0; i < t.size(); ++i) {
+      const double x = force / 3 * (1 - std::cos(t[i]));
+      dx = std::max({dx, std::fabs(x1[i] - x), std::fabs(x2[i] - x)});
+    }
+    EXPECT_LT(dx, 1e-8) << "F = " << force;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

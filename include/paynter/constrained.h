@@ -3,7 +3,8 @@
 //
 // A constrained mechanism is a bond graph whose joints are constraint sources
 // (Se elements with `constraint:`, which the multibody library writes for
-// every constrained direction of a joint). The methods differ in where they act:
+// every constrained direction of a joint). The methods differ in where they act
+// (each is a strategy, paynter/constraint_method.h, with one file of its own):
 //
 //   parasitic            rewrites the model: each constraint source becomes a
 //                        stiff spring and a damper (src/constrained/parasitic.cc)
@@ -11,7 +12,7 @@
 //                        accelerations (a rank-revealing solve where constraints
 //                        are redundant), and projects positions and velocities
 //                        back onto the constraints after every step
-//                        (src/constrained/methods.cc, projection.cc)
+//                        (src/constrained/lagrange_multipliers.cc, projection.cc)
 //   minimal-coordinates  integrates only independent coordinates, chosen from
 //                        the constraint Jacobian (coordinate partitioning) and
 //                        chosen again when they become ill-conditioned; the
@@ -23,7 +24,7 @@
 //                        the velocity and position constraints (stabilized,
 //                        Gear-Gupta-Leimkuhler), integrated by IDA (src/constrained/zcp.cc)
 //
-// Shared by all (src/constrained/analysis.cc, projection.cc): the constraint
+// Shared by all (src/constrained/constraint_analysis.cc, projection.cc): the constraint
 // rows compiled as a program of their own, their numerical Jacobians, a
 // rank-revealing analysis that names redundant joint directions, and the
 // projection that assembles an inconsistent start.
@@ -43,6 +44,9 @@ enum class ConstraintMethod { kAuto, kZcp, kParasitic, kLagrangeMultipliers, kMi
 // "auto" | "zcp" | "parasitic" | "lagrange-multipliers" | "minimal-coordinates"; throws Error.
 ConstraintMethod ParseConstraintMethod(const std::string& name);
 std::string ConstraintMethodName(ConstraintMethod m);
+// The methods a user may name besides auto, in the order the documentation
+// lists them (each a strategy: StrategyFor, paynter/constraint_method.h).
+const std::vector<ConstraintMethod>& ConstraintMethods();
 
 // ---- parasitic: a model rewrite ----------------------------------------------
 struct ParasiticOptions {
@@ -177,6 +181,9 @@ struct ConstrainedOptions {
   // to compile that one.
   const Model* source = nullptr;
   CodegenOptions codegen;
+  // zcp: that model compiled beforehand (PreparedModel::method_model(), made
+  // with the symbolic stages): no symbolic work in the run. Null: made from `source`.
+  const CompiledModel* method_model = nullptr;
   // Where the rows go as they are recorded (a CsvWriter, say); the Solution
   // returned then keeps none. Null: into Solution::rows.
   RowSink* output = nullptr;
@@ -202,10 +209,11 @@ struct ConstrainedReport {
 ConstraintMethod ChooseConstraintMethod(const CompiledModel& model, std::string* why);
 
 // Simulates a compiled model by a method: lagrange-multipliers,
-// minimal-coordinates, zcp (needs options.source, the Model it came from), or
+// minimal-coordinates, zcp (needs options.method_model or options.source), or
 // parasitic (a model loaded with LoadOptions::method = kParasitic: simulated as
-// it is, the springs' stretch reported). Assembles the start first. Runs with
-// `workspace` (its parameters as set), or with a fresh one.
+// it is, the springs' stretch reported). Assembles the start first, then
+// calls the method's strategy (StrategyFor, paynter/constraint_method.h).
+// Runs with `workspace` (its parameters as set), or with a fresh one.
 Solution SimulateConstrained(ModelWorkspace& workspace, const SolverOptions& solver,
                              const ConstrainedOptions& options, ConstrainedReport* report = nullptr);
 Solution SimulateConstrained(const CompiledModel& model, const SolverOptions& solver,

@@ -28,6 +28,7 @@
 
 #include "paynter/constrained.h"
 #include "paynter/equations.h"
+#include "paynter/formulations.h"
 #include "paynter/model.h"
 
 namespace paynter {
@@ -65,11 +66,6 @@ const std::vector<LoadPassInfo>& LoadPasses();
 std::string LoadPassName(LoadPass pass);
 // A pass by its name; throws a located Error listing the names otherwise.
 LoadPass ParseLoadPass(const std::string& name, const std::string& file = "");
-
-// Lagrange's and Hamilton's equations of a mechanism written under
-// `multibody:` are formed in its joint coordinates; the state form keeps the
-// bodies' Newton-Euler expansion with the joints as constraint forces.
-bool InJointCoordinates(Formulation form);
 
 struct LoadedModel {
   ModelSpec written;      // with LoadOptions::keep_written: after submodels, the model as written, flat

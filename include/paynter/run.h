@@ -25,6 +25,7 @@
 
 #include "paynter/causality.h"
 #include "paynter/constrained.h"
+#include "paynter/constraint_method.h"
 #include "paynter/model.h"
 #include "paynter/pipeline.h"
 #include "paynter/simulation.h"
@@ -97,16 +98,7 @@ struct Analysis {
 Analysis Analyze(Model model, Formulation form = Formulation::kState);
 Analysis Analyze(const std::string& path, Formulation form = Formulation::kState);
 
-// The model a constraint method works on, as `causality`, `equations` and
-// `draw --constraints METHOD` show it: parasitic writes a spring and a damper
-// into every constrained joint direction; zcp makes the joint efforts break
-// variables; the other methods work on the model as it is.
-struct MethodView {
-  ConstraintMethod method = ConstraintMethod::kAuto;
-  Model model;                               // what is shown
-  Model source;                              // zcp: the model with its constraint sources
-  std::vector<std::string> break_variables;  // zcp
-};
+// The model a constraint method works on (MethodView, paynter/constraint_method.h).
 MethodView LoadForMethod(const std::string& path, ConstraintMethod constraints,
                          Formulation form = Formulation::kState);
 
@@ -144,7 +136,7 @@ struct DrawOptions {
 std::string DrawingDot(const std::string& path, const DrawOptions& options = {});
 
 // A model loaded for a constraint method and compiled: the symbolic stages
-// through the stage cache (unless it is off, or the method is zcp).
+// (with what the method's strategy prepares) through the stage cache, unless it is off.
 class PreparedModel {
  public:
   PreparedModel() = default;
@@ -159,6 +151,9 @@ class PreparedModel {
   const Model* model() const { return model_ ? &*model_ : nullptr; }
   bool assemble() const { return staged_.assemble; }
   const CodegenOptions& codegen() const { return codegen_; }
+  // What the method prepared beyond the model (zcp: the break-variable model),
+  // compiled; null for most methods. Constant, shared by all runs.
+  const CompiledModel* method_model() const { return method_cm_.get(); }
   // True when a parameter's value may change between runs by
   // ModelWorkspace::SetParameter alone (RunOptions::params of RunPrepared):
   // false for a parameter the build computes numbers from (a derived
@@ -182,7 +177,7 @@ class PreparedModel {
   std::optional<Model> model_;
   StagedModel staged_;
   CodegenOptions codegen_;
-  std::unique_ptr<CompiledModel> cm_;
+  std::unique_ptr<CompiledModel> cm_, method_cm_;
   bool mechanism_ = false, stages_cached_ = false;
   double ready_seconds_ = 0;
   std::string stage_note_;

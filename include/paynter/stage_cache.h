@@ -37,6 +37,9 @@ struct StageCacheOptions {
 // A model ready for CompiledModel, with what the driver needs of its Model.
 struct StagedModel {
   LoweredModel lowered;
+  // What the constraint method prepares beyond the model's own equations
+  // (ConstraintMethodStrategy::Prepare: zcp's break-variable model), if anything.
+  std::optional<LoweredModel> method_lowered;
   bool assemble = false;  // Model::assemble
   // The build computes numbers from parameter values (a parameter written as an
   // expression of others, an initial value that uses parameters): --param

@@ -76,7 +76,7 @@ int Simulate(const SimulateArgs& args) {
     std::cerr << fmt::format(
         "method {} ({} backend): {} steps, {} rejected, {} rhs evaluations, {} Jacobians{}\n"
         "compile {:.3f} s, integrate {:.6f} s, {} output rows -> {}\npeak memory {:.1f} MB\n",
-        report.method == ConstraintMethod::kZcp ? std::string("ida") : MethodName(so.method), sol.backend, sol.stats.steps, sol.stats.rejected, sol.stats.rhs_evals,
+        IntegratorName(report.method, so.method), sol.backend, sol.stats.steps, sol.stats.rejected, sol.stats.rhs_evals,
         sol.stats.jac_evals, sol.stats.projections ? fmt::format(", {} projections", sol.stats.projections) : "",
         sol.compile_seconds, sol.stats.integrate_seconds, sol.num_rows(), args.out, PeakMemoryMegabytes());
     if (const CompiledProgram::Tiers t = run.tiers; t.tape_runs + t.native_runs > 0)

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "paynter/constrained.h"
+#include "paynter/constraint_method.h"
 
 namespace paynter::constrained {
 
@@ -24,16 +25,22 @@ std::vector<int> QuaternionGroups(const CompiledModel& model);
 
 // The constraint drift at an output time (t, x): recorded in the report's
 // largest drifts, and, beyond options.drift_tolerance, an Error that names
-// the joint and the method (methods.cc).
+// the joint and the method (strategy.cc).
 void WatchDrift(const CompiledModel& model, const ConstrainedOptions& options, ConstraintMethod method,
                 ConstraintProjector& watcher, double t, const double* x, ConstrainedReport* report);
 
-// The minimal-coordinates method (minimal_coordinates.cc), from an assembled start.
-Solution MinimalCoordinates(ModelWorkspace& workspace, const std::vector<double>& x0, const SolverOptions& solver,
-                            const ConstrainedOptions& options, ConstrainedReport* report);
+// The model as it is, from x0, `watch` called at every output (strategy.cc).
+Solution SimulateAsItIs(ModelWorkspace& workspace, const std::vector<double>& x0, const SolverOptions& solver,
+                        const ConstrainedOptions& options, const std::function<void(double, const double*)>& watch);
 
-// The zcp method (zcp.cc), from an assembled start.
-Solution Zcp(ModelWorkspace& workspace, const std::vector<double>& x0, const SolverOptions& solver,
-             const ConstrainedOptions& options, ConstrainedReport* report);
+// A view's check that the model has constraint sources for `method` (a
+// located Error otherwise).
+void RequireConstraintSources(const Model& model, const std::string& file, ConstraintMethod method);
+
+// The strategies, one file each.
+const ConstraintMethodStrategy& LagrangeMultipliersStrategy();  // lagrange_multipliers.cc
+const ConstraintMethodStrategy& MinimalCoordinatesStrategy();   // minimal_coordinates.cc
+const ConstraintMethodStrategy& ParasiticStrategy();            // parasitic.cc
+const ConstraintMethodStrategy& ZcpStrategy();                  // zcp.cc
 
 }  // namespace paynter::constrained

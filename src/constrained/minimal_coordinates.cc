@@ -25,6 +25,7 @@
 // Restarts between two output times integrate to the next one first, so the
 // output grid is the run's.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -466,3 +467,53 @@ CoordinatePartition ChooseCoordinatePartition(ModelWorkspace& workspace, double 
 }
 
 }  // namespace paynter
+
+namespace paynter::constrained {
+namespace {
+
+class MinimalCoordinatesMethod final : public ConstraintMethodStrategy {
+ public:
+  ConstraintMethod method() const override { return ConstraintMethod::kMinimalCoordinates; }
+  bool HandlesEvents() const override { return false; }
+
+  void View(MethodView* v, const std::string& file) const override {
+    RequireConstraintSources(v->model, file, method());
+  }
+
+  // The partition of the states chosen at the assembled start.
+  std::string EquationNotes(const MethodView&, const EquationSystem& eqs) const override {
+    CodegenOptions cg;
+    cg.backend = Backend::kTape;
+    const CompiledModel cm(eqs, cg);
+    ModelWorkspace ws(cm);
+    std::vector<double> x = cm.initial_state();
+    ConstraintProjector(ws).Project(0, x.data());
+    const CoordinatePartition p = ChooseCoordinatePartition(ws, 0, x);
+    return fmt::format(
+        "\ncoordinate partition (--constraints minimal-coordinates, chosen at the assembled start; chosen again "
+        "where it becomes ill-conditioned):\n"
+        "independent ({}, integrated): {}\n"
+        "dependent positions ({}, solved from the position constraints): {}\n"
+        "dependent momenta ({}, solved from the flow constraints): {}\n",
+        p.independent.size(), fmt::join(p.independent, ", "), p.dependent_positions.size(),
+        fmt::join(p.dependent_positions, ", "), p.dependent_momenta.size(), fmt::join(p.dependent_momenta, ", "));
+  }
+
+  Solution Simulate(const ConstrainedRun& run) const override {
+    return MinimalCoordinates(run.workspace, run.x0, run.solver, run.options, run.report);
+  }
+
+  std::string MethodLines(const ConstrainedReport& r) const override {
+    return fmt::format("coordinate partitions: {}; independent states: {}\n", r.partitions,
+                       fmt::join(r.independent, ", "));
+  }
+};
+
+}  // namespace
+
+const ConstraintMethodStrategy& MinimalCoordinatesStrategy() {
+  static const MinimalCoordinatesMethod strategy;
+  return strategy;
+}
+
+}  // namespace paynter::constrained

@@ -26,27 +26,43 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 #include "internal.h"
 
 namespace paynter::constrained {
 
+namespace {
+
 Solution Zcp(ModelWorkspace &workspace, const std::vector<double> &x0, const SolverOptions &solver,
              const ConstrainedOptions &options, ConstrainedReport *report) {
   const CompiledModel &model = workspace.model();
-  if (!options.source) {
-    Diagnostic d;
-    d.message =
-        "--constraints zcp: the model the compiled one came from is "
-        "needed (ConstrainedOptions::source)";
-    d.hint = "pass the Model to SimulateConstrained's options";
-    throw Error(std::move(d));
-  }
+  // The model with break variables: prepared with the model (PreparedModel,
+  // through the stage cache), else made here from the Model it came from.
   std::vector<std::string> params;
-  const Model broken = BreakVariableModel(*options.source, &params);
-  const CompiledModel fm(BuildEquations(broken, AssignCausality(broken)), options.codegen);
+  std::optional<CompiledModel> made;
+  if (!options.method_model) {
+    if (!options.source) {
+      Diagnostic d;
+      d.message =
+          "--constraints zcp: the model the compiled one came from is "
+          "needed (ConstrainedOptions::source or method_model)";
+      d.hint = "pass the Model, or the break-variable model compiled, to SimulateConstrained's options";
+      throw Error(std::move(d));
+    }
+    const Model broken = BreakVariableModel(*options.source, &params);
+    made.emplace(BuildEquations(broken, AssignCausality(broken)), options.codegen);
+  }
+  const CompiledModel &fm = options.method_model ? *options.method_model : *made;
+  if (options.method_model)
+    for (const auto &row : model.constraint_rows()) params.push_back("zcp_" + row.source);
   ModelWorkspace fw(fm);
-  if (fm.state_names() != model.state_names() || static_cast<int>(params.size()) != model.num_constraints()) {
+  // The run's parameter values (the prepared ones, and those set for this run).
+  for (const auto &name : model.parameter_names())
+    if (const int i = fm.ParameterIndex(name); i >= 0) fw.SetParameterAt(i, workspace.GetParameter(name));
+  bool same = fm.state_names() == model.state_names() && static_cast<int>(params.size()) == model.num_constraints();
+  for (const auto &p : params) same = same && fm.ParameterIndex(p) >= 0;
+  if (!same) {
     Diagnostic d;
     d.message =
         "--constraints zcp: the model with break variables has other "
@@ -250,6 +266,7 @@ Solution Zcp(ModelWorkspace &workspace, const std::vector<double> &x0, const Sol
   }
 }
 
+}  // namespace
 }  // namespace paynter::constrained
 
 namespace paynter {
@@ -285,3 +302,82 @@ Model BreakVariableModel(const Model &source, std::vector<std::string> *params) 
 }
 
 }  // namespace paynter
+
+namespace paynter::constrained {
+namespace {
+
+class ZcpMethod final : public ConstraintMethodStrategy {
+ public:
+  ConstraintMethod method() const override { return ConstraintMethod::kZcp; }
+
+  std::string StageKey(const ParasiticOptions &) const override { return "zcp"; }
+
+  void View(MethodView *v, const std::string &file) const override {
+    RequireConstraintSources(v->model, file, method());
+    v->source = v->model;
+    v->model = BreakVariableModel(v->source, &v->break_variables);
+  }
+  std::string ViewHeader(const MethodView &v) const override {
+    return fmt::format(
+        "constraints: zcp: {} joint efforts are break variables (effort sources zcp_<S>), the "
+        "algebraic variables of the DAE below: {}\n\n",
+        v.break_variables.size(), fmt::join(v.break_variables, ", "));
+  }
+  // The break variables open the paths through the rigid joints; the DAE's
+  // index comes from the constraints they satisfy.
+  std::string CausalityNotes(const MethodView &v) const override {
+    std::string flow, position;
+    int positions = 0;
+    for (const auto &e : v.source.elements) {
+      if (e.form != LawForm::kConstraint) continue;
+      const std::string what = e.direction.empty() ? e.joint : e.joint + ": " + e.direction;
+      flow += fmt::format("  0 = f_{}{}    ({})\n", e.name, e.law.is_zero() ? "" : " - (" + e.law_text + ")", what);
+      if (e.position) {
+        position += fmt::format("  0 = {}    ({})\n", e.position_text, what);
+        ++positions;
+      }
+    }
+    return fmt::format(
+        "\nDAE (--constraints zcp, integrated by IDA): the state equations of this graph, with the break variables "
+        "algebraic, and\nflow constraints ({}; index 2):\n{}position constraints ({}; Gear-Gupta-Leimkuhler "
+        "stabilization, a multiplier on the position states):\n{}"
+        "the independent rows among them are chosen at the start (pivoted QR); redundant rows carry no effort\n",
+        v.break_variables.size(), flow, positions, position);
+  }
+  std::string EquationNotes(const MethodView &v, const EquationSystem &) const override { return CausalityNotes(v); }
+
+  // The break-variable model's equations, lowered with the model's own.
+  std::optional<LoweredModel> Prepare(const Model &model) const override {
+    std::vector<std::string> names;
+    const Model broken = BreakVariableModel(model, &names);
+    return LowerModel(BuildEquations(broken, AssignCausality(broken)));
+  }
+
+  bool HandlesEvents() const override { return false; }
+  const char *OwnIntegrator() const override { return "ida"; }
+  Solution Simulate(const ConstrainedRun &run) const override {
+    return Zcp(run.workspace, run.x0, run.solver, run.options, run.report);
+  }
+
+  std::string MethodLines(const ConstrainedReport &r) const override {
+    std::string out = fmt::format(
+        "DAE (IDA): {} algebraic variables (joint efforts of the independent constraints and their "
+        "position multipliers)\n",
+        r.algebraic);
+    if (!r.zcp_dropped.empty())
+      out += fmt::format("redundant rows left out of the DAE: {} (velocity){}\n", fmt::join(r.zcp_dropped, ", "),
+                         r.zcp_note.empty() ? fmt::format(", {} (position)", fmt::join(r.zcp_dropped_positions, ", "))
+                                            : "");
+    if (!r.zcp_note.empty()) out += "note: " + r.zcp_note + "\n";
+    return out;
+  }
+};
+
+}  // namespace
+
+const ConstraintMethodStrategy &ZcpStrategy() {
+  static const ZcpMethod strategy;
+  return strategy;
+}
+
+}  // namespace paynter::constrained

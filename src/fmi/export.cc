@@ -15,6 +15,7 @@
 #include "paynter/hash.h"
 #include "paynter/causality.h"
 #include "paynter/constrained.h"
+#include "paynter/constraint_method.h"
 #include "paynter/equations.h"
 #include "paynter/error.h"
 #include "paynter/files.h"
@@ -440,20 +441,22 @@ FmuReport ExportFmu(const FmuOptions& o) {
   StageScope stage("exporting " + o.model_file + " as an FMU");
   CheckOptions(o);
   const bool mechanism = LoadSpec(ModelSource::File(o.model_file), {}, LoadPass::kSubmodels).multibody.present;
-  const std::string form = o.form.empty() ? (mechanism ? "lagrange2" : "state") : o.form;
-  const Formulation formulation = ParseFormulation(form);
+  const Formulation formulation =
+      o.form.empty() ? (mechanism ? Formulation::kLagrange2 : Formulation::kState) : ParseFormulation(o.form);
+  const std::string form = FormulationName(formulation);
   const ConstraintMethod method = ParseConstraintMethod(o.constraints);
-  if (method != ConstraintMethod::kAuto && method != ConstraintMethod::kParasitic)
+  if (!StrategyFor(method).CarriedByFmu())
     Fail(o, fmt::format("--constraints {} is not available in an FMU", o.constraints),
          "--constraints auto (a model without constraint sources) or parasitic",
          "--constraints " + o.constraints,
          "lagrange-multipliers, minimal-coordinates and zcp need paynter's driver (projection after steps, "
          "coordinate partitioning, a DAE solver), which the FMU does not carry");
-  if (mechanism && InJointCoordinates(formulation) && method != ConstraintMethod::kAuto)
-    Fail(o, fmt::format("--constraints {} does not combine with --form {}", o.constraints, form),
-         "--form state with --constraints parasitic, or --form lagrange1|lagrange2|hamilton alone",
-         fmt::format("--form {} --constraints {}", form, o.constraints),
-         "Lagrange's and Hamilton's equations of a mechanism are formed in its joint coordinates");
+  // (Only a mechanism's forms are refused here: the FMU export lets a bond
+  // graph written by hand take the parasitic springs in any form.)
+  MethodSet carried = 0;
+  for (ConstraintMethod m : ConstraintMethods())
+    if (StrategyFor(m).CarriedByFmu()) carried |= MethodBit(m);
+  if (mechanism) RequireCombination(o.model_file, formulation, method, true, carried);
   LoadOptions lo;
   lo.form = formulation;
   lo.method = method;
@@ -468,7 +471,7 @@ FmuReport ExportFmu(const FmuOptions& o) {
         if (with_units) b.dimensions = FindDimensions(loaded.spec, loaded.model);
         return std::move(loaded.model);
       } catch (const Error& e) {
-        if (!mechanism || form != "lagrange2" ||
+        if (!mechanism || formulation != Formulation::kLagrange2 ||
             e.diagnostic().message.find("closes the kinematic loop") == std::string::npos)
           throw;
         Diagnostic d = e.diagnostic();
@@ -490,7 +493,7 @@ FmuReport ExportFmu(const FmuOptions& o) {
   const EquationSystem& eqs = base.eqs;
   if (!eqs.constraint_rows.empty()) {
     std::string hint;
-    if (mechanism && form == "state")
+    if (mechanism && !InJointCoordinates(formulation))
       hint = "an open chain: export with --form lagrange2 (joint coordinates, the default); a closed chain: "
              "--constraints parasitic";
     else if (mechanism)

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "paynter/constraint_method.h"
 #include "paynter/multibody.h"
 #include "paynter/pipeline.h"
 #include "paynter/progress.h"
@@ -39,11 +40,6 @@ LoadPass ParseLoadPass(const std::string& name, const std::string& file) {
   }
   ThrowAt({file}, "", fmt::format("--after {}: no such pass of the front end", name),
           fmt::format("one of: {}", fmt::join(names, ", ")), name, DidYouMean(name, names));
-}
-
-bool InJointCoordinates(Formulation form) {
-  return form == Formulation::kLagrange1 || form == Formulation::kLagrange2 || form == Formulation::kHamilton ||
-         form == Formulation::kBoltzmannHamel;
 }
 
 namespace {
@@ -108,14 +104,17 @@ void RunPasses(ModelSpec* spec, const LoadOptions& o, std::optional<LoadPass> la
                                ? fmt::format("forming the mechanism of {} in joint coordinates", spec->file)
                                : fmt::format("expanding the mechanism of {}", spec->file));
           if (InJointCoordinates(o.form)) RefuseUndefinedOutputNamesEarly(*spec);
-          if (o.form == Formulation::kHamilton)
-            ExpandMultibodyForHamilton(spec);  // the mass matrix as one I field on the joint rates
-          else if (o.form == Formulation::kBoltzmannHamel)
-            ExpandMultibodyForBoltzmannHamel(spec);  // quasi-velocity junctions
-          else if (InJointCoordinates(o.form))
-            ExpandMultibodyInJointCoordinates(spec, /*cut_joints_as_multipliers=*/o.form == Formulation::kLagrange1);
-          else
-            ExpandMultibody(spec);
+          switch (FormulationOf(o.form).expansion) {
+            case Expansion::kNewtonEuler: ExpandMultibody(spec); break;
+            case Expansion::kJointCoordinates:
+              ExpandMultibodyInJointCoordinates(spec, /*cut_joints_as_multipliers=*/false);
+              break;
+            case Expansion::kJointCoordinatesCut:
+              ExpandMultibodyInJointCoordinates(spec, /*cut_joints_as_multipliers=*/true);
+              break;
+            case Expansion::kMassMatrixField: ExpandMultibodyForHamilton(spec); break;
+            case Expansion::kQuasiVelocities: ExpandMultibodyForBoltzmannHamel(spec); break;
+          }
           spec->multibody.present = false;  // written out as the bond graph it became
         }
         break;
@@ -123,11 +122,9 @@ void RunPasses(ModelSpec* spec, const LoadOptions& o, std::optional<LoadPass> la
         ExpandVectorBonds(spec);
         break;
       case LoadPass::kParasitic:
-        if (o.method == ConstraintMethod::kParasitic && ApplyParasitic(spec, o.parasitic) == 0) {
-          ThrowAt({spec->file}, "", "--constraints parasitic: the model has no joint constraint to relax",
-                  "a multibody model with joints, or Se elements with 'constraint:'", "no constraint source",
-                  "simulate it without --constraints");
-        }
+        // The constraint method's rewrite of the spec, if it has one.
+        if (const ConstraintMethodStrategy& method = StrategyFor(o.method); method.RewritesSpec())
+          method.RewriteSpec(spec, o.parasitic);
         break;
       case LoadPass::kEnergy:
         if (o.energy) AddEnergyAccounting(spec);

@@ -23,7 +23,7 @@ namespace {
 // hand-written bond graph (Se with `constraint:`): say so, instead of listing
 // the conflicts at the junctions.
 void RequireLagrangeApplies(const Model& model, const CausalGraph& graph, Formulation form) {
-  if (graph.conflicts.empty() || (form != Formulation::kLagrange1 && form != Formulation::kLagrange2)) return;
+  if (graph.conflicts.empty() || FormulationOf(form).procedure != CausalityProcedure::kLaCAP) return;
   for (const auto& e : model.elements)
     if (e.form == LawForm::kConstraint) {
       ThrowAt({model.file}, "",
@@ -38,22 +38,13 @@ void RequireLagrangeApplies(const Model& model, const CausalGraph& graph, Formul
     }
 }
 
-// Lagrange's, Hamilton's and the Boltzmann-Hamel equations of a mechanism are
-// formed in its joint coordinates: no constraint method but the multipliers
-// applies. (Hamilton's form of a bond graph written by hand keeps its
-// constraint sources.)
+// The formulation table's answer (paynter/formulations.h); the file is read
+// for whether it is a mechanism only where the answer depends on it
+// (Hamilton's form of a bond graph written by hand keeps its constraint sources).
 void RequireFormCombines(const std::string& file, Formulation form, ConstraintMethod method) {
-  if (InJointCoordinates(form) && method != ConstraintMethod::kAuto &&
-      method != ConstraintMethod::kLagrangeMultipliers &&
-      (form != Formulation::kHamilton || LoadSpec(ModelSource::File(file), {}, LoadPass::kSubmodels).multibody.present)) {
-    ThrowAt({file}, "",
-            fmt::format("--constraints {} does not combine with --form {}", ConstraintMethodName(method),
-                        FormulationName(form)),
-            "--form state with --constraints, or --form lagrange1|lagrange2|hamilton|boltzmann-hamel alone",
-            fmt::format("--form {} --constraints {}", FormulationName(form), ConstraintMethodName(method)),
-            "Lagrange's, Hamilton's and the Boltzmann-Hamel equations of a mechanism are formed in its joint "
-            "coordinates, which leave no joint constraint to relax or to solve");
-  }
+  const bool mechanism = !CombinationDependsOnModel(form, method) ||
+                         LoadSpec(ModelSource::File(file), {}, LoadPass::kSubmodels).multibody.present;
+  RequireCombination(file, form, method, mechanism);
 }
 
 // The form a causality procedure is shown on: BHCAP needs the quasi-velocity
@@ -61,69 +52,6 @@ void RequireFormCombines(const std::string& file, Formulation form, ConstraintMe
 // as written (a mechanism's Newton-Euler expansion).
 Formulation FormShownBy(CausalityProcedure p) {
   return p == CausalityProcedure::kBHCAP ? Formulation::kBoltzmannHamel : Formulation::kState;
-}
-
-// The lines that say what the method did to the model, before its causality
-// or equations ("" for the model as it is).
-std::string MethodHeader(const MethodView& v) {
-  if (v.method == ConstraintMethod::kParasitic) {
-    std::vector<std::string> springs;
-    for (const auto& e : v.model.elements) {
-      if (e.kind != ElementKind::kC || e.name.size() < 3 || e.name.substr(e.name.size() - 2) != "_k") continue;
-      const int j = v.model.FindElement(e.name.substr(0, e.name.size() - 2) + "_j");
-      if (j >= 0 && v.model.elements[j].kind == ElementKind::kOne) springs.push_back(e.name);
-    }
-    return fmt::format(
-        "constraints: parasitic: {} constraint sources replaced by a spring <S>_k (C) and a damper "
-        "<S>_c (R) on a 1-junction <S>_j: {}\n\n",
-        springs.size(), fmt::join(springs, ", "));
-  }
-  if (v.method == ConstraintMethod::kZcp)
-    return fmt::format(
-        "constraints: zcp: {} joint efforts are break variables (effort sources zcp_<S>), the "
-        "algebraic variables of the DAE below: {}\n\n",
-        v.break_variables.size(), fmt::join(v.break_variables, ", "));
-  return "";
-}
-
-// zcp: the DAE's constraint equations, which the break variables satisfy.
-std::string ZcpDaeText(const MethodView& v) {
-  std::string flow, position;
-  int positions = 0;
-  for (const auto& e : v.source.elements) {
-    if (e.form != LawForm::kConstraint) continue;
-    const std::string what = e.direction.empty() ? e.joint : e.joint + ": " + e.direction;
-    flow += fmt::format("  0 = f_{}{}    ({})\n", e.name, e.law.is_zero() ? "" : " - (" + e.law_text + ")", what);
-    if (e.position) {
-      position += fmt::format("  0 = {}    ({})\n", e.position_text, what);
-      ++positions;
-    }
-  }
-  return fmt::format(
-      "\nDAE (--constraints zcp, integrated by IDA): the state equations of this graph, with the break variables "
-      "algebraic, and\nflow constraints ({}; index 2):\n{}position constraints ({}; Gear-Gupta-Leimkuhler "
-      "stabilization, a multiplier on the position states):\n{}"
-      "the independent rows among them are chosen at the start (pivoted QR); redundant rows carry no effort\n",
-      v.break_variables.size(), flow, positions, position);
-}
-
-// minimal-coordinates: the partition of the states chosen at the assembled start.
-std::string PartitionText(const EquationSystem& eqs) {
-  CodegenOptions cg;
-  cg.backend = Backend::kTape;
-  const CompiledModel cm(eqs, cg);
-  ModelWorkspace ws(cm);
-  std::vector<double> x = cm.initial_state();
-  ConstraintProjector(ws).Project(0, x.data());
-  const CoordinatePartition p = ChooseCoordinatePartition(ws, 0, x);
-  return fmt::format(
-      "\ncoordinate partition (--constraints minimal-coordinates, chosen at the assembled start; chosen again "
-      "where it becomes ill-conditioned):\n"
-      "independent ({}, integrated): {}\n"
-      "dependent positions ({}, solved from the position constraints): {}\n"
-      "dependent momenta ({}, solved from the flow constraints): {}\n",
-      p.independent.size(), fmt::join(p.independent, ", "), p.dependent_positions.size(),
-      fmt::join(p.dependent_positions, ", "), p.dependent_momenta.size(), fmt::join(p.dependent_momenta, ", "));
 }
 
 // Text as LaTeX comments.
@@ -152,33 +80,20 @@ Analysis Analyze(const std::string& path, Formulation form) {
 }
 
 // ---- what causality, equations and draw show under --constraints METHOD -------
-// The model a constraint method works on: parasitic writes a spring and a
-// damper into every constrained joint direction; zcp makes the joint efforts
-// break variables (effort sources zcp_<S>, the DAE's algebraic variables);
-// lagrange-multipliers and minimal-coordinates work on the model as it is.
+// The model a constraint method works on: its strategy's view of the model
+// loaded for it (paynter/constraint_method.h).
 
 MethodView LoadForMethod(const std::string& path, ConstraintMethod constraints, Formulation form) {
+  const ConstraintMethodStrategy& strategy = StrategyFor(constraints);
   MethodView v;
   v.method = constraints;
   LoadOptions lo;
   lo.method = constraints;
-  // parasitic rewrites the Newton-Euler expansion (PrepareModel refuses it with joint coordinates)
-  if (constraints != ConstraintMethod::kParasitic) lo.form = form;
+  // A method that rewrites the spec rewrites the constraint sources of the
+  // Newton-Euler expansion (PrepareModel refuses it with joint coordinates).
+  if (!strategy.RewritesSpec()) lo.form = form;
   v.model = LoadModel(path, lo);
-  if (v.method == ConstraintMethod::kZcp || v.method == ConstraintMethod::kMinimalCoordinates) {
-    bool any = false;
-    for (const auto& e : v.model.elements) any = any || e.form == LawForm::kConstraint;
-    if (!any) {
-      ThrowAt({path}, "",
-              fmt::format("--constraints {}: the model has no joint constraint", ConstraintMethodName(constraints)),
-              "a multibody model with joints, or Se elements with 'constraint:'", "no constraint source",
-              "leave out --constraints");
-    }
-  }
-  if (v.method == ConstraintMethod::kZcp) {
-    v.source = v.model;
-    v.model = BreakVariableModel(v.source, &v.break_variables);
-  }
+  strategy.View(&v, path);
   return v;
 }
 
@@ -218,7 +133,8 @@ int CausalityText(const std::string& path, CausalityProcedure procedure, Constra
   RequireFormCombines(path, FormShownBy(procedure), constraints);
   MethodView view = LoadForMethod(path, constraints, FormShownBy(procedure));
   Model& m = view.model;
-  out << MethodHeader(view);
+  const ConstraintMethodStrategy& strategy = StrategyFor(view.method);
+  out << strategy.ViewHeader(view);
   CausalityOptions opt;
   opt.procedure = procedure;
   if (opt.procedure == CausalityProcedure::kLaCAP && !m.generalized.empty()) opt.generalized = m.generalized;
@@ -237,9 +153,7 @@ int CausalityText(const std::string& path, CausalityProcedure procedure, Constra
   }
   out << CausalityReport(m, g, &eqs);
   out << "\n" << ZeroOrderPathReport(m, FindZeroOrderPaths(m, g));
-  // The break variables open the paths through the rigid joints; the DAE's
-  // index comes from the constraints they satisfy.
-  if (view.method == ConstraintMethod::kZcp) out << ZcpDaeText(view);
+  out << strategy.CausalityNotes(view);
   return 0;
 }
 
@@ -257,15 +171,14 @@ int EquationsText(const std::string& path, bool latex, Formulation form, bool ex
   const MethodView view = LoadForMethod(path, constraints, form);
   Analysis a = Analyze(view.model, form);
   EquationSystem eqs = BuildEquations(a.model, a.graph);
-  const std::string header = MethodHeader(view);
+  const ConstraintMethodStrategy& strategy = StrategyFor(view.method);
+  const std::string header = strategy.ViewHeader(view);
   out << (latex ? Commented(header) : header);
   {
     StageScope writing(latex ? "writing the equations as LaTeX" : "writing the equations as text");
     out << (latex ? eqs.ToLatex(a.model) : eqs.ToText(a.model));
   }
-  std::string after;
-  if (view.method == ConstraintMethod::kZcp) after = ZcpDaeText(view);
-  if (view.method == ConstraintMethod::kMinimalCoordinates) after = PartitionText(eqs);
+  const std::string after = strategy.EquationNotes(view, eqs);
   out << (latex ? Commented(after) : after);
   if (eqs.form == Formulation::kBoltzmannHamel && !explain) out << eqs.HamelText(a.model, latex);
   if (explain) {
@@ -471,11 +384,9 @@ void RequireFiniteOverrides(const RunOptions& options) {
 // Everything besides the file's bytes and the build that shapes the lowered
 // equations (the stage cache's key): not the backend, tolerances or parameters.
 std::vector<std::string> StageSettings(const RunOptions& options, ConstraintMethod method) {
-  const bool parasitic = method == ConstraintMethod::kParasitic;
-  std::vector<std::string> settings = {
-      "form=" + FormulationName(options.form), fmt::format("parasitic={}", parasitic),
-      parasitic ? fmt::format("k={:a} c={:a}", options.parasitic_stiffness, options.parasitic_damping) : "",
-      fmt::format("energy={}", options.energy)};
+  std::vector<std::string> settings = {"form=" + FormulationName(options.form),
+                                       "method=" + StrategyFor(method).StageKey(LoadOptionsFor(options).parasitic),
+                                       fmt::format("energy={}", options.energy)};
   if (options.poses) settings.push_back("poses");
   return settings;
 }
@@ -498,7 +409,8 @@ PreparedModel PrepareModel(const RunOptions& options) {
     overrides[name] = value;
     override_text += fmt::format("{}={:a};", name, value);
   }
-  const bool cacheable = options.stage_cache && method != ConstraintMethod::kZcp;
+  const ConstraintMethodStrategy& strategy = StrategyFor(method);
+  const bool cacheable = options.stage_cache;
   StageCache cache(StageCacheOptions{cacheable, "", ""});
   const std::string key = cacheable ? cache.Key(options.file, StageSettings(options, method)) : "";
   auto key_with_overrides = [&] {
@@ -525,6 +437,7 @@ PreparedModel PrepareModel(const RunOptions& options) {
     CausalGraph graph = AssignCausality(*c.model_, OptionsFor(options.form, *c.model_));
     RequireLagrangeApplies(*c.model_, graph, options.form);
     staged = StageModel(*c.model_, LowerModel(BuildEquations(*c.model_, graph)));
+    staged->method_lowered = strategy.Prepare(*c.model_);
     staged->mechanism = mechanism;
     // Stored only if the file read for the key is still the file that was built.
     // An entry built with overrides holds their values as its parameters':
@@ -537,6 +450,7 @@ PreparedModel PrepareModel(const RunOptions& options) {
   c.staged_ = std::move(*staged);
   c.mechanism_ = mechanism;
   c.cm_ = std::make_unique<CompiledModel>(c.staged_.lowered, c.codegen_);
+  if (c.staged_.method_lowered) c.method_cm_ = std::make_unique<CompiledModel>(*c.staged_.method_lowered, c.codegen_);
   c.stage_note_ = cache.note();
   c.ready_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return c;
@@ -551,8 +465,9 @@ bool PreparedModel::parameter_settable(const std::string& name) const {
 
 SolverOptions SolverOptionsFor(const RunOptions& options, ConstraintMethod method) {
   SolverOptions so;
-  // The parasitic springs make the model stiff: BDF unless a method is asked for.
-  so.method = method == ConstraintMethod::kParasitic && !options.method_given ? Method::kBDF : options.method;
+  // The method's own choice (parasitic: BDF, for its stiff springs) unless one is asked for.
+  const std::optional<Method> preferred = StrategyFor(method).DefaultIntegrator();
+  so.method = preferred && !options.method_given ? *preferred : options.method;
   so.t0 = options.t0;
   so.t_end = options.t_end;
   so.rtol = options.rtol;
@@ -609,6 +524,7 @@ RunResult RunPrepared(const PreparedModel& prepared, const CompiledModel& cm, co
   co.method = method;
   co.source = prepared.model();
   co.codegen = prepared.codegen();
+  co.method_model = prepared.method_model();
   co.assemble = options.assemble || prepared.assemble();
   co.stabilize = options.stabilize;
   co.drift_tolerance = options.drift_tolerance;
@@ -616,7 +532,6 @@ RunResult RunPrepared(const PreparedModel& prepared, const CompiledModel& cm, co
   RunResult r;
   r.solution = SimulateConstrained(ws, so, co, &r.report);
   r.tiers = ws.tiers();
-  if (method == ConstraintMethod::kParasitic) r.report.method = method;
   return r;
 }
 

@@ -73,7 +73,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr char kMagic[] = "paynter stages 3\n";  // the format; bump it when a stored field changes meaning
+constexpr char kMagic[] = "paynter stages 4\n";  // the format; bump it when a stored field changes meaning
 constexpr uint64_t kMaxEntryBytes = uint64_t(1) << 31;
 
 // 128 bits: two FNV-1a hashes from different offset bases.
@@ -193,15 +193,30 @@ bool ValidLowered(const LoweredModel& m) {
   return true;
 }
 
+void WriteLowered(ByteWriter& w, const LoweredModel& m) {
+  WriteProgram(w, m.rhs);
+  WriteProgram(w, m.outputs);
+  WriteProgram(w, m.constraints);
+  WriteProgram(w, m.events);
+  LoweredFields(w, const_cast<LoweredModel&>(m));
+}
+
+// False when the bytes are not a lowered model that can be run.
+bool ReadLowered(ByteReader& r, LoweredModel* m) {
+  if (!ReadProgram(r, &m->rhs) || !ReadProgram(r, &m->outputs) || !ReadProgram(r, &m->constraints) ||
+      !ReadProgram(r, &m->events))
+    return false;
+  LoweredFields(r, *m);
+  return r.ok() && ValidLowered(*m);
+}
+
 std::string Serialize(const std::string& key, const StagedModel& staged) {
   std::string payload;
   ByteWriter w(&payload);
   w(key);
-  WriteProgram(w, staged.lowered.rhs);
-  WriteProgram(w, staged.lowered.outputs);
-  WriteProgram(w, staged.lowered.constraints);
-  WriteProgram(w, staged.lowered.events);
-  LoweredFields(w, const_cast<LoweredModel&>(staged.lowered));
+  WriteLowered(w, staged.lowered);
+  w(staged.method_lowered.has_value());
+  if (staged.method_lowered) WriteLowered(w, *staged.method_lowered);
   WriteProgram(w, staged.physical);
   StagedFields(w, const_cast<StagedModel&>(staged));
   std::string out(kMagic);
@@ -225,13 +240,14 @@ std::optional<StagedModel> Deserialize(const std::string& key, std::string_view 
   r(stored_key);
   if (!r.ok() || stored_key != key) return std::nullopt;
   StagedModel s;
-  if (!ReadProgram(r, &s.lowered.rhs) || !ReadProgram(r, &s.lowered.outputs) || !ReadProgram(r, &s.lowered.constraints) ||
-      !ReadProgram(r, &s.lowered.events))
-    return std::nullopt;
-  LoweredFields(r, s.lowered);
-  if (!r.ok() || !ReadProgram(r, &s.physical)) return std::nullopt;
+  if (!ReadLowered(r, &s.lowered)) return std::nullopt;
+  bool method_lowered = false;
+  r(method_lowered);
+  if (!r.ok()) return std::nullopt;
+  if (method_lowered && !ReadLowered(r, &s.method_lowered.emplace())) return std::nullopt;
+  if (!ReadProgram(r, &s.physical)) return std::nullopt;
   StagedFields(r, s);
-  if (!r.ok() || r.remaining() != 0 || !ValidLowered(s.lowered)) return std::nullopt;
+  if (!r.ok() || r.remaining() != 0) return std::nullopt;
   if (s.physical_parameters.size() != s.physical_values.size()) return std::nullopt;
   if (s.physical && static_cast<size_t>(NumSlots(*s.physical)) < s.physical_parameters.size()) return std::nullopt;
   return s;

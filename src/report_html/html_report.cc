@@ -314,7 +314,7 @@ void WriteHtmlReport(const ReportOptions& options, const std::string& path) {
   // The run: statistics and results, column by column.
   const SolverOptions so = SolverOptionsFor(run, prepared.method());
   j.Key("stats").Open('{');
-  j.Field("integrator", result.report.method == ConstraintMethod::kZcp ? std::string("ida") : MethodName(so.method));
+  j.Field("integrator", IntegratorName(result.report.method, so.method));
   j.Field("backend", sol.backend).Field("steps", static_cast<double>(sol.stats.steps));
   j.Field("rejected", static_cast<double>(sol.stats.rejected));
   j.Field("rhs_evals", static_cast<double>(sol.stats.rhs_evals));

@@ -536,7 +536,7 @@ std::string Simulator::RunJson(const std::string& text, const fs::path& file, co
     j.Close(']');
     const SolverOptions so = SolverOptionsFor(ro, p.method());
     j.Key("stats").Open('{');
-    j.Field("integrator", r.report.method == ConstraintMethod::kZcp ? std::string("ida") : MethodName(so.method));
+    j.Field("integrator", IntegratorName(r.report.method, so.method));
     j.Field("constraints", ConstraintMethodName(r.report.method));
     j.Field("backend", sol.backend).Field("steps", static_cast<double>(sol.stats.steps));
     j.Field("rejected", static_cast<double>(sol.stats.rejected));

@@ -68,7 +68,6 @@ struct SweepPlan {
   const PreparedModel* prepared = nullptr;
   const CompiledProgram* physical = nullptr;  // PhysicalParametersHold's program (tape), if any
   bool own_builds = false;    // a varied parameter the build computes numbers from
-  bool symbolic_runs = false;   // zcp: the run itself works on expressions
 };
 
 SweepRunResult DoRun(const SweepPlan& plan, long k) {
@@ -93,8 +92,6 @@ SweepRunResult DoRun(const SweepPlan& plan, long k) {
       own_model.reset(new PreparedModel(PrepareModel(o)));
     }
     const PreparedModel& prepared = own_model ? *own_model : *plan.prepared;
-    std::unique_lock<std::recursive_mutex> lock(SymbolicMutex(), std::defer_lock);
-    if (plan.symbolic_runs) lock.lock();
     const RunResult run = RunPrepared(prepared, prepared.compiled(), o, &rows);
     r.ok = true;
     r.steps = run.solution.stats.steps;
@@ -239,7 +236,6 @@ SweepReport RunSweep(const SweepDefinition& def, const SweepSettings& settings, 
     physical.reset(Compile(*staged.physical, tape).release());
     plan.physical = physical.get();
   }
-  plan.symbolic_runs = prepared->method() == ConstraintMethod::kZcp;
   report.compiled_once = !plan.own_builds;
 
   const std::vector<std::string> columns = [&] {

@@ -1,21 +1,21 @@
-// The methods' names, the automatic choice, and SimulateConstrained: assembly
-// of the start, then the chosen method (see paynter/constrained.h).
+// The methods' names, the automatic choice, the strategies' registry and
+// defaults, and SimulateConstrained: assembly of the start, then the chosen
+// method's strategy (paynter/constraint_method.h).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "internal.h"
-#include "paynter/constrained.h"
+#include "paynter/constraint_method.h"
 
 namespace paynter {
 
 ConstraintMethod ParseConstraintMethod(const std::string& name) {
   if (name == "auto") return ConstraintMethod::kAuto;
-  if (name == "zcp") return ConstraintMethod::kZcp;
-  if (name == "parasitic") return ConstraintMethod::kParasitic;
-  if (name == "lagrange-multipliers") return ConstraintMethod::kLagrangeMultipliers;
-  if (name == "minimal-coordinates") return ConstraintMethod::kMinimalCoordinates;
+  for (ConstraintMethod m : ConstraintMethods())
+    if (name == ConstraintMethodName(m)) return m;
   Diagnostic d;
   d.message = fmt::format("unknown constraint method '{}'", name);
   d.expected = "auto, parasitic, lagrange-multipliers, minimal-coordinates or zcp";
@@ -34,6 +34,13 @@ std::string ConstraintMethodName(ConstraintMethod m) {
   return "?";
 }
 
+const std::vector<ConstraintMethod>& ConstraintMethods() {
+  static const std::vector<ConstraintMethod> methods = {
+      ConstraintMethod::kLagrangeMultipliers, ConstraintMethod::kMinimalCoordinates, ConstraintMethod::kParasitic,
+      ConstraintMethod::kZcp};
+  return methods;
+}
+
 ConstraintMethod ChooseConstraintMethod(const CompiledModel& model, std::string* why) {
   if (model.num_constraints() == 0) {
     if (why) *why = "the model has no constraint source: simulated as it is";
@@ -45,6 +52,83 @@ ConstraintMethod ChooseConstraintMethod(const CompiledModel& model, std::string*
   return ConstraintMethod::kLagrangeMultipliers;
 }
 
+// ---- the interface's defaults --------------------------------------------------
+
+void ConstraintMethodStrategy::RewriteSpec(ModelSpec*, const ParasiticOptions&) const {}
+std::string ConstraintMethodStrategy::StageKey(const ParasiticOptions&) const { return ""; }
+void ConstraintMethodStrategy::View(MethodView*, const std::string&) const {}
+std::string ConstraintMethodStrategy::ViewHeader(const MethodView&) const { return ""; }
+std::string ConstraintMethodStrategy::CausalityNotes(const MethodView&) const { return ""; }
+std::string ConstraintMethodStrategy::EquationNotes(const MethodView&, const EquationSystem&) const { return ""; }
+std::optional<LoweredModel> ConstraintMethodStrategy::Prepare(const Model&) const { return std::nullopt; }
+std::string ConstraintMethodStrategy::MethodLines(const ConstrainedReport&) const { return ""; }
+
+std::string ConstraintMethodStrategy::ReportLines(const ConstrainedReport& r) const {
+  if (r.analysis.constraints == 0) return "";
+  std::string out = r.analysis.ToText();
+  out += fmt::format("assembly: positions moved by {:.3g}, momenta by {:.3g}\n", r.assembly.position_correction,
+                     r.assembly.velocity_correction);
+  out += MethodLines(r);
+  out += fmt::format("constraint drift at the output times: position {:.3g}, velocity {:.3g}\n",
+                     r.max_position_drift, r.max_velocity_drift);
+  return out;
+}
+
+namespace constrained {
+
+void RequireConstraintSources(const Model& model, const std::string& file, ConstraintMethod method) {
+  for (const auto& e : model.elements)
+    if (e.form == LawForm::kConstraint) return;
+  ThrowAt({file}, "",
+          fmt::format("--constraints {}: the model has no joint constraint", ConstraintMethodName(method)),
+          "a multibody model with joints, or Se elements with 'constraint:'", "no constraint source",
+          "leave out --constraints");
+}
+
+Solution SimulateAsItIs(ModelWorkspace& workspace, const std::vector<double>& x0, const SolverOptions& solver,
+                        const ConstrainedOptions& options, const std::function<void(double, const double*)>& watch) {
+  const CompiledModel& model = workspace.model();
+  OdeProblem problem;
+  problem.n = model.num_states();
+  problem.state_names = model.state_names();
+  problem.rhs = [&workspace](double t, const double* x, double* dx) { workspace.CalcDerivatives(t, x, dx); };
+  Solution sol = StartSolution(model, options.output);
+  SimulateFrom(workspace, problem, x0, solver, nullptr, watch, &sol);
+  return sol;
+}
+
+namespace {
+
+// auto on a model without constraint rows: the model as it is.
+class AsItIs final : public ConstraintMethodStrategy {
+ public:
+  ConstraintMethod method() const override { return ConstraintMethod::kAuto; }
+  bool RunsWithoutConstraints() const override { return true; }
+  bool CarriedByFmu() const override { return true; }
+  Solution Simulate(const ConstrainedRun& run) const override {
+    return SimulateAsItIs(run.workspace, run.x0, run.solver, run.options, [](double, const double*) {});
+  }
+};
+
+}  // namespace
+}  // namespace constrained
+
+const ConstraintMethodStrategy& StrategyFor(ConstraintMethod method) {
+  static const constrained::AsItIs as_it_is;
+  switch (method) {
+    case ConstraintMethod::kAuto: return as_it_is;
+    case ConstraintMethod::kLagrangeMultipliers: return constrained::LagrangeMultipliersStrategy();
+    case ConstraintMethod::kMinimalCoordinates: return constrained::MinimalCoordinatesStrategy();
+    case ConstraintMethod::kParasitic: return constrained::ParasiticStrategy();
+    case ConstraintMethod::kZcp: return constrained::ZcpStrategy();
+  }
+  return as_it_is;
+}
+
+std::string IntegratorName(ConstraintMethod used, Method asked) {
+  const char* own = StrategyFor(used).OwnIntegrator();
+  return *own ? std::string(own) : MethodName(asked);
+}
 
 namespace {
 // The largest constraint error an assembled start may keep (positions, and
@@ -68,9 +152,10 @@ Solution SimulateConstrained(ModelWorkspace& workspace, const SolverOptions& sol
   ConstraintMethod method = options.method;
   if (method == ConstraintMethod::kAuto) method = ChooseConstraintMethod(model, &rep.why);
   rep.method = method;
+  const ConstraintMethodStrategy& strategy = StrategyFor(method);
   std::vector<double> x0 = model.initial_state();
 
-  if (model.has_events() && (method == ConstraintMethod::kZcp || method == ConstraintMethod::kMinimalCoordinates)) {
+  if (model.has_events() && !strategy.HandlesEvents()) {
     Diagnostic d;
     d.message = fmt::format("--constraints {} does not handle the model's events and conditions",
                             ConstraintMethodName(method));
@@ -79,34 +164,16 @@ Solution SimulateConstrained(ModelWorkspace& workspace, const SolverOptions& sol
     d.hint = "simulate the model with --constraints lagrange-multipliers or parasitic (docs/events.md)";
     throw Error(std::move(d));
   }
-  if (model.num_constraints() == 0 && method != ConstraintMethod::kAuto && method != ConstraintMethod::kParasitic) {
-    Diagnostic d;
-    d.message = fmt::format("--constraints {}: the model has no constraint source", ConstraintMethodName(method));
-    d.expected = "a multibody model with joints, or Se elements with 'constraint:'";
-    d.got = "no joint constraint";
-    d.hint = "simulate it without --constraints";
-    throw Error(std::move(d));
-  }
-
-  // Parasitic (model already rewritten) or no constraints: the model as it is,
-  // watching the parasitic springs' stretch.
   if (model.num_constraints() == 0) {
-    OdeProblem problem;
-    problem.n = model.num_states();
-    problem.state_names = model.state_names();
-    problem.rhs = [&workspace](double t, const double* x, double* dx) { workspace.CalcDerivatives(t, x, dx); };
-    std::vector<int> springs;
-    for (int i = 0; i < model.num_states(); ++i) {
-      const std::string& n = model.state_names()[i];
-      if (n.size() > 4 && n.rfind("q_", 0) == 0 && n.compare(n.size() - 2, 2, "_k") == 0) springs.push_back(i);
+    if (!strategy.RunsWithoutConstraints()) {
+      Diagnostic d;
+      d.message = fmt::format("--constraints {}: the model has no constraint source", ConstraintMethodName(method));
+      d.expected = "a multibody model with joints, or Se elements with 'constraint:'";
+      d.got = "no joint constraint";
+      d.hint = "simulate it without --constraints";
+      throw Error(std::move(d));
     }
-    double stretch = 0;
-    Solution sol = StartSolution(model, options.output);
-    SimulateFrom(workspace, problem, x0, solver, nullptr, [&](double, const double* x) {
-      for (int i : springs) stretch = std::max(stretch, std::fabs(x[i]));
-    }, &sol);
-    rep.max_position_drift = stretch;
-    return sol;
+    return strategy.Simulate(ConstrainedRun{workspace, x0, solver, options, nullptr, &rep});
   }
 
   // Assembly: the start made consistent, or an error naming the joint.
@@ -163,39 +230,7 @@ Solution SimulateConstrained(ModelWorkspace& workspace, const SolverOptions& sol
   // The drift check's limit: given, or the larger of 1e-6 and 10 rtol.
   ConstrainedOptions watched = options;
   if (watched.drift_tolerance < 0) watched.drift_tolerance = std::max(1e-6, 10 * solver.rtol);
-  if (method == ConstraintMethod::kMinimalCoordinates)
-    return constrained::MinimalCoordinates(workspace, x0, solver, watched, &rep);
-  if (method == ConstraintMethod::kZcp) return constrained::Zcp(workspace, x0, solver, watched, &rep);
-
-  // Lagrange multipliers: the compiled rhs solves the constraint forces with
-  // the accelerations; stabilization projects after every accepted step.
-  OdeProblem problem;
-  problem.n = model.num_states();
-  problem.state_names = model.state_names();
-  problem.rhs = [&workspace](double t, const double* x, double* dx) { workspace.CalcDerivatives(t, x, dx); };
-  projector.position_tolerance = std::min(1e-10, 1e-3 * solver.atol);
-  projector.velocity_tolerance = std::min(1e-10, 1e-3 * solver.atol);
-  if (options.stabilize) problem.project = [&projector](double t, double* x) { return projector.Project(t, x); };
-  ConstraintProjector watcher(workspace);
-  // Output times fall between steps: the interpolated state is projected too,
-  // so that every recorded row satisfies the joints.
-  ConstraintProjector at_output(workspace);
-  at_output.position_tolerance = projector.position_tolerance;
-  at_output.velocity_tolerance = projector.velocity_tolerance;
-  at_output.jacobians_from = &projector;  // the step's Jacobians, formed nearer the output time
-  const int n = model.num_states();
-  std::function<void(double, const double*, double*)> full_state;
-  if (options.stabilize)
-    full_state = [&at_output, n](double t, const double* y, double* x) {
-      std::copy(y, y + n, x);
-      at_output.Project(t, x);
-    };
-  Solution sol = StartSolution(model, options.output);
-  if (!options.stabilize) watched.drift_tolerance = 0;
-  SimulateFrom(workspace, problem, x0, solver, full_state, [&](double t, const double* x) {
-    constrained::WatchDrift(model, watched, method, watcher, t, x, &rep);
-  }, &sol);
-  return sol;
+  return strategy.Simulate(ConstrainedRun{workspace, x0, solver, watched, &projector, &rep});
 }
 
 namespace constrained {
@@ -238,27 +273,8 @@ void WatchDrift(const CompiledModel& model, const ConstrainedOptions& options, C
 }  // namespace constrained
 
 std::string ConstrainedReport::ToText() const {
-  std::string out = fmt::format("constraints: {}{}\n", ConstraintMethodName(method), why.empty() ? "" : " (" + why + ")");
-  if (method == ConstraintMethod::kParasitic) {
-    out += fmt::format("parasitic springs: largest stretch {:.3g} (m or rad)\n", max_position_drift);
-    return out;
-  }
-  if (analysis.constraints == 0) return out;
-  out += analysis.ToText();
-  out += fmt::format("assembly: positions moved by {:.3g}, momenta by {:.3g}\n", assembly.position_correction,
-                     assembly.velocity_correction);
-  if (method == ConstraintMethod::kMinimalCoordinates)
-    out += fmt::format("coordinate partitions: {}; independent states: {}\n", partitions, fmt::join(independent, ", "));
-  if (method == ConstraintMethod::kZcp)
-    out += fmt::format("DAE (IDA): {} algebraic variables (joint efforts of the independent constraints and their "
-                       "position multipliers)\n", algebraic);
-  if (method == ConstraintMethod::kZcp && !zcp_dropped.empty())
-    out += fmt::format("redundant rows left out of the DAE: {} (velocity){}\n", fmt::join(zcp_dropped, ", "),
-                       zcp_note.empty() ? fmt::format(", {} (position)", fmt::join(zcp_dropped_positions, ", ")) : "");
-  if (method == ConstraintMethod::kZcp && !zcp_note.empty()) out += "note: " + zcp_note + "\n";
-  out += fmt::format("constraint drift at the output times: position {:.3g}, velocity {:.3g}\n", max_position_drift,
-                     max_velocity_drift);
-  return out;
+  return fmt::format("constraints: {}{}\n", ConstraintMethodName(method), why.empty() ? "" : " (" + why + ")") +
+         StrategyFor(method).ReportLines(*this);
 }
 
 }  // namespace paynter
