@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "tape.h"
+#include "plan.h"
 
 namespace paynter::codegen {
 
@@ -56,6 +56,7 @@ CSource GenerateCSource(const Plan& plan, const NativeTuning& tuning = {});
 // FindCCompiler and NativeCompileFlags: paynter/c_source.h.
 
 class NewtonSolver;
+class RuntimeChecks;
 
 // A plan's C source cut into units, the names of its functions, where its
 // shared object is cached, and the object itself when the cache had it

@@ -18,6 +18,7 @@
 #include "newton.h"
 #include "paynter/error.h"
 #include "plan_io.h"
+#include "tape.h"
 
 namespace paynter::codegen {
 namespace {
