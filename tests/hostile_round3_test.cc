@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "paynter/files.h"
+#include "paynter/process.h"
 #include "paynter/progress.h"
 #include "paynter/report.h"
 #include "paynter/sweep.h"

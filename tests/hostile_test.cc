@@ -16,6 +16,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "paynter/process.h"
 #include "test_util.h"
 
 namespace paynter {

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "paynter/files.h"
+#include "paynter/process.h"
 #include "paynter/run.h"
 #include "test_util.h"
 

@@ -108,7 +108,7 @@ class CompiledProgram {
 
 std::unique_ptr<CompiledProgram> Compile(const Program& program, const CodegenOptions& options = {});
 
-// A Program lowered for the backends (src/codegen/tape.h): Compile is LowerProgram,
+// A Program lowered for the backends (src/codegen/plan.h): Compile is LowerProgram,
 // then Compile of the result. Holds no symbolic work to redo: the GiNaC expressions
 // are kept only for error messages, and a lowered program read back keeps their
 // text, parsed only when a message needs them. The stage cache stores it.

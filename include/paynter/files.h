@@ -1,5 +1,5 @@
-// paynter/files.h — how paynter writes files: completely or not at all, and
-// without handing any text to a shell.
+// paynter/files.h — how paynter writes files: completely or not at all
+// (other programs are started without a shell by paynter/process.h).
 //
 // Every output (CSV, drawing, plot, expanded model) is written to a temporary
 // file beside its target and renamed into place when complete, so a failure
@@ -100,10 +100,5 @@ class OutputFile {
   std::unique_ptr<char[]> buffer_;
   size_t used_ = 0;
 };
-
-// Runs an external program (looked up on PATH) with the arguments `argv`
-// (argv[0] is the program), directly, without a shell; returns its wait status
-// (0 on success) and puts what it printed (stdout and stderr) in `output`.
-int RunTool(const std::vector<std::string>& argv, std::string* output);
 
 }  // namespace paynter

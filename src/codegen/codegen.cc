@@ -8,6 +8,11 @@
 
 namespace paynter {
 
+std::recursive_mutex& SymbolicMutex() {
+  static std::recursive_mutex m;
+  return m;
+}
+
 std::unique_ptr<CompiledProgram> Compile(const Program& program, const CodegenOptions& options) {
   // Lowering errors (unsupported function, malformed block) are the user's and
   // propagate whatever the backend; only failing to build native code falls back.

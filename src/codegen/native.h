@@ -1,17 +1,18 @@
-// codegen/native.h — the native backend: the lowered plan (tape.h) printed as C99,
-// compiled by the system C compiler into a shared object and loaded with dlopen.
+// codegen/native.h — the native backend: the lowered plan (plan.h) printed as C99
+// (emit_c.h), compiled by the system C compiler into a shared object
+// (native_build.h) and loaded with dlopen.
 //
-// No generated function exceeds NativeTuning::max_function_ops operations: straight
-// code is cut into a run of functions, and so are a block's residual and Jacobian
-// code (the solver calls the pieces in order). All work on the caller's slot array
-// `s`; values shared between functions go through a scratch array `w`. The
-// functions are grouped into translation units in program order; a single unit is
-// compiled straight into the shared object, several are compiled in parallel into
-// object files, each cached by a hash of its own source and the compiler command,
-// and linked. Files are cached in a directory of the user's own that nobody else may
-// write; an object is loaded or linked only if it too is the user's and nobody
-// else's to write. Without such a directory the code is built in a private
-// directory of the run and not cached (cache_note() says why).
+// The steps and their files: NativeProgram::Prepare (native_cache.cc) writes the
+// C source and finds what the cache holds for it; a NativeBuild
+// (native_build.cc) makes what it lacks; NativeProgram::Load
+// (native_program.cc) loads the object and makes the program, which runs on
+// the caller's slots with a NativeWorkspace. A single translation unit is
+// compiled straight into the shared object; several are compiled in parallel
+// into object files, each cached by a hash of its own source and the compiler
+// command, and linked. Files are cached in a directory of the user's own that
+// nobody else may write; an object is loaded or linked only if it too is the
+// user's and nobody else's to write. Without such a directory the code is built
+// in a private directory of the run and not cached (cache_note() says why).
 #pragma once
 
 #include <cstdint>
@@ -21,41 +22,14 @@
 #include <utility>
 #include <vector>
 
-#include "tape.h"
+#include "emit_c.h"
+#include "native_build.h"
+#include "plan.h"
 
 namespace paynter::codegen {
 
-// How the C source is cut up (defaults for production; tests shrink them).
-struct NativeTuning {
-  size_t max_function_ops = 200;   // operations per generated function, at most
-  size_t unit_ops = 8000;          // operations per translation unit (a larger function gets one alone)
-  int jobs = 0;                    // compiler processes at once; 0 = one per online CPU
-  std::string flags;               // optimization flags; empty = chosen by the program's size
-  std::string prefix = "pn_";      // of the generated functions' names (two programs in one object differ by it)
-};
-
-// The C source of a plan, all units one after another (deterministic; exposed for
-// tests and debugging).
-std::string GenerateC(const Plan& plan, const NativeTuning& tuning = {});
-
-// The C source of a plan as a single translation unit, with the names of the
-// functions that run it, for code that calls them itself (the FMU export,
-// through paynter/c_source.h's ProgramCSource): group g's straight code is group_fns[g] called in order (each
-// returns nonzero when a slot it wrote is NaN or Inf); block b's residual
-// r(s, w, r) and Jacobian (its structural non-zeros, BlockPlan::jacobian_nz
-// order) are residual_fns[b] and jacobian_fns[b] in order, the Jacobian's
-// right after the residual's at the same point. `w` holds num_w doubles.
-struct CSource {
-  std::string text;
-  std::vector<std::vector<std::string>> group_fns, residual_fns, jacobian_fns;
-  int num_w = 0;
-  size_t num_ops = 0;
-};
-CSource GenerateCSource(const Plan& plan, const NativeTuning& tuning = {});
-
-// FindCCompiler and NativeCompileFlags: paynter/c_source.h.
-
 class NewtonSolver;
+class RuntimeChecks;
 
 // A plan's C source cut into units, the names of its functions, where its
 // shared object is cached, and the object itself when the cache had it
@@ -78,53 +52,6 @@ struct NativeSource {
   void* handle = nullptr;
   bool cache_hit = false;  // `handle` came from the cache
   std::vector<int> todo;  // the units a build compiles (all of them when the directory is private)
-};
-
-// A build of the shared objects that sources lack, done by a process of its
-// own, detached from the caller's (its own session; its standard streams are
-// /dev/null; it holds no descriptor of the caller's but the pipe it reports
-// on): the units of all sources are compiled in parallel (one compiler per
-// CPU), each source's objects linked as soon as its units are done. Compilers
-// and the linker are started by posix_spawn with an argument vector (no
-// shell; the arguments are the compiler, flags and paths of the cache: no
-// text of a model); every file is written under a temporary name and renamed
-// into place, so neither a concurrent run nor one that finds the build half
-// done ever sees a partial file. The caller need not wait: when it ends
-// first, the build goes on and installs the objects for the next run.
-class NativeBuild {
- public:
-  // Starts building sources[i] (each one with a shared object to make: not
-  // loaded from the cache). Throws paynter::Error when no process can be started.
-  static std::shared_ptr<NativeBuild> Start(const std::vector<const NativeSource*>& sources, int jobs);
-  // One compiler or linker run: argv (argv0 = the program's path), its output
-  // under a temporary name and in place, its C source likewise (empty for a
-  // link), its messages, and the jobs it needs first.
-  struct JobSpec {
-    std::vector<std::string> args;
-    const char* argv0 = nullptr;
-    std::string tmp_out, out, tmp_c, c_path, failed_c, log, failed_log;
-    int source = 0;
-    bool last = false;  // installs the source's shared object
-    std::vector<int> deps;
-  };
-  ~NativeBuild();
-  enum class State { kRunning, kDone, kFailed };
-  State Poll(int i);  // source i's state now (never blocks)
-  State Wait(int i);  // blocks until source i is built or has failed
-  // Why source i failed (the compiler's command and output), and a hint.
-  const std::string& failure(int i) const { return failure_[i]; }
-  const std::string& failure_hint(int i) const { return hint_[i]; }
-  double seconds() const;  // since Start
-
- private:
-  NativeBuild() = default;
-  void Read(bool block);  // takes the build process's reports (under mu_)
-  std::vector<JobSpec> jobs_;
-  std::vector<State> state_;
-  std::vector<std::string> failure_, hint_;
-  int fd_ = -1;
-  double start_ = 0;
-  std::mutex mu_;
 };
 
 class NativeProgram final : public CompiledProgram {

@@ -9,7 +9,7 @@
 
 #include "paynter/codegen.h"
 #include "sparse_lu.h"
-#include "tape.h"
+#include "plan.h"
 
 namespace paynter::codegen {
 

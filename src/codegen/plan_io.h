@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "paynter/byte_io.h"
-#include "tape.h"
+#include "plan.h"
 
 namespace paynter::codegen {
 

@@ -10,6 +10,7 @@
 #include "native.h"
 #include "paynter/codegen.h"
 #include "paynter/error.h"
+#include "tape.h"
 
 namespace paynter::codegen {
 namespace {

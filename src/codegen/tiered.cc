@@ -18,6 +18,7 @@
 #include "newton.h"
 #include "paynter/error.h"
 #include "plan_io.h"
+#include "tape.h"
 
 namespace paynter::codegen {
 namespace {
@@ -28,7 +29,7 @@ namespace fs = std::filesystem;
 constexpr long kPollEvery = 16;
 
 // Runs the tape until its native code is built, then the native code. The two
-// compute the same bits (native.cc prints the tape's plan), and the blocks'
+// compute the same bits (emit_c.cc prints the tape's plan), and the blocks'
 // Newton solvers continue where the tape's stand, so the switch changes no
 // result, whenever it happens.
 //
@@ -160,7 +161,7 @@ std::shared_ptr<NativeBuild> SharedBuild(const std::vector<const NativeSource*>&
   return b;
 }
 
-// A build's temporaries are named <file>.tmp-<pid>-<n>... (native.cc's
+// A build's temporaries are named <file>.tmp-<pid>-<n>... (native_build.cc's
 // TempTag: <pid> the process that started the build) and renamed into place
 // when done; a build killed before that leaves them in the cache for good.
 // They are removed when a later build starts in the same cache, if nothing

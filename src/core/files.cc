@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -355,46 +354,6 @@ void OutputFile::Commit() {
   }
   UnregisterTemporary(slot_);
   slot_ = -1;
-}
-
-int RunTool(const std::vector<std::string>& argv, std::string* output) {
-  if (argv.empty()) return -1;
-  // Everything the child needs is prepared before fork: between fork and exec it
-  // only calls functions that are safe there (no allocation).
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  const std::string exec_failed = fmt::format("cannot run {}\n", argv[0]);
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return -1;
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(pipe_fds[0]);
-    ::close(pipe_fds[1]);
-    return -1;
-  }
-  if (pid == 0) {  // the child: stdout and stderr into the pipe, stdin from /dev/null
-    const int null_fd = ::open("/dev/null", O_RDONLY);
-    if (null_fd >= 0) ::dup2(null_fd, 0);
-    ::dup2(pipe_fds[1], 1);
-    ::dup2(pipe_fds[1], 2);
-    ::execvp(args[0], args.data());
-    (void)!::write(2, exec_failed.data(), exec_failed.size());
-    ::_exit(127);
-  }
-  ::close(pipe_fds[1]);
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = ::read(pipe_fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    if (output->size() < 100000) output->append(buf, static_cast<size_t>(n));
-  }
-  ::close(pipe_fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return -1;
-  return status;
 }
 
 }  // namespace paynter

@@ -22,6 +22,7 @@
 #include "paynter/model.h"
 #include "paynter/multibody.h"
 #include "paynter/pipeline.h"
+#include "paynter/process.h"
 #include "paynter/program.h"
 #include "paynter/progress.h"
 #include "paynter/simulation.h"
@@ -405,13 +406,6 @@ std::string Unique(std::set<std::string>& taken, const std::string& name, const 
   return n;
 }
 
-std::vector<std::string> Words(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
-
 std::string ReadFile(const fs::path& path) {
   std::ifstream f(path, std::ios::binary);
   std::ostringstream s;
@@ -723,8 +717,8 @@ FmuReport ExportFmu(const FmuOptions& o) {
     if (!f.flush()) throw Error(fmt::format("cannot write '{}'", (dir.path / name).string()));
   }
   const fs::path so = dir.path / (m.identifier + ".so");
-  std::vector<std::string> argv = Words(FindCCompiler());
-  for (const std::string& w : Words(NativeCompileFlags(m.rhs.num_ops + m.outputs.num_ops + m.parameters.num_ops)))
+  std::vector<std::string> argv = CommandWords(FindCCompiler());
+  for (const std::string& w : CommandWords(NativeCompileFlags(m.rhs.num_ops + m.outputs.num_ops + m.parameters.num_ops)))
     argv.push_back(w);
   for (const char* w : {"-fPIC", "-shared", "-fvisibility=hidden", "-o"}) argv.push_back(w);
   argv.push_back(so.string());

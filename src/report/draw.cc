@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "paynter/files.h"
+#include "paynter/process.h"
 #include "paynter/report.h"
 
 namespace paynter {
@@ -382,14 +383,6 @@ std::string ComponentGraphDot(const Model& m, const CausalGraph* g, const DrawCo
   return os.str();
 }
 
-namespace {
-bool CommandExists(const std::string& name) {
-  const std::string cmd = "command -v " + name + " >/dev/null 2>&1";
-  return std::system(cmd.c_str()) == 0;
-}
-
-}  // namespace
-
 std::string DotToSvg(const std::string& dot_source) {
   namespace fs = std::filesystem;
   const std::string path = TemporaryBeside((fs::temp_directory_path() / "paynter_drawing.svg").string(), ".svg");
@@ -418,7 +411,7 @@ void RenderDot(const std::string& dot_source, const std::string& path) {
             ext.empty() ? "no extension" : "." + ext);
   }
   if (ext == "dot") return WriteFileAtomically(path, dot_source, "drawing");
-  if (!CommandExists("dot"))
+  if (FindProgram("dot").empty())
     throw Error(fmt::format("{}: error: Graphviz 'dot' is not installed\n  hint: run scripts/setup.sh (apt-get install graphviz)", path));
   const std::string tmp_out = TemporaryBeside(path);
   std::error_code ec;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "paynter/files.h"
+#include "paynter/process.h"
 #include "paynter/report.h"
 
 namespace paynter {
