@@ -253,8 +253,9 @@ bool EventHandling::OnEvent(double t, double* x, const int* crossed) {
   Settle(t, x);
   // Events made true by the instant itself, each at most once per instant,
   // in rounds (a round's resets computed from the values before it), until
-  // no more conditions turn true.
-  for (int round = 0;; ++round) {
+  // no more conditions turn true: every round with resets fires an event
+  // not fired before, so there are at most as many rounds as events.
+  for (;;) {
     const std::vector<double> g_now = EventIndicators(t, x);
     resets.clear();
     for (size_t j = 0; j < g_now.size(); ++j) {
@@ -267,7 +268,6 @@ bool EventHandling::OnEvent(double t, double* x, const int* crossed) {
     ApplyResets(t, x, resets);
     any_reset = true;
     Settle(t, x);
-    if (round == kSettleRounds) break;  // each event fires once: cannot loop past their number
   }
   // A crossing that changes nothing (a direction no event asks for, sliding
   // setting off from a speed that is zero up to rounding) is no event.
