@@ -25,6 +25,21 @@ RunOptions B1(double t_end = 2) {
   return o;
 }
 
+// A run of the prepared `p` with `params` gives the rows of a model prepared
+// with them, bit for bit, and other rows than a run without them.
+void ExpectPerRunEqualsPrepared(RunOptions o, const PreparedModel& p,
+                                const std::vector<std::pair<std::string, double>>& params) {
+  o.params = params;
+  const Solution a = RunPrepared(p, p.compiled(), o).solution;
+  PreparedModel q = PrepareModel(o);
+  const Solution b = RunPrepared(q, q.compiled(), o).solution;
+  ASSERT_EQ(a.rows.size(), b.rows.size());
+  EXPECT_EQ(a.rows, b.rows);
+  o.params.clear();
+  const Solution c = RunPrepared(p, p.compiled(), o).solution;
+  EXPECT_NE(a.rows.back(), c.rows.back());
+}
+
 // A number written with a unit (`La: 5 mH`) is a number as much as `2` is:
 // a run sets it without a rebuild (before, it counted as derived, so sweeps
 // over it rebuilt the model for every run), with the result of a model
@@ -39,15 +54,7 @@ TEST(RunApi, ANumberWithAUnitIsSettableLikeAPlainNumber) {
   o.stage_cache = false;
   PreparedModel p = PrepareModel(o);
   for (const char* name : {"La", "Ra", "J", "K"}) EXPECT_TRUE(p.parameter_settable(name)) << name;
-  o.params = {{"La", 0.004}};
-  const Solution a = RunPrepared(p, p.compiled(), o).solution;
-  PreparedModel q = PrepareModel(o);
-  const Solution b = RunPrepared(q, q.compiled(), o).solution;
-  ASSERT_EQ(a.rows.size(), b.rows.size());
-  EXPECT_EQ(a.rows, b.rows);
-  o.params.clear();
-  const Solution c = RunPrepared(p, p.compiled(), o).solution;
-  EXPECT_NE(a.rows.back(), c.rows.back());  // the inductance did change the current
+  ExpectPerRunEqualsPrepared(o, p, {{"La", 0.004}});  // the inductance changes the current
 }
 
 TEST(RunApi, ParametersPerRunEqualAModelPreparedWithThem) {
@@ -56,16 +63,7 @@ TEST(RunApi, ParametersPerRunEqualAModelPreparedWithThem) {
   EXPECT_TRUE(p.parameter_settable("B"));
   EXPECT_FALSE(p.parameter_settable("M"));   // JA = Izz + M*(L/2)^2
   EXPECT_FALSE(p.parameter_settable("JA"));
-  o.params = {{"B", 3.5}};
-  const Solution a = RunPrepared(p, p.compiled(), o).solution;
-  PreparedModel q = PrepareModel(o);
-  const Solution b = RunPrepared(q, q.compiled(), o).solution;
-  ASSERT_EQ(a.rows.size(), b.rows.size());
-  EXPECT_EQ(a.rows, b.rows);
-  // And the damping did change the motion.
-  o.params.clear();
-  const Solution c = RunPrepared(p, p.compiled(), o).solution;
-  EXPECT_NE(a.rows.back(), c.rows.back());
+  ExpectPerRunEqualsPrepared(o, p, {{"B", 3.5}});  // the damping changes the motion
 }
 
 TEST(RunApi, ADerivedParametersSourceNeedsANewPreparation) {

@@ -449,6 +449,7 @@ class Checker {
     int bond = -1;  // the bond whose domain the message names, if any
     std::string expected_note;  // how the needed unit follows from the bond ("effort x s / flow")
     int weak = 0;  // solved for a unit only when nothing else is left: 1 a one-port's law, 2 a two-port's, 3 an output
+    bool passes_on = false;  // a junction's: it only passes a unit on from one bond to another
   };
 
   // A symbol whose dimension is another's times a unit: p_I = e * s, ...
@@ -534,9 +535,7 @@ class Checker {
   // a unit on, so its origin is that of the bond it came from; any other
   // relation is the origin itself.
   const Context* OriginOf(const Relation& r) const {
-    if (r.expected_note.rfind("the efforts of a junction", 0) != 0 &&
-        r.expected_note.rfind("the flows of a junction", 0) != 0)
-      return &r.ctx;
+    if (!r.passes_on) return &r.ctx;
     for (const GiNaC::ex& side : {r.a, r.b})
       for (auto it = side.preorder_begin(); it != side.preorder_end(); ++it)
         if (GiNaC::is_a<GiNaC::symbol>(*it)) {
@@ -663,7 +662,9 @@ class Checker {
                            fmt::format("the bonds '{}' and '{}' of junction '{}'", m_.bonds[e.bonds[0]].name,
                                        m_.bonds[e.bonds[k]].name, e.name)};
           Add(E(0), E(k), jc, -1, "the efforts of a junction's bonds");
+          relations_.back().passes_on = true;
           Add(F(0), F(k), jc, -1, "the flows of a junction's bonds");
+          relations_.back().passes_on = true;
         }
         continue;
       }
