@@ -7,13 +7,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 cache="$BUILD_DIR/CMakeCache.txt"
+source scripts/ccache.sh
 if [ "${1:-}" = "--program" ]; then
   bash scripts/setup.sh --program
   # A build configured before keeps its options; a new one leaves the tests
   # and benchmarks out (their packages may not be installed).
   if [ ! -f "$cache" ]; then
     cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DPAYNTER_BUILD_TESTS=OFF -DPAYNTER_BUILD_BENCH=OFF \
-      -DPAYNTER_PROGRAM_ONLY=ON >/dev/null
+      -DPAYNTER_PROGRAM_ONLY=ON "${PAYNTER_LAUNCHER[@]}" >/dev/null
   fi
   cmake --build "$BUILD_DIR" -j"$(nproc)" --target paynter_cli
   exit 0
@@ -25,6 +26,6 @@ if [ -f "$cache" ] && grep -q '^PAYNTER_PROGRAM_ONLY:BOOL=ON' "$cache"; then
   rm -f "$cache"
 fi
 if [ ! -f "$cache" ]; then
-  cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release "${PAYNTER_LAUNCHER[@]}" >/dev/null
 fi
 cmake --build "$BUILD_DIR" -j"$(nproc)"

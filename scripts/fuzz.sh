@@ -22,13 +22,10 @@ TARGETS=(fuzz_model fuzz_expression fuzz_cli fuzz_sweep)
 build() {
   # libFuzzer comes with clang (its runtime with libclang-rt-14-dev on Debian 12).
   bash scripts/setup.sh clang libclang-rt-14-dev
-  local launcher=()
-  if command -v ccache >/dev/null 2>&1; then
-    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  fi
+  source scripts/ccache.sh
   cmake -S . -B "$BUILD_DIR" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" -DPAYNTER_FUZZ=ON \
-    -DPAYNTER_BUILD_TESTS=OFF -DPAYNTER_BUILD_BENCH=OFF "${launcher[@]}" >/dev/null
+    -DPAYNTER_BUILD_TESTS=OFF -DPAYNTER_BUILD_BENCH=OFF "${PAYNTER_LAUNCHER[@]}" >/dev/null
   cmake --build "$BUILD_DIR" -j"$(nproc)" --target "$@"
 }
 

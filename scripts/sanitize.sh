@@ -11,13 +11,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 BUILD_DIR=${ASAN_BUILD_DIR:-build-asan}
-launcher=()
-if command -v ccache >/dev/null 2>&1; then
-  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-fi
+source scripts/ccache.sh
 # -O1 with line tables: a quicker build than -O3 and readable reports.
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" -DPAYNTER_SANITIZE=ON -DPAYNTER_BUILD_BENCH=OFF "${launcher[@]}" >/dev/null
+  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" -DPAYNTER_SANITIZE=ON -DPAYNTER_BUILD_BENCH=OFF "${PAYNTER_LAUNCHER[@]}" >/dev/null
 # Also for the build: CTest's test discovery runs the test programs.
 export ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:check_initialization_order=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "paynter_fmi2.h"
+#include "test_paths.h"
 
 namespace {
 

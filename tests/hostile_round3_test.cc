@@ -24,6 +24,7 @@
 #include "paynter/report.h"
 #include "paynter/sweep.h"
 #include "test_util.h"
+#include "test_paths.h"
 
 namespace paynter {
 namespace {

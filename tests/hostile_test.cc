@@ -18,6 +18,7 @@
 
 #include "paynter/process.h"
 #include "test_util.h"
+#include "test_paths.h"
 
 namespace paynter {
 namespace {

@@ -14,6 +14,7 @@
 
 #include "paynter/html_report.h"
 #include "test_util.h"
+#include "test_paths.h"
 
 namespace paynter {
 namespace {

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "test_util.h"
+#include "test_paths.h"
 
 namespace paynter {
 namespace {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "test_util.h"
+#include "test_paths.h"
 
 namespace paynter {
 namespace {

@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "test_util.h"
+#include "test_paths.h"
 
 namespace paynter {
 namespace {

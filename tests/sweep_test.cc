@@ -14,6 +14,7 @@
 
 #include "paynter/sweep.h"
 #include "test_util.h"
+#include "test_paths.h"
 
 namespace paynter {
 namespace {

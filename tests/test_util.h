@@ -13,6 +13,7 @@
 #include <string>
 
 #include "paynter/paynter.h"
+#include "test_paths.h"
 
 namespace paynter::testing {
 

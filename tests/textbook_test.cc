@@ -10,6 +10,7 @@
 #include <string>
 
 #include "paynter/run.h"
+#include "test_paths.h"
 
 namespace paynter {
 namespace {

@@ -19,6 +19,7 @@
 #include "paynter/process.h"
 #include "paynter/run.h"
 #include "test_util.h"
+#include "test_paths.h"
 
 namespace paynter {
 namespace {

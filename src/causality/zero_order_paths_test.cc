@@ -9,6 +9,7 @@
 #include "paynter/causality.h"
 #include "paynter/pipeline.h"
 #include "test_models.h"
+#include "test_paths.h"
 
 namespace paynter {
 namespace {

@@ -15,6 +15,7 @@
 #include <map>
 
 #include "paynter/paynter.h"
+#include "test_paths.h"
 
 namespace paynter {
 namespace {

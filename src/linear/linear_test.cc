@@ -7,6 +7,7 @@
 #include <complex>
 
 #include "paynter/paynter.h"
+#include "test_paths.h"
 
 namespace paynter {
 namespace {
