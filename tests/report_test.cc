@@ -108,6 +108,16 @@ TEST(Report, B4LoadsDrawsAndAnimates) {
                          "console"});
 }
 
+// A model with two levels of submodels: a drawing per level, the blocks of
+// level 1 opened one level in level 2 (the page's "levels" check opens one).
+TEST(Report, NestedSubmodelsOpenOneLevelAtATime) {
+  const fs::path out = OutDir() / "nested.html";
+  const std::string html = Report(testing::SourcePath("examples/dc_drive_nested.yaml"), "0.5", out);
+  EXPECT_NE(html.find("\"deeper\":[{\"level\":2"), std::string::npos);
+  EXPECT_NE(html.find("\"name\":\"drive.motor\""), std::string::npos);
+  ExpectPagePasses(out, {"drawing", "components", "levels", "plots", "hover", "console"});
+}
+
 TEST(Report, HostileModelNameInjectsNothing) {
   const fs::path dir = OutDir();
   const fs::path model = dir / "hostile.yaml";

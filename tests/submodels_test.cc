@@ -145,6 +145,51 @@ outputs:
 
 // The same circuit written flat, by hand, with the stage's equations: the
 // hierarchical model gives the same trajectory.
+// A drawing opens nested submodels one level at a time: level 1 has a block
+// per instance of the model, level 2 opens each block into the instances it
+// is made of (an element of a shallower instance is drawn as itself), and no
+// level deeper than the deepest instance has blocks.
+TEST(SubmodelDrawings, NestedSubmodelsOpenOneLevelAtATime) {
+  const std::string path = testing::SourcePath("examples/dc_drive_nested.yaml");
+  const Model m = LoadModel(path);
+  const ModelSpec written = LoadSpec(ModelSource::File(path), {}, LoadPass::kSubmodels);
+  const ModelSpec hierarchical = LoadSpec(ModelSource::File(path), {}, LoadPass::kRead);
+  auto names = [](const DrawComponents& d) {
+    std::vector<std::string> n;
+    for (const auto& c : d.components) n.push_back(c.name + " | " + c.label);
+    std::sort(n.begin(), n.end());
+    return n;
+  };
+  const DrawComponents one = FindDrawComponents(m, written, &hierarchical);
+  EXPECT_EQ(one.levels, 2);
+  EXPECT_EQ(names(one), (std::vector<std::string>{"drive | drive\ndc_drive", "load | load\nlib:rotational/inertia",
+                                                   "supply | supply\nlib:electrical/voltage_source"}));
+  // The bonds at the ports of level 1 carry the ports' names.
+  int named = 0;
+  for (const auto& mb : one.multibonds) named += mb.from_port == "out" || mb.to_port == "p";
+  EXPECT_EQ(named, 2);
+
+  const DrawComponents two = FindDrawComponents(m, written, &hierarchical, 2);
+  EXPECT_EQ(names(two), (std::vector<std::string>{"drive.gear | drive.gear\nlib:rotational/gear",
+                                                   "drive.motor | drive.motor\nlib:electrical/dc_motor"}));
+  // Every element of drive is in one of its two blocks; the library's
+  // components of level 1 (one level deep) are drawn as their elements.
+  size_t inside = 0;
+  for (const auto& c : two.components) inside += c.elements.size();
+  size_t of_drive = 0;
+  for (const auto& e : m.elements) of_drive += e.name.rfind("drive.", 0) == 0;
+  EXPECT_EQ(inside, of_drive);
+  for (size_t i = 0; i < m.elements.size(); ++i)
+    if (m.elements[i].name.rfind("supply.", 0) == 0 || m.elements[i].name.rfind("load.", 0) == 0)
+      EXPECT_EQ(two.component_of[i], -1) << m.elements[i].name;
+  // Below level 1 a single bond between two nodes is drawn as a bond, not a multibond of one.
+  for (const auto& mb : two.multibonds) EXPECT_TRUE(mb.bonds.size() > 1 || mb.label.empty()) << mb.from << " " << mb.to;
+  const std::string dot = ComponentGraphDot(m, nullptr, two);
+  EXPECT_NE(dot.find("id=\"l2comp0\""), std::string::npos);
+  EXPECT_EQ(dot.find("id=\"comp0\""), std::string::npos);  // ids unique across the levels' drawings
+  EXPECT_TRUE(FindDrawComponents(m, written, &hierarchical, 3).empty());
+}
+
 TEST_F(SubmodelsTest, AHierarchicalModelAgreesWithTheSameModelWrittenByHand) {
   WriteFileBytes(dir_ / "parts" / "filter.yaml", kFilter);
   WriteFileBytes(dir_ / "top.yaml", R"(

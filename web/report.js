@@ -73,29 +73,58 @@
   const svg = scalarView.svg;
   drawing.appendChild(scalarView.box);
   const compView = data.components_svg ? makeView(data.components_svg) : null;
+  // The drawings at the levels of nested submodels: level 1 (as written),
+  // then each level opening the blocks of the one above, then the scalar graph.
+  const levels = [];
+  if (compView) {
+    levels.push({ level: 1, view: compView, components: data.components, multibonds: data.multibonds });
+    (data.deeper || []).forEach(function (d) {
+      levels.push({ level: d.level, view: makeView(d.svg), components: d.components, multibonds: d.multibonds });
+    });
+  }
   const toolbar = el('div', { class: 'toolbar' });
+  let current = compView ? 'level1' : 'scalar';
+  function viewOf(which) {
+    if (which === 'scalar') return scalarView;
+    const l = levels.find(function (x) { return 'level' + x.level === which; });
+    return l ? l.view : null;
+  }
   function showView(which) {
+    current = which;
     scalarView.box.style.display = which === 'scalar' ? '' : 'none';
-    if (compView) compView.box.style.display = which === 'components' ? '' : 'none';
+    levels.forEach(function (l) { l.view.box.style.display = which === 'level' + l.level ? '' : 'none'; });
     toolbar.querySelectorAll('button').forEach(function (b) { b.classList.toggle('on', b.dataset.view === which); });
   }
   if (compView) {
-    drawing.appendChild(compView.box);
-    [['components', 'Components'], ['scalar', 'Scalar bond graph']].forEach(function (v) {
+    const buttons = levels.length > 1
+      ? levels.map(function (l) { return ['level' + l.level, l.level === 1 ? 'Level 1 (as written)' : 'Level ' + l.level]; })
+      : [['level1', 'Components']];
+    buttons.push(['scalar', 'Scalar bond graph']);
+    levels.forEach(function (l) {
+      drawing.appendChild(l.view.box);
+      (l.components || []).forEach(function (c) { byId[c.id] = { type: 'component', item: c, level: l.level }; });
+      (l.multibonds || []).forEach(function (m) { byId[m.id] = { type: 'multibond', item: m, level: l.level }; });
+    });
+    buttons.forEach(function (v) {
       const b = el('button', { text: v[1] });
       b.dataset.view = v[0];
       b.addEventListener('click', function () { showView(v[0]); });
       toolbar.appendChild(b);
     });
     drawSec.insertBefore(toolbar, row);
-    showView('components');
-    (data.components || []).forEach(function (c) { byId[c.id] = { type: 'component', item: c }; });
-    (data.multibonds || []).forEach(function (m) { byId[m.id] = { type: 'multibond', item: m }; });
+    showView('level1');
   }
 
+  // The group of an id in the drawing shown, else in any drawing.
   function groupOf(id) {
     const sel = 'g[id="' + CSS.escape(id) + '"]';
-    return (svg && svg.querySelector(sel)) || (compView && compView.svg && compView.svg.querySelector(sel)) || null;
+    const shown = viewOf(current);
+    const roots = [shown && shown.svg, svg].concat(levels.map(function (l) { return l.view.svg; }));
+    for (let k = 0; k < roots.length; ++k) {
+      const g = roots[k] && roots[k].querySelector(sel);
+      if (g) return g;
+    }
+    return null;
   }
 
   function provenance(p) {
@@ -172,6 +201,24 @@
     ids.forEach(function (id) { const g = groupOf(id); if (g) g.classList.add('comp-hl'); });
     if (focus) show(focus);
   }
+  // Shows the next level's drawing with the parts of block `c` marked: the
+  // blocks and elements it is made of one level down.
+  function openLevel(c, deeper) {
+    showView('level' + deeper.level);
+    deeper.view.svg.querySelectorAll('.comp-hl').forEach(function (g) { g.classList.remove('comp-hl'); });
+    const marked = [];
+    (deeper.components || []).forEach(function (d) {
+      if (d.name.indexOf(c.name + '.') === 0) marked.push(d.id);
+    });
+    const inBlock = {};
+    (deeper.components || []).forEach(function (d) { d.elements.forEach(function (id) { inBlock[id] = true; }); });
+    c.elements.forEach(function (id) { if (!inBlock[id]) marked.push(id); });
+    marked.forEach(function (id) {
+      const g = deeper.view.svg.querySelector('g[id="' + CSS.escape(id) + '"]');
+      if (g) g.classList.add('comp-hl');
+    });
+    return marked;
+  }
   function showComponent(c) {
     info.textContent = '';
     info.appendChild(el('h3', { text: c.kind + ' ' + c.name }));
@@ -182,7 +229,16 @@
     });
     const ex = el('button', { text: 'Expand: show its ' + c.elements.length + ' elements in the scalar bond graph' });
     ex.addEventListener('click', function () { expandTo(inside); });
-    info.appendChild(el('p', null, [ex]));
+    const level = byId[c.id] ? byId[c.id].level : 1;
+    const deeper = levels.find(function (l) { return l.level === level + 1; });
+    if (c.kind === 'submodel' && deeper) {
+      // Opens this block one level: the next level's drawing, its parts marked.
+      const open = el('button', { text: 'Open one level: show what ' + c.name + ' is made of' });
+      open.addEventListener('click', function () { openLevel(c, deeper); });
+      info.appendChild(el('p', null, [open, document.createTextNode(' '), ex]));
+    } else {
+      info.appendChild(el('p', null, [ex]));
+    }
     info.appendChild(el('h4', { text: 'Elements' }));
     const ul = el('ul');
     c.elements.forEach(function (id) {
@@ -216,7 +272,7 @@
     else if (x.type === 'component') showComponent(x.item);
     else showMultibond(x.item);
   }
-  [svg, compView && compView.svg].forEach(function (root) {
+  [svg].concat(levels.map(function (l) { return l.view.svg; })).forEach(function (root) {
     if (!root) return;
     root.querySelectorAll('g.node, g.edge').forEach(function (g) {
       g.addEventListener('mouseenter', function () { if (!pinned) show(g.id); });
@@ -579,6 +635,30 @@
       if (g) g.dispatchEvent(new MouseEvent('mouseenter'));
       check('components', comps === data.components.length && info.querySelector('h3').textContent ===
         data.components[0].kind + ' ' + data.components[0].name, comps + ' component nodes of ' + data.components.length);
+    }
+    if (levels.length > 1) {
+      // Every level drawn with its blocks; a block of level 1 opened one level.
+      let ok = true;
+      const detail = [];
+      levels.slice(1).forEach(function (l) {
+        const n = l.view.svg.querySelectorAll('g.node[id^="l' + l.level + 'comp"]').length;
+        detail.push('level ' + l.level + ': ' + n + ' blocks of ' + l.components.length);
+        if (n !== l.components.length) ok = false;
+      });
+      const outer = data.components.find(function (c) {
+        return levels[1].components.some(function (d) { return d.name.indexOf(c.name + '.') === 0; });
+      });
+      if (outer) {
+        const marked = openLevel(outer, levels[1]);
+        const hl = levels[1].view.svg.querySelectorAll('.comp-hl').length;
+        detail.push('opened ' + outer.name + ': ' + hl + ' of ' + marked.length + ' parts marked');
+        if (current !== 'level2' || hl === 0 || hl !== marked.length) ok = false;
+      } else {
+        ok = false;
+        detail.push('no block of level 1 holds a block of level 2');
+      }
+      showView('level1');
+      check('levels', ok, detail.join('; '));
     }
     const canvases = Array.from(document.querySelectorAll('#plots canvas'));
     check('plots', canvases.length === (outputs.length ? outputs.length + 1 : 0) &&

@@ -31,6 +31,13 @@ std::string BondGraphDot(const Model& model, const CausalGraph* graph, const Zer
 // it is. A bond between a submodel's block and another node is drawn as one
 // bond (with its causal stroke) labelled at the block's end with the port it
 // joins, as the model's `bonds:` name it (`motor.shaft`: port shaft).
+//
+// `level` says how deep the drawing looks into nested submodels: at level k,
+// an element in an instance k or more levels deep is drawn inside the block of
+// its enclosing instance k levels down (`drive.motor` at level 2), an element
+// of a shallower instance as itself. Level 1 is the level the model is
+// written at; `levels` is the deepest level with a block of a submodel (a
+// level deeper than that is the flat graph, BondGraphDot's).
 struct DrawComponents {
   struct Component {
     std::string name, kind, label;  // kind: submodel | body | joint | load | vector element
@@ -46,13 +53,16 @@ struct DrawComponents {
     std::string from_port, to_port;  // a bond at a submodel's port: the port's name at that end
   };
   std::vector<Multibond> multibonds;
+  int level = 1;   // the level drawn
+  int levels = 0;  // how many levels have blocks of submodels (0: none)
   bool empty() const { return components.empty(); }
 };
 DrawComponents FindDrawComponents(const Model& model, const ModelSpec& written,
-                                  const ModelSpec* hierarchical = nullptr);
+                                  const ModelSpec* hierarchical = nullptr, int level = 1);
 
 // Graphviz source of the drawing at the components' level: one node per
-// component (id comp<k>), one edge per multibond (id mb<k>: a double line
+// component (id comp<k>; at a level below the first, l<level>comp<k>), one
+// edge per multibond (id mb<k>, or l<level>mb<k>: a double line
 // labelled with its dimension; a single bond at a submodel's port: a bond
 // with its causal stroke and the port's name), the other elements and bonds
 // as BondGraphDot draws them.

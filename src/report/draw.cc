@@ -204,8 +204,34 @@ std::string BondGraphDot(const Model& m, const CausalGraph* g, const ZeroOrderPa
   return os.str();
 }
 
-DrawComponents FindDrawComponents(const Model& m, const ModelSpec& written, const ModelSpec* hierarchical) {
+namespace {
+// The use of the instance at `path` (`drive.motor`), looked up through the
+// definitions written in the model's file (an instance of a file or of the
+// library has none to look into: "").
+std::string UseOf(const ModelSpec& top, const std::vector<std::string>& path) {
+  std::vector<const ModelSpec*> scopes{&top};  // the definitions seen from here, innermost last
+  const ModelSpec* spec = &top;
+  for (size_t i = 0; i < path.size(); ++i) {
+    const ModelSpec::InstanceSpec* inst = nullptr;
+    for (const auto& x : spec->instances)
+      if (x.name == path[i]) inst = &x;
+    if (!inst) return "";
+    if (i + 1 == path.size()) return inst->use;
+    const ModelSpec* def = nullptr;
+    for (auto s = scopes.rbegin(); s != scopes.rend() && !def; ++s)
+      for (const auto& sub : (*s)->submodels)
+        if (sub.name == inst->use) def = &sub;
+    if (!def) return "";
+    spec = def;
+    scopes.push_back(def);
+  }
+  return "";
+}
+}  // namespace
+
+DrawComponents FindDrawComponents(const Model& m, const ModelSpec& written, const ModelSpec* hierarchical, int level) {
   DrawComponents d;
+  d.level = std::max(level, 1);
   d.component_of.assign(m.elements.size(), -1);
   std::map<std::string, int> by_name;
   auto component = [&](const std::string& name, const std::string& kind, const std::string& label) {
@@ -241,17 +267,36 @@ DrawComponents FindDrawComponents(const Model& m, const ModelSpec& written, cons
   std::map<std::string, std::string> instance_use;
   if (hierarchical)
     for (const auto& inst : hierarchical->instances) instance_use[inst.name] = inst.use;
+  // The instances an element lies in, outermost first (`drive`, `motor` for
+  // `drive.motor.La`), when the first names an instance of the model.
+  auto instance_path = [&](const std::string& name) {
+    std::vector<std::string> parts;
+    for (size_t start = 0;;) {
+      const size_t dot = name.find('.', start);
+      if (dot == std::string::npos) break;
+      parts.push_back(name.substr(start, dot - start));
+      start = dot + 1;
+    }
+    if (parts.empty() || !instance_use.count(parts[0])) parts.clear();
+    return parts;
+  };
+  // The block an element is drawn in at this level ("" for none).
   auto instance_of = [&](const std::string& name) -> std::string {
-    const size_t dot = name.find('.');
-    if (dot == std::string::npos || dot == 0) return "";
-    const std::string head = name.substr(0, dot);
-    return instance_use.count(head) ? head : "";
+    const std::vector<std::string> parts = instance_path(name);
+    if (parts.size() < static_cast<size_t>(d.level)) return "";
+    std::string path = parts[0];
+    for (int k = 1; k < d.level; ++k) path += "." + parts[k];
+    return path;
   };
   for (size_t i = 0; i < m.elements.size(); ++i) {
     const Element& e = m.elements[i];
     int c = -1;
-    if (const std::string inst = instance_of(e.name); !inst.empty())
-      c = component(inst, "submodel", inst + "\n" + instance_use[inst]);
+    const std::vector<std::string> parts = instance_path(e.name);
+    d.levels = std::max(d.levels, static_cast<int>(parts.size()));
+    if (const std::string inst = instance_of(e.name); !inst.empty()) {
+      const std::string use = UseOf(*hierarchical, {parts.begin(), parts.begin() + d.level});
+      c = component(inst, "submodel", inst + (use.empty() ? "" : "\n" + use));
+    }
     for (const auto& [name, kind, label] : entries) {
       if (c >= 0) break;
       if (!name.empty() && e.name.size() > name.size() && e.name.compare(0, name.size() + 1, name + "_") == 0) {
@@ -292,7 +337,7 @@ DrawComponents FindDrawComponents(const Model& m, const ModelSpec& written, cons
   // A bond at a submodel's port: the port's name from the bonds as written
   // (`motor.shaft` joins port shaft of instance motor). A pair of nodes joined
   // by one written bond in one direction gets its port names.
-  if (hierarchical) {
+  if (hierarchical && d.level == 1) {
     auto written_node = [&](const std::string& end, std::string* port) {
       const std::string inst = instance_of(end);
       if (inst.empty()) return end;
@@ -314,6 +359,9 @@ DrawComponents FindDrawComponents(const Model& m, const ModelSpec& written, cons
   }
   for (auto& mb : d.multibonds) {
     if (!mb.from_port.empty() || !mb.to_port.empty()) continue;
+    // Below the first level the ports' names are the nested definitions':
+    // a single scalar bond is drawn as a bond.
+    if (d.level > 1 && mb.bonds.size() == 1 && mb.label.empty()) continue;
     mb.label = (mb.label.empty() ? "" : mb.label + " ") + fmt::format("[{}]", mb.bonds.size());
   }
   return d;
@@ -321,13 +369,15 @@ DrawComponents FindDrawComponents(const Model& m, const ModelSpec& written, cons
 
 std::string ComponentGraphDot(const Model& m, const CausalGraph* g, const DrawComponents& d) {
   std::ostringstream os;
+  const std::string id = d.level > 1 ? fmt::format("l{}", d.level) : "";  // ids unique across the levels' drawings
+  const std::string title = d.level > 1 ? fmt::format(" (components, level {})", d.level) : " (components)";
   os << "digraph " << Quote(m.name) << " {\n"
-     << "  graph [rankdir=LR, fontname=\"Helvetica\", label=" << Quote(m.name + " (components)") << ", labelloc=t];\n"
+     << "  graph [rankdir=LR, fontname=\"Helvetica\", label=" << Quote(m.name + title) << ", labelloc=t];\n"
      << "  node [shape=plaintext, fontname=\"Helvetica\", fontsize=14];\n"
      << "  edge [fontname=\"Helvetica\", fontsize=10, arrowsize=1.1];\n";
   for (size_t c = 0; c < d.components.size(); ++c) {
     const auto& comp = d.components[c];
-    os << "  " << Quote("comp:" + comp.name) << " [id=" << Quote(fmt::format("comp{}", c)) << ", label=" << Quote(comp.label)
+    os << "  " << Quote("comp:" + comp.name) << " [id=" << Quote(fmt::format("{}comp{}", id, c)) << ", label=" << Quote(comp.label)
        << ", shape=box, style=rounded, penwidth=1.5];\n";
   }
   for (size_t i = 0; i < m.elements.size(); ++i) {
@@ -340,7 +390,7 @@ std::string ComponentGraphDot(const Model& m, const CausalGraph* g, const DrawCo
   for (size_t k = 0; k < d.multibonds.size(); ++k) {
     const auto& mb = d.multibonds[k];
     for (int b : mb.bonds) in_multibond.insert(b);
-    if (!mb.from_port.empty() || !mb.to_port.empty()) {
+    if (!mb.from_port.empty() || !mb.to_port.empty() || mb.label.empty()) {
       // One bond at a submodel's port(s): drawn as a bond, its causal stroke
       // where the flat graph has it, the port's name at the block's end.
       const int b = mb.bonds[0];
@@ -350,14 +400,14 @@ std::string ComponentGraphDot(const Model& m, const CausalGraph* g, const DrawCo
         if (g->effort_to[b] == bond.to) arrowhead = "teelvee";
         else arrowtail = "tee";
       }
-      os << "  " << Quote(mb.from) << " -> " << Quote(mb.to) << " [id=" << Quote(fmt::format("mb{}", k))
+      os << "  " << Quote(mb.from) << " -> " << Quote(mb.to) << " [id=" << Quote(fmt::format("{}mb{}", id, k))
          << ", taillabel=" << Quote(mb.from_port) << ", headlabel=" << Quote(mb.to_port)
          << ", dir=both, arrowhead=" << arrowhead << ", arrowtail=" << arrowtail << "];\n";
       continue;
     }
     // A multibond: a double line (Graphviz draws "black:invis:black" as two
     // parallel strokes) labelled with its dimension.
-    os << "  " << Quote(mb.from) << " -> " << Quote(mb.to) << " [id=" << Quote(fmt::format("mb{}", k))
+    os << "  " << Quote(mb.from) << " -> " << Quote(mb.to) << " [id=" << Quote(fmt::format("{}mb{}", id, k))
        << ", label=" << Quote(mb.label) << ", color=\"black:invis:black\", penwidth=1.2, arrowhead=lvee];\n";
   }
   for (size_t b = 0; b < m.bonds.size(); ++b) {

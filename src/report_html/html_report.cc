@@ -290,22 +290,38 @@ void WriteHtmlReport(const ReportOptions& options, const std::string& path) {
   j.Field("model", a.model.name).Field("file", fs::path(run.file).filename().string());
   j.Field("form", FormulationName(run.form)).Field("constraints", ConstraintMethodName(result.report.method));
   j.Field("svg", svg);
-  if (!components.empty()) {
-    j.Field("components_svg", components_svg);
+  // A drawing's blocks and multibonds, with the ids ComponentGraphDot gives them.
+  auto blocks = [&](const DrawComponents& d) {
+    const std::string id = d.level > 1 ? fmt::format("l{}", d.level) : "";
     j.Key("components").Open('[');
-    for (size_t c = 0; c < components.components.size(); ++c) {
-      const auto& comp = components.components[c];
-      j.Open('{').Field("id", fmt::format("comp{}", c)).Field("name", comp.name).Field("kind", comp.kind);
+    for (size_t c = 0; c < d.components.size(); ++c) {
+      const auto& comp = d.components[c];
+      j.Open('{').Field("id", fmt::format("{}comp{}", id, c)).Field("name", comp.name).Field("kind", comp.kind);
       j.Field("label", comp.label).Key("elements").Open('[');
       for (int e : comp.elements) j.Str(fmt::format("el{}", e));
       j.Close(']').Close('}');
     }
     j.Close(']').Key("multibonds").Open('[');
-    for (size_t k = 0; k < components.multibonds.size(); ++k) {
-      const auto& mb = components.multibonds[k];
-      j.Open('{').Field("id", fmt::format("mb{}", k)).Field("label", mb.label).Key("bonds").Open('[');
+    for (size_t k = 0; k < d.multibonds.size(); ++k) {
+      const auto& mb = d.multibonds[k];
+      j.Open('{').Field("id", fmt::format("{}mb{}", id, k)).Field("label", mb.label).Key("bonds").Open('[');
       for (int b : mb.bonds) j.Str(fmt::format("bond{}", b));
       j.Close(']').Close('}');
+    }
+    j.Close(']');
+  };
+  if (!components.empty()) {
+    j.Field("components_svg", components_svg);
+    blocks(components);
+    // Nested submodels: one drawing per level below the first, each opening
+    // the blocks of the level above by one level.
+    j.Key("deeper").Open('[');
+    for (int level = 2; level <= components.levels; ++level) {
+      const DrawComponents d = FindDrawComponents(a.model, written, &hierarchical, level);
+      j.Open('{').Field("level", static_cast<double>(level));
+      j.Field("svg", DotToSvg(ComponentGraphDot(a.model, &a.graph, d)));
+      blocks(d);
+      j.Close('}');
     }
     j.Close(']');
   }
