@@ -33,6 +33,7 @@ check() {  # name, model, options...
   # the runtime's file in the FMU is the one in paynter's sources
   cmp "$name/sources/fmu.c" "$src/src/fmi/runtime/fmu.c"
   cmp "$name/sources/paynter_fmi2.h" "$src/src/fmi/runtime/paynter_fmi2.h"
+  cmp "$name/sources/pn_illinois.h" "$src/src/solvers/pn_illinois.h"
 }
 check b1 B1_pendulum
 check b4 B4_spatial_arm
