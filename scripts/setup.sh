@@ -29,7 +29,7 @@ if [ $program_only -eq 0 ]; then
     # environment (venv), the tutorial notebook (nbconvert, the python3
     # kernel), Sweep.to_xarray (xarray)
     python3-mypy python3-venv jupyter-nbconvert python3-ipykernel python3-xarray
-    unzip  # the FMU test unpacks exported FMUs (tests/fmi_importer.cc)
+    unzip  # the FMU test unpacks exported FMUs (tests/fmi_importer.h)
     libxml2-utils  # xmllint: modelDescription.xml against the FMI 2.0 schemas (tests/fmi2/)
     # sweeps: HDF5 output, MPI ranks (mpirun), and h5py to read the files in the tests
     libhdf5-dev libopenmpi-dev openmpi-bin python3-h5py

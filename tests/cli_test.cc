@@ -21,20 +21,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code;
-  std::string out;  // stdout and stderr
-};
-
-Result RunCli(const std::string& args) {
-  const std::string cmd = std::string(PAYNTER_EXE) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[512];
-  while (fgets(buf, sizeof buf, p)) out += buf;
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using Result = testing::CommandResult;  // code, out: stdout and stderr
+using testing::RunPaynter;
 
 fs::path TempDir() {
   fs::path d = fs::temp_directory_path() / ("paynter_cli_test_" + std::to_string(::getpid()));
@@ -53,20 +41,20 @@ TEST(Cli, EveryCommandWorksOnEveryExample) {
     const std::string model = testing::SourcePath(ex);
     const std::string stem = fs::path(ex).stem().string();
     SCOPED_TRACE(ex);
-    auto r = RunCli("check " + model);
+    auto r = RunPaynter("check " + model);
     EXPECT_EQ(r.code, 0) << r.out;
     EXPECT_NE(r.out.find("ok"), std::string::npos) << r.out;
-    r = RunCli("causality " + model);
+    r = RunPaynter("causality " + model);
     EXPECT_EQ(r.code, 0) << r.out;
     EXPECT_NE(r.out.find("stroke at"), std::string::npos) << r.out;
-    r = RunCli("equations " + model);
+    r = RunPaynter("equations " + model);
     EXPECT_EQ(r.code, 0) << r.out;
     EXPECT_NE(r.out.find("d"), std::string::npos) << r.out;
-    r = RunCli("equations --latex " + model);
+    r = RunPaynter("equations --latex " + model);
     EXPECT_EQ(r.code, 0) << r.out;
     EXPECT_NE(r.out.find("\\begin{align}"), std::string::npos) << r.out;
     const std::string csv = (dir / (stem + ".csv")).string();
-    r = RunCli("simulate " + model + " --t-end 1 --stats -o " + csv);
+    r = RunPaynter("simulate " + model + " --t-end 1 --stats -o " + csv);
     EXPECT_EQ(r.code, 0) << r.out;
     EXPECT_NE(r.out.find("rhs evaluations"), std::string::npos) << r.out;
     ASSERT_TRUE(fs::exists(csv));
@@ -75,15 +63,15 @@ TEST(Cli, EveryCommandWorksOnEveryExample) {
     std::getline(in, header);
     EXPECT_EQ(header.rfind("t,", 0), 0u) << header;
     for (const char* method : {"rk4", "bdf"}) {
-      r = RunCli("simulate " + model + " --t-end 0.5 --method " + method + " -o " + csv);
+      r = RunPaynter("simulate " + model + " --t-end 0.5 --method " + method + " -o " + csv);
       EXPECT_EQ(r.code, 0) << method << ": " << r.out;
     }
     const std::string png = (dir / (stem + ".png")).string();
-    r = RunCli("plot " + csv + " -o " + png);
+    r = RunPaynter("plot " + csv + " -o " + png);
     EXPECT_EQ(r.code, 0) << r.out;
     EXPECT_GT(fs::file_size(png), 1000u);
     const std::string svg = (dir / (stem + ".svg")).string();
-    r = RunCli("draw " + model + " -o " + svg);
+    r = RunPaynter("draw " + model + " -o " + svg);
     EXPECT_EQ(r.code, 0) << r.out;
     std::ifstream s(svg);
     std::stringstream ss;
@@ -107,17 +95,17 @@ TEST(Cli, EquationsReadTheSameInEveryProcess) {
   commands.push_back("equations " + testing::SourcePath("examples/double_pendulum_library.yaml"));
 #endif
   for (const std::string& args : commands) {
-    const Result first = RunCli(args);
+    const Result first = RunPaynter(args);
     ASSERT_EQ(first.code, 0) << args << "\n" << first.out;
-    for (int run = 1; run < 5; ++run) EXPECT_EQ(RunCli(args).out, first.out) << args << ", run " << run;
+    for (int run = 1; run < 5; ++run) EXPECT_EQ(RunPaynter(args).out, first.out) << args << ", run " << run;
   }
 }
 
 TEST(Cli, B1GammaAtTenSecondsWithinOneMicroradian) {
   const fs::path dir = TempDir();
   const std::string csv = (dir / "b1.csv").string();
-  auto r = RunCli("simulate " + testing::SourcePath("examples/B1_pendulum.yaml") +
-               " --t-end 10 --rtol 1e-10 --atol 1e-12 -o " + csv);
+  auto r = RunPaynter("simulate " + testing::SourcePath("examples/B1_pendulum.yaml") +
+                      " --t-end 10 --rtol 1e-10 --atol 1e-12 -o " + csv);
   ASSERT_EQ(r.code, 0) << r.out;
   std::ifstream in(csv);
   std::string line, last;
@@ -151,7 +139,7 @@ TEST(Cli, BadModelExitsNonZeroWithLocatedMessage) {
   const fs::path dir = TempDir();
   const fs::path bad = dir / "bad.yaml";
   std::ofstream(bad) << "elements:\n  - {name: a, kind: Q}\nbonds: []\n";
-  auto r = RunCli("check " + bad.string());
+  auto r = RunPaynter("check " + bad.string());
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("bad.yaml:2:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("unknown element kind 'Q'"), std::string::npos) << r.out;
@@ -161,19 +149,19 @@ TEST(Cli, BadModelExitsNonZeroWithLocatedMessage) {
 // A newcomer's first mistakes: the version, a mistyped command, a missing
 // model file before a missing option, and "-" for the standard output.
 TEST(Cli, VersionMistypedCommandMissingFileAndStandardOutput) {
-  Result r = RunCli("--version");
+  Result r = RunPaynter("--version");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_TRUE(std::regex_match(r.out, std::regex("paynter [0-9]+\\.[0-9]+\\.[0-9]+\n"))) << r.out;
-  r = RunCli("simulat examples/rlc.yaml --t-end 1 -o x.csv");
+  r = RunPaynter("simulat examples/rlc.yaml --t-end 1 -o x.csv");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_EQ(r.out.rfind("paynter: error: 'simulat' is not a command", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("did you mean 'simulate'?"), std::string::npos) << r.out;
-  r = RunCli("frobnicate");
+  r = RunPaynter("frobnicate");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("paynter --help lists the commands"), std::string::npos) << r.out;
   // The missing file is named, not the --t-end the command also lacks.
   const fs::path dir = TempDir();
-  r = RunCli("simulate " + (dir / "nonexist.yaml").string() + " -o " + (dir / "x.csv").string());
+  r = RunPaynter("simulate " + (dir / "nonexist.yaml").string() + " -o " + (dir / "x.csv").string());
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_EQ(r.out.rfind((dir / "nonexist.yaml").string() + ": error: cannot open the model file", 0), 0u) << r.out;
   EXPECT_EQ(r.out.find("--t-end"), std::string::npos) << r.out;
@@ -207,7 +195,7 @@ TEST(Cli, ModelCarriesItsRunSettings) {
       model("carried.yaml", "simulation:\n  t_end: 0.004\n  dt_out: 0.001\n  method: bdf\n  rtol: 1e-10\n"
                             "  atol: 1e-12\n");
   const std::string in_dir = "cd " + dir.string() + " && ";
-  Result r = RunCli("simulate " + carried + " -o " + (dir / "ignored.csv").string() + " --t-end 0.002");
+  Result r = RunPaynter("simulate " + carried + " -o " + (dir / "ignored.csv").string() + " --t-end 0.002");
   EXPECT_EQ(r.code, 0) << r.out;
   std::string out = testing::ReadFileBytes((dir / "ignored.csv").string());
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 4) << out;  // --t-end 0.002 over the model's 0.004
@@ -218,8 +206,9 @@ TEST(Cli, ModelCarriesItsRunSettings) {
   while (fgets(buf, sizeof buf, p)) said += buf;
   EXPECT_EQ(pclose(p), 0) << said;
   ASSERT_TRUE(fs::exists(dir / "carried.csv")) << said;
-  r = RunCli("simulate " + testing::SourcePath("examples/rlc.yaml") +
-             " --t-end 0.004 --dt-out 0.001 --method bdf --rtol 1e-10 --atol 1e-12 -o " + (dir / "given.csv").string());
+  r = RunPaynter("simulate " + testing::SourcePath("examples/rlc.yaml") +
+                 " --t-end 0.004 --dt-out 0.001 --method bdf --rtol 1e-10 --atol 1e-12 -o " +
+                 (dir / "given.csv").string());
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(testing::ReadFileBytes((dir / "carried.csv").string()), testing::ReadFileBytes((dir / "given.csv").string()));
   // A bad setting is an error at its line; no end time from either is one too.
@@ -232,13 +221,13 @@ TEST(Cli, ModelCarriesItsRunSettings) {
                         Case{"simulation:\n  t_ned: 1\n", "unknown key 't_ned' in the run settings"},
                         Case{"simulation:\n  max_steps: 2.5\n", "'max_steps' is not a whole number"}}) {
     const std::string bad = model("bad.yaml", c.settings);
-    r = RunCli("simulate " + bad + " --dt-out 0.001 -o " + (dir / "bad.csv").string());
+    r = RunPaynter("simulate " + bad + " --dt-out 0.001 -o " + (dir / "bad.csv").string());
     EXPECT_EQ(r.code, 1) << r.out;
     EXPECT_EQ(r.out.rfind(bad + ":" + std::to_string(line) + ":", 0), 0u) << c.settings << r.out;
     EXPECT_NE(r.out.find(c.says), std::string::npos) << r.out;
     EXPECT_FALSE(fs::exists(dir / "bad.csv"));
   }
-  r = RunCli("simulate " + testing::SourcePath("examples/rlc.yaml") + " -o " + (dir / "bad.csv").string());
+  r = RunPaynter("simulate " + testing::SourcePath("examples/rlc.yaml") + " -o " + (dir / "bad.csv").string());
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("error: no end time for the run"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("simulation: {t_end: ...}"), std::string::npos) << r.out;
@@ -250,7 +239,7 @@ TEST(Cli, ModelCarriesItsRunSettings) {
 // (each method's own error was nested in it, file and all).
 TEST(Cli, CompareOnAModelWithoutConstraintsSaysSo) {
   const std::string b1 = testing::SourcePath("examples/B1_pendulum.yaml");
-  const Result r = RunCli("compare " + b1 + " --t-end 1");
+  const Result r = RunPaynter("compare " + b1 + " --t-end 1");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_EQ(r.out.rfind(b1 + ": error: compare: the model has no constraints", 0), 0u) << r.out;
   EXPECT_NE(r.out.find("hint:     simulate it: paynter simulate " + b1), std::string::npos) << r.out;
@@ -269,7 +258,7 @@ elements:
 bonds: [[src, n], [n, c]]
 )";
   const fs::path csv = dir / "out.csv";
-  auto r = RunCli("simulate " + model.string() + " --t-end 2 -o " + csv.string());
+  auto r = RunPaynter("simulate " + model.string() + " --t-end 2 -o " + csv.string());
   EXPECT_NE(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("q_c"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(csv));
@@ -278,12 +267,13 @@ bonds: [[src, n], [n, c]]
 }
 
 TEST(Cli, UsageErrorsExitNonZero) {
-  EXPECT_NE(RunCli("simulate").code, 0);
-  EXPECT_NE(RunCli("frobnicate x").code, 0);
-  auto r = RunCli("simulate " + testing::SourcePath("examples/rlc.yaml") + " --t-end 1 --method euler -o /tmp/x.csv");
+  EXPECT_NE(RunPaynter("simulate").code, 0);
+  EXPECT_NE(RunPaynter("frobnicate x").code, 0);
+  auto r =
+      RunPaynter("simulate " + testing::SourcePath("examples/rlc.yaml") + " --t-end 1 --method euler -o /tmp/x.csv");
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.out.find("euler"), std::string::npos) << r.out;
-  r = RunCli("simulate " + testing::SourcePath("examples/rlc.yaml") + " --t-end -1 -o /tmp/x.csv");
+  r = RunPaynter("simulate " + testing::SourcePath("examples/rlc.yaml") + " --t-end -1 -o /tmp/x.csv");
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.out.find("t_end"), std::string::npos) << r.out;
 }
@@ -305,22 +295,23 @@ std::string LastLine(const std::string& path) {
 TEST(Cli, ExpandWritesAScalarModelThatSimulatesAlike) {
   const fs::path dir = TempDir();
   const std::string scalar = (dir / "scalar.yaml").string();
-  auto r = RunCli("expand " + testing::SourcePath("examples/rigid_body_vector.yaml") + " -o " + scalar);
+  auto r = RunPaynter("expand " + testing::SourcePath("examples/rigid_body_vector.yaml") + " -o " + scalar);
   ASSERT_EQ(r.code, 0) << r.out;
   const std::string a = (dir / "a.csv").string(), b = (dir / "b.csv").string();
-  ASSERT_EQ(RunCli("simulate " + testing::SourcePath("examples/rigid_body_vector.yaml") + " --t-end 2 -o " + a).code, 0);
-  ASSERT_EQ(RunCli("simulate " + scalar + " --t-end 2 -o " + b).code, 0);
+  ASSERT_EQ(
+      RunPaynter("simulate " + testing::SourcePath("examples/rigid_body_vector.yaml") + " --t-end 2 -o " + a).code, 0);
+  ASSERT_EQ(RunPaynter("simulate " + scalar + " --t-end 2 -o " + b).code, 0);
   EXPECT_EQ(LastLine(a), LastLine(b));
   // A multibody model expands too, into a file with no multibody section.
   const std::string b4 = (dir / "b4.yaml").string();
-  r = RunCli("expand " + testing::SourcePath("examples/B4_spatial_arm.yaml") + " -o " + b4);
+  r = RunPaynter("expand " + testing::SourcePath("examples/B4_spatial_arm.yaml") + " -o " + b4);
   ASSERT_EQ(r.code, 0) << r.out;
   std::ifstream in(b4);
   std::stringstream ss;
   ss << in.rdbuf();
   EXPECT_EQ(ss.str().find("multibody:"), std::string::npos);
   EXPECT_NE(ss.str().find("J3_f1"), std::string::npos);
-  r = RunCli("check " + b4);
+  r = RunPaynter("check " + b4);
   EXPECT_EQ(r.code, 0) << r.out;
   fs::remove_all(dir);
 }
@@ -337,7 +328,7 @@ namespace {
 // constraint force, no body momentum.
 TEST(CliMechanisms, Lagrange2OfThePendulumIsOneEquationInTheJointAngle) {
   const std::string model = testing::SourcePath("examples/B1_pendulum_3d.yaml");
-  Result r = RunCli("equations --form lagrange2 " + model);
+  Result r = RunPaynter("equations --form lagrange2 " + model);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("2 states"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Lagrange's equations of the second kind (LaCAP): generalized velocities v_pivot_angledot"),
@@ -348,8 +339,8 @@ TEST(CliMechanisms, Lagrange2OfThePendulumIsOneEquationInTheJointAngle) {
   EXPECT_EQ(r.out.find("lambda_"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("p_bar_"), std::string::npos) << r.out;
   const fs::path dir = TempDir();
-  r = RunCli("simulate " + model + " --form lagrange2 --constraints parasitic --t-end 0.1 -o " +
-             (dir / "x.csv").string());
+  r = RunPaynter("simulate " + model + " --form lagrange2 --constraints parasitic --t-end 0.1 -o " +
+                 (dir / "x.csv").string());
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("--constraints parasitic does not combine with --form lagrange2"), std::string::npos) << r.out;
   fs::remove_all(dir);
@@ -358,7 +349,7 @@ TEST(CliMechanisms, Lagrange2OfThePendulumIsOneEquationInTheJointAngle) {
 TEST(CliMechanisms, CheckSimulateAndCompareTheHyperstaticSliderCrank) {
   const fs::path dir = TempDir();
   const std::string model = testing::SourcePath("examples/B2_slider_crank_hyperstatic.yaml");
-  auto r = RunCli("check " + model);
+  auto r = RunPaynter("check " + model);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("18 coordinates (velocities of the bodies), 20 constraint equations, rank 17"), std::string::npos)
       << r.out;
@@ -366,24 +357,24 @@ TEST(CliMechanisms, CheckSimulateAndCompareTheHyperstaticSliderCrank) {
   for (const char* m : {"lagrange-multipliers", "minimal-coordinates", "zcp", "parasitic"}) {
     SCOPED_TRACE(m);
     const fs::path csv = dir / (std::string("b2_") + m + ".csv");
-    r = RunCli("simulate " + model + " --t-end 0.5 --stats --constraints " + m + " -o " + csv.string());
+    r = RunPaynter("simulate " + model + " --t-end 0.5 --stats --constraints " + m + " -o " + csv.string());
     ASSERT_EQ(r.code, 0) << r.out;
     EXPECT_TRUE(fs::exists(csv));
     EXPECT_NE(r.out.find(std::string("constraints: ") + m), std::string::npos) << r.out;
   }
-  r = RunCli("simulate " + model + " --t-end 0.1 -o " + (dir / "auto.csv").string());
+  r = RunPaynter("simulate " + model + " --t-end 0.1 -o " + (dir / "auto.csv").string());
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("constraints: lagrange-multipliers (choose with --constraints)"), std::string::npos) << r.out;
-  r = RunCli("simulate " + model + " --t-end 0.1 --constraints lagrange -o " + (dir / "x.csv").string());
+  r = RunPaynter("simulate " + model + " --t-end 0.1 --constraints lagrange -o " + (dir / "x.csv").string());
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("unknown constraint method 'lagrange'"), std::string::npos) << r.out;
-  r = RunCli("simulate " + model + " --t-end 0.1 --form lagrange2 -o " + (dir / "l.csv").string());
+  r = RunPaynter("simulate " + model + " --t-end 0.1 --form lagrange2 -o " + (dir / "l.csv").string());
   EXPECT_EQ(r.code, 1) << r.out;
   // A closed chain has no independent joint coordinates for the second kind: the loop is named.
   EXPECT_NE(r.out.find("joint 'P' closes the kinematic loop O - A - B - P"), std::string::npos) << r.out;
   EXPECT_LT(r.out.size(), 800u) << r.out;  // no list of internal elements
   const std::string prefix = (dir / "cmp").string();
-  r = RunCli("compare " + model + " --t-end 0.5 -o " + prefix + " --plot v_piston");
+  r = RunPaynter("compare " + model + " --t-end 0.5 -o " + prefix + " --plot v_piston");
   ASSERT_EQ(r.code, 0) << r.out;
   for (const char* f : {"cmp.md", "cmp.csv", "cmp_v_piston.csv", "cmp_v_piston.png"})
     EXPECT_TRUE(fs::exists(dir / f)) << f;
@@ -400,17 +391,10 @@ namespace {
 
 // A CSV's columns by name.
 std::map<std::string, std::vector<double>> ReadColumns(const std::string& path) {
-  std::ifstream in(path);
-  std::string line, cell;
-  std::getline(in, line);
-  std::vector<std::string> names;
-  for (std::stringstream ss(line); std::getline(ss, cell, ',');) names.push_back(cell);
+  const testing::CsvTable table = testing::ReadCsvTable(path);
   std::map<std::string, std::vector<double>> cols;
-  while (std::getline(in, line)) {
-    size_t i = 0;
-    for (std::stringstream ss(line); std::getline(ss, cell, ',') && i < names.size(); ++i)
-      cols[names[i]].push_back(std::stod(cell));
-  }
+  for (const auto& row : table.rows)
+    for (size_t i = 0; i < row.size() && i < table.columns.size(); ++i) cols[table.columns[i]].push_back(row[i]);
   return cols;
 }
 
@@ -429,9 +413,9 @@ TEST(CliMechanisms, ExpandedHyperstaticSliderCrankSimulatesAlikeByEveryMethod) {
   const fs::path dir = TempDir();
   const std::string model = testing::SourcePath("examples/B2_slider_crank_hyperstatic.yaml");
   const std::string scalar = (dir / "b2.yaml").string();
-  auto r = RunCli("expand " + model + " -o " + scalar);
+  auto r = RunPaynter("expand " + model + " -o " + scalar);
   ASSERT_EQ(r.code, 0) << r.out;
-  auto a = RunCli("check " + model), b = RunCli("check " + scalar);
+  auto a = RunPaynter("check " + model), b = RunPaynter("check " + scalar);
   ASSERT_EQ(a.code, 0) << a.out;
   ASSERT_EQ(b.code, 0) << b.out;
   EXPECT_NE(MechanismAnalysis(a.out).find("joint P: 5 constraint(s), 3 redundant"), std::string::npos) << a.out;
@@ -443,9 +427,9 @@ TEST(CliMechanisms, ExpandedHyperstaticSliderCrankSimulatesAlikeByEveryMethod) {
     const std::string tol = std::string(m) == "zcp" ? " --rtol 1e-12 --atol 1e-14" : " --rtol 1e-10 --atol 1e-12";
     const std::string ca = (dir / (std::string("a_") + m + ".csv")).string();
     const std::string cb = (dir / (std::string("b_") + m + ".csv")).string();
-    r = RunCli("simulate " + model + " --t-end 1 --constraints " + m + tol + " -o " + ca);
+    r = RunPaynter("simulate " + model + " --t-end 1 --constraints " + m + tol + " -o " + ca);
     ASSERT_EQ(r.code, 0) << r.out;
-    r = RunCli("simulate " + scalar + " --t-end 1 --constraints " + m + tol + " -o " + cb);
+    r = RunPaynter("simulate " + scalar + " --t-end 1 --constraints " + m + tol + " -o " + cb);
     ASSERT_EQ(r.code, 0) << r.out;
     const auto x = ReadColumns(ca), y = ReadColumns(cb);
     ASSERT_EQ(x.size(), 17u);  // t, the nine outputs of B2, seven joint forces
@@ -482,23 +466,23 @@ bonds:
 displacements:
   - {name: x, of: v, position: x, period: 0}
 )";
-  auto r = RunCli("check " + write("ok.yaml", base + "assembly_held: [x, p_mass]\nassemble: true\n"));
+  auto r = RunPaynter("check " + write("ok.yaml", base + "assembly_held: [x, p_mass]\nassemble: true\n"));
   EXPECT_EQ(r.code, 0) << r.out;
-  r = RunCli("check " + write("held.yaml", base + "assembly_held: [x, p_mas]\n"));
+  r = RunPaynter("check " + write("held.yaml", base + "assembly_held: [x, p_mas]\n"));
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("'assembly_held' lists 'p_mas', which is not a state"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("p_mass"), std::string::npos) << r.out;
   std::string joint_on_i = base;
   joint_on_i.replace(joint_on_i.find("inertance: m}"), 13, "inertance: m, joint: rail}");
-  r = RunCli("check " + write("joint.yaml", joint_on_i));
+  r = RunPaynter("check " + write("joint.yaml", joint_on_i));
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("'joint:' belongs to a constraint source"), std::string::npos) << r.out;
-  r = RunCli("check " + write("assemble.yaml", base + "assemble: yes please\n"));
+  r = RunPaynter("check " + write("assemble.yaml", base + "assemble: yes please\n"));
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("'assemble' is true or false"), std::string::npos) << r.out;
   std::string period = base;
   period.replace(period.find("period: 0"), 9, "period: -1");
-  r = RunCli("check " + write("period.yaml", period));
+  r = RunPaynter("check " + write("period.yaml", period));
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("'period' is a number >= 0"), std::string::npos) << r.out;
   fs::remove_all(dir);
@@ -524,7 +508,7 @@ size_t Count(const std::string& text, const std::string& what) {
 // long equation unnumbered (\notag: one number per equation, on its last
 // row), and a linear block's matrix without its zero entries.
 TEST(CliPrinting, LatexPathsUnnumberedTextRowsAndNoZeroEntries) {
-  auto r = RunCli("equations --latex " + testing::SourcePath("examples/dc_motor_load.yaml"));
+  auto r = RunPaynter("equations --latex " + testing::SourcePath("examples/dc_motor_load.yaml"));
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(r.out.find("\\char"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("p_{{\\mathrm{motor}.\\mathrm{rotor}}}"), std::string::npos) << r.out;
@@ -546,7 +530,7 @@ TEST(CliPrinting, LatexPathsUnnumberedTextRowsAndNoZeroEntries) {
   const std::string b4 = testing::SourcePath("examples/B4_spatial_arm.yaml");
   for (const char* flag : {"", "--latex "}) {
     SCOPED_TRACE(flag);
-    r = RunCli(std::string("equations ") + flag + b4);
+    r = RunPaynter(std::string("equations ") + flag + b4);
     ASSERT_EQ(r.code, 0) << r.out;
     const bool tex = *flag != 0;
     const std::string entry = tex ? "  M_{" : "  M[";
@@ -569,26 +553,26 @@ TEST(CliPrinting, LatexPathsUnnumberedTextRowsAndNoZeroEntries) {
 TEST(CliMechanisms, CausalityEquationsAndDrawShowTheModelOfAConstraintMethod) {
   const fs::path dir = TempDir();
   const std::string model = testing::SourcePath("examples/B2_slider_crank_hyperstatic.yaml");
-  auto plain = RunCli("equations " + model);
+  auto plain = RunPaynter("equations " + model);
   ASSERT_EQ(plain.code, 0) << plain.out;
   EXPECT_NE(plain.out.find(": 43 states"), std::string::npos) << plain.out.substr(0, 300);
   // lagrange-multipliers is the model as it is.
-  auto r = RunCli("equations " + model + " --constraints lagrange-multipliers");
+  auto r = RunPaynter("equations " + model + " --constraints lagrange-multipliers");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(r.out.find("constraints:"), std::string::npos) << r.out.substr(0, 300);
   EXPECT_EQ(Count(r.out, "\n"), Count(plain.out, "\n"));
   EXPECT_NE(r.out.find(": 43 states"), std::string::npos) << r.out.substr(0, 300);
 
   // parasitic: one spring (a state) and one damper per constraint row.
-  r = RunCli("equations " + model + " --constraints parasitic");
+  r = RunPaynter("equations " + model + " --constraints parasitic");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("constraints: parasitic: 20 constraint sources replaced"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(": 63 states"), std::string::npos) << r.out.substr(0, 600);  // 43 + 20 stretches
-  r = RunCli("causality " + model + " --constraints parasitic");
+  r = RunPaynter("causality " + model + " --constraints parasitic");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("DAE index of the model: 0"), std::string::npos) << r.out;  // an ODE: no derivative causality
   const std::string dot = (dir / "parasitic.dot").string();
-  r = RunCli("draw " + model + " --constraints parasitic --expand -o " + dot);  // every scalar element
+  r = RunPaynter("draw " + model + " --constraints parasitic --expand -o " + dot);  // every scalar element
   ASSERT_EQ(r.code, 0) << r.out;
   std::ifstream in(dot);
   std::stringstream drawn;
@@ -606,19 +590,19 @@ TEST(CliMechanisms, CausalityEquationsAndDrawShowTheModelOfAConstraintMethod) {
 
   // zcp: the joint efforts are break variables; the DAE has a flow and a
   // position constraint per row.
-  r = RunCli("equations " + model + " --constraints zcp");
+  r = RunPaynter("equations " + model + " --constraints zcp");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("constraints: zcp: 20 joint efforts are break variables"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(": 43 states"), std::string::npos);
   EXPECT_NE(r.out.find("flow constraints (20; index 2)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("position constraints (20;"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("0 = f_P_m3    (P: rotation along the axis [1, 0, 0] of ground)"), std::string::npos) << r.out;
-  r = RunCli("causality " + model + " --constraints zcp");
+  r = RunPaynter("causality " + model + " --constraints zcp");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("(source O_f1)"), std::string::npos) << r.out;  // the break variable imposes the effort
   EXPECT_NE(r.out.find("flow constraints (20; index 2)"), std::string::npos) << r.out;
   const std::string zdot = (dir / "zcp.dot").string();
-  r = RunCli("draw " + model + " --constraints zcp --expand -o " + zdot);
+  r = RunPaynter("draw " + model + " --constraints zcp --expand -o " + zdot);
   ASSERT_EQ(r.code, 0) << r.out;
   std::ifstream zin(zdot);
   std::stringstream zdrawn;
@@ -628,7 +612,7 @@ TEST(CliMechanisms, CausalityEquationsAndDrawShowTheModelOfAConstraintMethod) {
   // minimal-coordinates: the partition at the start. Mobility 1: one
   // independent momentum, 17 dependent (the rank); 20 dependent positions
   // (17 from the joints, one per body's quaternion norm).
-  r = RunCli("equations " + model + " --constraints minimal-coordinates");
+  r = RunPaynter("equations " + model + " --constraints minimal-coordinates");
   ASSERT_EQ(r.code, 0) << r.out;
   const size_t at = r.out.find("independent (");
   ASSERT_NE(at, std::string::npos) << r.out;
@@ -636,18 +620,18 @@ TEST(CliMechanisms, CausalityEquationsAndDrawShowTheModelOfAConstraintMethod) {
   EXPECT_EQ(Count(independent, "p_"), 1u) << independent;
   EXPECT_NE(r.out.find("dependent momenta (17,"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("dependent positions (20,"), std::string::npos) << r.out;
-  r = RunCli("equations --latex " + model + " --constraints minimal-coordinates");
+  r = RunPaynter("equations --latex " + model + " --constraints minimal-coordinates");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("% dependent momenta (17,"), std::string::npos) << r.out;
 
   // A model without joints has nothing to show; an unknown method is named.
-  r = RunCli("equations " + testing::SourcePath("examples/rlc.yaml") + " --constraints zcp");
+  r = RunPaynter("equations " + testing::SourcePath("examples/rlc.yaml") + " --constraints zcp");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("--constraints zcp: the model has no joint constraint"), std::string::npos) << r.out;
-  r = RunCli("draw " + testing::SourcePath("examples/rlc.yaml") + " --constraints parasitic -o " + zdot);
+  r = RunPaynter("draw " + testing::SourcePath("examples/rlc.yaml") + " --constraints parasitic -o " + zdot);
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("no joint constraint to relax"), std::string::npos) << r.out;
-  r = RunCli("causality " + model + " --constraints rigid");
+  r = RunPaynter("causality " + model + " --constraints rigid");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("unknown constraint method 'rigid'"), std::string::npos) << r.out;
   fs::remove_all(dir);

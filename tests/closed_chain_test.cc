@@ -36,13 +36,6 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-std::string ReadText(const std::string& rel) {
-  std::ifstream in(testing::SourcePath(rel));
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // The model text with parameters (lines "  name: value" under `parameters:`) replaced.
 std::string WithParameters(std::string text, const std::map<std::string, std::string>& values) {
   for (const auto& [name, value] : values) {
@@ -178,7 +171,7 @@ std::vector<double> FourBarEnergy(const Solution& s, const FourBarParams& p, dou
 }
 
 TEST(FourBar, ThreeOfItsTwentyConstraintsAreRedundant) {
-  CompiledModel cm = CompileText(ReadText(kFourBar), kFourBar);
+  CompiledModel cm = CompileText(testing::ReadSourceFile(kFourBar), kFourBar);
   ModelWorkspace cm_ws(cm);
   const ConstraintAnalysis a = AnalyzeConstraints(cm_ws, 0, cm.initial_state());
   std::printf("%s", a.ToText().c_str());
@@ -195,7 +188,7 @@ TEST(FourBar, ThreeOfItsTwentyConstraintsAreRedundant) {
 
 TEST(FourBar, KinematicsHoldForEveryMethod) {
   // Driven and damped: the kinematics must hold whatever the dynamics.
-  const std::string text = WithParameters(ReadText(kFourBar), {{"tau", "2"}, {"bO", "0.2"}});
+  const std::string text = WithParameters(testing::ReadSourceFile(kFourBar), {{"tau", "2"}, {"bO", "0.2"}});
   CompiledModel cm = CompileText(text, "fourbar_driven.yaml");
   const testing::FourBar f{0.2, 0.6, 0.4, 0.5};
   for (ConstraintMethod m : kRigid) {
@@ -214,7 +207,7 @@ TEST(FourBar, KinematicsHoldForEveryMethod) {
 }
 
 TEST(FourBar, ConservativeLinkageKeepsItsEnergy) {
-  CompiledModel cm = CompileText(ReadText(kFourBar), kFourBar);
+  CompiledModel cm = CompileText(testing::ReadSourceFile(kFourBar), kFourBar);
   for (ConstraintMethod m : kRigid) {
     const MethodRun r = RunMethod(cm, m, 20, 1e-10, 1e-12);
     ASSERT_TRUE(r.error.empty()) << Name(m) << ": " << r.error;
@@ -229,7 +222,7 @@ TEST(FourBar, ConservativeLinkageKeepsItsEnergy) {
 }
 
 TEST(FourBar, StabilizedMethodsDoNotDrift) {
-  CompiledModel cm = CompileText(ReadText(kFourBar), kFourBar);
+  CompiledModel cm = CompileText(testing::ReadSourceFile(kFourBar), kFourBar);
   for (ConstraintMethod m : kRigid) {
     const MethodRun r = RunMethod(cm, m, 100, 1e-6, 1e-8);
     ASSERT_TRUE(r.error.empty()) << Name(m) << ": " << r.error;
@@ -255,7 +248,7 @@ TEST(Parallelogram, StaysOnItsBranchThroughTheSingularConfiguration) {
   // Every method either keeps the parallelogram (rigid methods to 1e-6 rad;
   // parasitic to 1e-3 rad, its joints stretch) or stops with an error; at
   // least one keeps it through every crossing.
-  const std::string text = WithParameters(ReadText(kFourBar), kParallelogram);
+  const std::string text = WithParameters(testing::ReadSourceFile(kFourBar), kParallelogram);
   {
     CompiledModel cm = CompileText(text, "parallelogram.yaml");
     ModelWorkspace cm_ws(cm);
@@ -780,7 +773,7 @@ TEST(Bricard, TheGeometryMovesByAFiniteMotion) {
 }
 
 TEST(Bricard, CheckFindsMobilityOneWhereGrueblerCountsZero) {
-  CompiledModel cm = CompileText(ReadText(kBricard), kBricard);
+  CompiledModel cm = CompileText(testing::ReadSourceFile(kBricard), kBricard);
   ModelWorkspace cm_ws(cm);
   const ConstraintAnalysis a = AnalyzeConstraints(cm_ws, 0, cm.initial_state());
   std::printf("%s", a.ToText().c_str());
@@ -797,7 +790,7 @@ TEST(Bricard, SimulatedMotionKeepsTheLoopClosedAndItsEnergy) {
   // From rest under gravity, 2.5 s (about one swing and back). The joint angles (the start's plus the
   // integrated J<i>_angle) must satisfy the Denavit-Hartenberg closure and
   // the line symmetry; the bodies' energy is conserved.
-  CompiledModel cm = CompileText(ReadText(kBricard), kBricard);
+  CompiledModel cm = CompileText(testing::ReadSourceFile(kBricard), kBricard);
   const Dh g;
   for (ConstraintMethod m : kRigid) {
     const MethodRun r = RunMethod(cm, m, 2.5, 1e-10, 1e-12, 0.01);
@@ -849,7 +842,7 @@ TEST(Bricard, SimulatedMotionKeepsTheLoopClosedAndItsEnergy) {
 // the start, before X + 0.1): checked with the row's output interval (T/1000,
 // the table's runs' default), which the minimal coordinates' checks follow.
 TEST(MethodTable, EveryVerdictOfTheDocsTableHolds) {
-  const std::string doc = ReadText("docs/constraints.md");
+  const std::string doc = testing::ReadSourceFile("docs/constraints.md");
   const auto begin = doc.find("<!-- method table");
   const auto end = doc.find("<!-- end of method table -->");
   ASSERT_NE(begin, std::string::npos);
@@ -869,7 +862,7 @@ TEST(MethodTable, EveryVerdictOfTheDocsTableHolds) {
     if (file.rfind("examples/make_nfourbar.py ", 0) == 0) {
       text = NFourBarText(std::stoi(file.substr(file.find(' ') + 1)));
     } else {
-      text = ReadText(file);
+      text = testing::ReadSourceFile(file);
     }
     std::vector<std::string> cells;
     std::stringstream cs(rest);

@@ -29,6 +29,25 @@ TEST(Errors, MalformedYaml) {
   ExpectAll(msg, {"bad.yaml:", "malformed YAML", "hint:"});
 }
 
+// Errors at a bond name the bond (ThrowAtBond); the texts are pinned whole.
+TEST(Errors, BondToAnUnknownElementOrToItself) {
+  EXPECT_EQ(ErrorOf("elements:\n"
+                    "  - {name: src, kind: Se, effort: 1}\n"
+                    "  - {name: res, kind: R, resistance: 2}\n"
+                    "bonds: [[src, ress]]\n"),
+            "bad.yaml:4:9: error: bond 'b1': bond refers to an unknown element 'ress'\n"
+            "  expected: the name of an element declared under 'elements:'\n"
+            "  got:      'ress'\n"
+            "  hint:     did you mean 'res'?");
+  EXPECT_EQ(ErrorOf("elements:\n"
+                    "  - {name: src, kind: Se, effort: 1}\n"
+                    "  - {name: res, kind: R, resistance: 2}\n"
+                    "bonds: [[res, res], [src, res]]\n"),
+            "bad.yaml:4:9: error: bond 'b1': bond connects element 'res' to itself\n"
+            "  expected: two different elements\n"
+            "  got:      from: res, to: res");
+}
+
 TEST(Errors, UnknownElementKind) {
   const auto msg = ErrorOf(R"(
 elements:

@@ -38,13 +38,6 @@ double Spread(const std::vector<double>& a) {
   return hi - lo;
 }
 
-std::string ReadText(const std::string& rel) {
-  std::ifstream in(testing::SourcePath(rel));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string ErrorOf(const std::function<void()>& f) {
   try {
     f();
@@ -108,7 +101,7 @@ std::string Undamped(std::string yaml, const std::string& damping) {
 // textbook pendulum, H = p^2 / (2 (I0 + M L^2/4)) - M g L/2 cos(...): the
 // equations are q' = p / (I0 + M L^2/4), p' = -M g (L/2) cos(q) - B q'.
 TEST(HamiltonJointCoordinates, PendulumIsTheTextbookHamiltonian) {
-  Model m = HamiltonModel(ReadText("examples/B1_pendulum_3d.yaml"), "B1.yaml");
+  Model m = HamiltonModel(testing::ReadSourceFile("examples/B1_pendulum_3d.yaml"), "B1.yaml");
   const EquationSystem eqs = Equations(m, Formulation::kHamilton);
   ASSERT_EQ(eqs.states.size(), 2u);
   EXPECT_EQ(eqs.state_names[0], "p_I_pivot_angle");
@@ -156,8 +149,8 @@ void ExpectSameMotion(const std::string& yaml, const std::string& label, double 
 }
 
 TEST(HamiltonJointCoordinates, PendulumMovesAsLagrange2) {
-  ExpectSameMotion(ReadText("examples/B1_pendulum_3d.yaml"), "B1.yaml", 3, {"gamma", "gammadot", "xG", "yG"},
-                   {"FAx", "FAy"});
+  ExpectSameMotion(testing::ReadSourceFile("examples/B1_pendulum_3d.yaml"), "B1.yaml", 3,
+                   {"gamma", "gammadot", "xG", "yG"}, {"FAx", "FAy"});
 }
 
 // The rates are not states of Hamilton's form: it derives them from its
@@ -167,14 +160,14 @@ TEST(HamiltonJointCoordinates, PendulumMovesAsLagrange2) {
 // lagrange2 5e-10). The configuration agrees to 1e-9 at rtol 1e-11; at rtol
 // 1e-13 everything agrees to 1e-10 (measured 1.2e-11): the same equations.
 TEST(HamiltonJointCoordinates, SpatialChainMovesAsLagrange2) {
-  const std::string yaml = ReadText("examples/spatial_chain_3r.yaml");
+  const std::string yaml = testing::ReadSourceFile("examples/spatial_chain_3r.yaml");
   ExpectSameMotion(yaml, "chain.yaml", 3, {"q1", "q2", "q3", "x1", "z2", "x3", "y3", "z3"}, {"F1x", "F1y", "F1z"});
   ExpectSameMotion(yaml, "chain.yaml", 3, {"q1", "q2", "q3", "q1dot", "q2dot", "q3dot", "x3", "y3", "z3"}, {}, 1e-13,
                    1e-10);
 }
 
 TEST(HamiltonJointCoordinates, SpatialArmMovesAsLagrange2) {
-  ExpectSameMotion(ReadText("examples/B4_spatial_arm.yaml"), "B4.yaml", 3,
+  ExpectSameMotion(testing::ReadSourceFile("examples/B4_spatial_arm.yaml"), "B4.yaml", 3,
                    {"s", "sdot", "theta1", "theta2", "X3", "Y3", "Z3"}, {"FJ3x", "FJ3y", "FJ3z"});
 }
 
@@ -228,10 +221,11 @@ void ExpectEnergyKept(const std::string& yaml, const std::string& label, double 
 }
 
 TEST(HamiltonJointCoordinates, HamiltonianIsKept) {
-  ExpectEnergyKept(Undamped(ReadText("examples/B1_pendulum_3d.yaml"), "B"), "B1 undamped", 3, true);
-  ExpectEnergyKept(Undamped(ReadText("examples/spatial_chain_3r.yaml"), "c2"), "chain undamped", 3, true);
+  ExpectEnergyKept(Undamped(testing::ReadSourceFile("examples/B1_pendulum_3d.yaml"), "B"), "B1 undamped", 3, true);
+  ExpectEnergyKept(Undamped(testing::ReadSourceFile("examples/spatial_chain_3r.yaml"), "c2"), "chain undamped", 3,
+                   true);
   ExpectEnergyKept(kDoublePendulum, "double pendulum", 5, true);
-  ExpectEnergyKept(ReadText("examples/spatial_chain_3r.yaml"), "chain", 3, false);
+  ExpectEnergyKept(testing::ReadSourceFile("examples/spatial_chain_3r.yaml"), "chain", 3, false);
 }
 
 // Closed chains: the joint that closes a loop keeps its constraint rows, in
@@ -264,15 +258,16 @@ void ExpectSameMotionAsLagrange1(const std::string& yaml, const std::string& lab
 }
 
 TEST(HamiltonJointCoordinates, FourBarWithTheClosingJointAsMultipliers) {
-  ExpectSameMotionAsLagrange1(WithoutBodyVelocities(ReadText("examples/fourbar.yaml")), "fourbar.yaml",
+  ExpectSameMotionAsLagrange1(WithoutBodyVelocities(testing::ReadSourceFile("examples/fourbar.yaml")), "fourbar.yaml",
                               {"crank_angle", "coupler_angle", "rocker_angle", "crank_rate", "coupler_y", "rocker_wz"},
                               {"FOx", "FOy", "FDx", "FDy"});
 }
 
 // B2: the guide's rows repeated out of the plane hold identically and go.
 TEST(HamiltonJointCoordinates, HyperstaticSliderCrankWithMultipliers) {
-  ExpectSameMotionAsLagrange1(ReadText("examples/B2_slider_crank_hyperstatic.yaml"), "B2.yaml",
-                              {"gamma", "gammadot", "rod_angle", "x_piston", "v_piston", "xG1", "yG2"}, {"FOx", "FOy", "FAx", "FBy", "FPy"});
+  ExpectSameMotionAsLagrange1(testing::ReadSourceFile("examples/B2_slider_crank_hyperstatic.yaml"), "B2.yaml",
+                              {"gamma", "gammadot", "rod_angle", "x_piston", "v_piston", "xG1", "yG2"},
+                              {"FOx", "FOy", "FAx", "FBy", "FPy"});
 }
 
 // ---- Storage fields written by hand -----------------------------------------
@@ -280,7 +275,7 @@ TEST(HamiltonJointCoordinates, HyperstaticSliderCrankWithMultipliers) {
 // The same double pendulum as a scalar bond graph (the example): two
 // joint-rate junctions, an I field with the rods' mass matrix and a C field
 // with their potential, both written by hand in the relative angles.
-const std::string kFieldPendulum = ReadText("examples/double_pendulum_fields.yaml");
+const std::string kFieldPendulum = testing::ReadSourceFile("examples/double_pendulum_fields.yaml");
 
 TEST(StorageFields, HandWrittenDoublePendulumMovesAsTheMechanism) {
   Model fields = LoadModelFromString(kFieldPendulum, "fields.yaml");

@@ -45,13 +45,6 @@ class Dir {
   fs::path path_;
 };
 
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 void Spit(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
 struct CliResult {
@@ -92,7 +85,7 @@ TEST(Hostile, PlotRunsNothingFromHeaderTitleOrPaths) {
   const fs::path svg = d / "-p.svg";  // a name gnuplot could take for an option
   const CliResult s = Paynter({"plot", csv.string(), "-o", svg.string(), "--title", title});
   EXPECT_EQ(s.status, 0) << s.out;
-  const std::string text = Slurp(svg);
+  const std::string text = testing::ReadFileBytes(svg);
   EXPECT_NE(text.find("`touch " + dir + "/X`"), std::string::npos) << text.substr(0, 2000);
   EXPECT_NE(text.find("a'b\"c\\d@e"), std::string::npos);
   EXPECT_NE(text.find("T'it\"le `touch"), std::string::npos);
@@ -119,12 +112,12 @@ bonds:
   const fs::path svg = d / "-g`touch Z`'\".svg";
   const CliResult r = Paynter({"draw", model.string(), "-o", svg.string()});
   ASSERT_EQ(r.status, 0) << r.out;
-  const std::string text = Slurp(svg);
+  const std::string text = testing::ReadFileBytes(svg);
   EXPECT_NE(text.find("a&quot;b\\N \\G `touch"), std::string::npos) << text.substr(0, 3000);
   EXPECT_NE(text.find("line2"), std::string::npos);
   const CliResult dot = Paynter({"draw", model.string(), "-o", (d / "g.dot").string()});
   ASSERT_EQ(dot.status, 0) << dot.out;
-  const std::string source = Slurp(d / "g.dot");
+  const std::string source = testing::ReadFileBytes(d / "g.dot");
   EXPECT_NE(source.find("a\\\"b\\\\N \\\\G `touch"), std::string::npos) << source;
   EXPECT_EQ(source.find('\r'), std::string::npos);
   for (const char* f : {"X", "Y", "Z"}) EXPECT_FALSE(fs::exists(d / f)) << f;
@@ -156,8 +149,8 @@ TEST(Hostile, PlantedLinkAtAGuessableNameIsNotFollowed) {
   fs::create_symlink(victim, d / (".paynter-" + std::to_string(::getpid()) + "-out.csv.tmp"));
   fs::create_symlink(victim, d / ".paynter-out.csv.tmp");
   WriteFileAtomically((d / "out.csv").string(), "t,x\n0,1\n", "output file");
-  EXPECT_EQ(Slurp(victim), "precious");
-  EXPECT_EQ(Slurp(d / "out.csv"), "t,x\n0,1\n");
+  EXPECT_EQ(testing::ReadFileBytes(victim), "precious");
+  EXPECT_EQ(testing::ReadFileBytes(d / "out.csv"), "t,x\n0,1\n");
   // A new file gets the usual mode (0666 less the umask), not mkstemp's 0600.
   const mode_t mask = ::umask(0);
   ::umask(mask);
@@ -202,13 +195,13 @@ TEST(Hostile, LinkedOutputIsWrittenThroughNotReplaced) {
   fs::create_symlink(d / "later.csv", d / "dangling.csv");
   WriteFileAtomically((d / "dangling.csv").string(), "t\n0\n", "output file");
   EXPECT_TRUE(fs::is_symlink(d / "dangling.csv"));
-  EXPECT_EQ(Slurp(d / "later.csv"), "t\n0\n");
+  EXPECT_EQ(testing::ReadFileBytes(d / "later.csv"), "t\n0\n");
   Spit(d / "real.svg", "old");
   fs::create_symlink(d / "real.svg", d / "link.svg");
   const CliResult r = Paynter({"draw", testing::SourcePath("examples/rlc.yaml"), "-o", (d / "link.svg").string()});
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_TRUE(fs::is_symlink(d / "link.svg"));
-  EXPECT_NE(Slurp(d / "real.svg").find("<svg"), std::string::npos);
+  EXPECT_NE(testing::ReadFileBytes(d / "real.svg").find("<svg"), std::string::npos);
   // Nothing is left behind.
   for (const auto& e : fs::directory_iterator(d.path()))
     EXPECT_EQ(e.path().filename().string().rfind(".paynter-", 0), std::string::npos) << e.path();
@@ -690,7 +683,7 @@ outputs:
 )");
   const CliResult r = Paynter({"simulate", (d / "signs.yaml").string(), "--t-end", "1", "-o", (d / "o.csv").string()});
   ASSERT_EQ(r.status, 0) << r.out;
-  std::istringstream csv(Slurp(d / "o.csv"));
+  std::istringstream csv(testing::ReadFileBytes(d / "o.csv"));
   std::string header, line, last;
   std::getline(csv, header);
   EXPECT_EQ(header, "t,p,y,z");
@@ -1073,7 +1066,7 @@ TEST(Hostile, ParamOverrideReachesDerivedParametersAndInitialValues) {
   const CliResult r = Paynter({"simulate", (d / "m.yaml").string(), "--t-end", "1", "--dt-out", "0.5", "--backend",
                                "tape", "--param", "m=3", "-o", out});
   ASSERT_EQ(r.exit_code(), 0) << r.out;
-  std::istringstream csv(Slurp(out));
+  std::istringstream csv(testing::ReadFileBytes(out));
   std::string header, row0, row1, row2;
   std::getline(csv, header);
   std::getline(csv, row0);
@@ -1110,7 +1103,7 @@ TEST(Hostile, ParamOverrideMovesTheStartOfAMechanism) {
   double a = 0;
   for (const auto& p : b4.parameters)
     if (p.name == "a") a = p.value;
-  std::istringstream csv(Slurp(out));
+  std::istringstream csv(testing::ReadFileBytes(out));
   std::string header, row;
   std::getline(csv, header);
   std::getline(csv, row);

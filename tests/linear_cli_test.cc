@@ -19,9 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-testing::CommandResult RunCli(const std::string& args) {
-  return testing::RunCommand(std::string(PAYNTER_EXE) + " " + args);
-}
+using testing::RunPaynter;
 
 fs::path TempDir() {
   const fs::path d = fs::temp_directory_path() / ("paynter_linear_cli_" + std::to_string(::getpid()));
@@ -44,7 +42,7 @@ std::vector<std::vector<std::string>> ReadCsv(const fs::path& path) {
 TEST(LinearCli, LinearizeWritesExactMatrices) {
   const fs::path dir = TempDir();
   const std::string prefix = (dir / "msd").string();
-  const auto r = RunCli("linearize " + testing::SourcePath("examples/mass_spring_damper.yaml") + " -o " + prefix);
+  const auto r = RunPaynter("linearize " + testing::SourcePath("examples/mass_spring_damper.yaml") + " -o " + prefix);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find(" 0.2 "), std::string::npos) << r.out;      // damping ratio c / (2 sqrt(k m))
   EXPECT_NE(r.out.find("4.89898"), std::string::npos) << r.out;   // sqrt(k/m - (c/2m)^2)
@@ -59,7 +57,7 @@ TEST(LinearCli, LinearizeWritesExactMatrices) {
   EXPECT_EQ(std::stod(B[1][1]), 1.0);
   EXPECT_TRUE(fs::exists(prefix + "_C.csv") && fs::exists(prefix + "_D.csv") && fs::exists(prefix + "_eigenvalues.csv"));
   // About the steady state x = F/k.
-  const auto s = RunCli("linearize " + testing::SourcePath("examples/mass_spring_damper.yaml") + " --steady");
+  const auto s = RunPaynter("linearize " + testing::SourcePath("examples/mass_spring_damper.yaml") + " --steady");
   ASSERT_EQ(s.code, 0) << s.out;
   EXPECT_NE(s.out.find("q_spring = 0.2 "), std::string::npos) << s.out;
   fs::remove_all(dir);
@@ -68,8 +66,8 @@ TEST(LinearCli, LinearizeWritesExactMatrices) {
 TEST(LinearCli, BodeWritesCsvAndPlot) {
   const fs::path dir = TempDir();
   const std::string png = (dir / "bode.png").string();
-  const auto r = RunCli("bode " + testing::SourcePath("examples/rlc.yaml") +
-                        " --input supply --output v_cap --from 10 --to 1000 --points 3 -o " + png);
+  const auto r = RunPaynter("bode " + testing::SourcePath("examples/rlc.yaml") +
+                            " --input supply --output v_cap --from 10 --to 1000 --points 3 -o " + png);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_GT(fs::file_size(png), 1000u);
   const auto rows = ReadCsv(dir / "bode.csv");
@@ -84,7 +82,8 @@ TEST(LinearCli, BodeWritesCsvAndPlot) {
   }
   // Unknown input: a located error, no file.
   const std::string csv = (dir / "none.csv").string();
-  const auto bad = RunCli("bode " + testing::SourcePath("examples/rlc.yaml") + " --input coil --output v_cap -o " + csv);
+  const auto bad =
+      RunPaynter("bode " + testing::SourcePath("examples/rlc.yaml") + " --input coil --output v_cap -o " + csv);
   EXPECT_EQ(bad.code, 1) << bad.out;
   EXPECT_NE(bad.out.find("rlc.yaml"), std::string::npos) << bad.out;
   EXPECT_NE(bad.out.find("supply"), std::string::npos) << bad.out;
@@ -98,7 +97,7 @@ TEST(LinearCli, BodeWritesCsvAndPlot) {
 TEST(LinearCli, LoopAtWritesTheLoopGainAndItsMargins) {
   const fs::path dir = TempDir();
   const std::string motor = testing::SourcePath("examples/dc_motor_speed_control.yaml");
-  const auto r = RunCli("bode " + motor + " --loop-at ctl.u -o " + (dir / "loop.png").string());
+  const auto r = RunPaynter("bode " + motor + " --loop-at ctl.u -o " + (dir / "loop.png").string());
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_GT(fs::file_size(dir / "loop.png"), 1000u);
   EXPECT_NE(r.out.find("phase margin: 83.8"), std::string::npos) << r.out;
@@ -107,7 +106,7 @@ TEST(LinearCli, LoopAtWritesTheLoopGainAndItsMargins) {
   ASSERT_EQ(rows.size(), 201u);
   // The loop gain of a type-1 loop: -90 degrees and falling 20 dB per decade far below the crossover.
   EXPECT_NEAR(std::stod(rows[1][2]), -90, 1);
-  const auto l = RunCli("linearize " + motor + " --loop-at ctl.u -o " + (dir / "pi").string());
+  const auto l = RunPaynter("linearize " + motor + " --loop-at ctl.u -o " + (dir / "pi").string());
   ASSERT_EQ(l.code, 0) << l.out;
   EXPECT_NE(l.out.find("eigenvalues of A (the closed-loop poles)"), std::string::npos) << l.out;
   const auto margins = ReadCsv(dir / "pi_loop_margins.csv");
@@ -119,15 +118,15 @@ TEST(LinearCli, LoopAtWritesTheLoopGainAndItsMargins) {
   for (const char* f : {"pi_loop_A.csv", "pi_loop_B.csv", "pi_loop_D.csv", "pi_loop_poles.csv", "pi_A.csv"})
     EXPECT_TRUE(fs::exists(dir / f)) << f;
   // A parameter is no signal line: located at its line, nothing written.
-  const auto p = RunCli("bode " + motor + " --loop-at Vmax -o " + (dir / "bad.png").string());
+  const auto p = RunPaynter("bode " + motor + " --loop-at Vmax -o " + (dir / "bad.png").string());
   EXPECT_NE(p.code, 0);
   EXPECT_NE(p.out.find("dc_motor_speed_control.yaml:12"), std::string::npos) << p.out;
   EXPECT_NE(p.out.find("is a parameter"), std::string::npos) << p.out;
   EXPECT_FALSE(fs::exists(dir / "bad.png") || fs::exists(dir / "bad.csv"));
-  const auto u = RunCli("linearize " + motor + " --loop-at ctl.uu");
+  const auto u = RunPaynter("linearize " + motor + " --loop-at ctl.uu");
   EXPECT_NE(u.code, 0);
   EXPECT_NE(u.out.find("did you mean 'ctl.u'"), std::string::npos) << u.out;
-  const auto both = RunCli("bode " + motor + " --loop-at ctl.u --output speed -o " + (dir / "both.csv").string());
+  const auto both = RunPaynter("bode " + motor + " --loop-at ctl.u --output speed -o " + (dir / "both.csv").string());
   EXPECT_NE(both.code, 0);
   EXPECT_NE(both.out.find("--loop-at excludes --input and --output"), std::string::npos) << both.out;
   fs::remove_all(dir);
@@ -142,7 +141,7 @@ TEST(LinearCli, SteadyStateFailureIsAnError) {
                           "  - {name: v, kind: \"1\"}\n"
                           "  - {name: mass, kind: I, inertance: m}\n"
                           "bonds: [[force, v], [v, mass]]\n";
-  const auto r = RunCli("linearize " + model.string() + " --steady -o " + (dir / "x").string());
+  const auto r = RunPaynter("linearize " + model.string() + " --steady -o " + (dir / "x").string());
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("free.yaml"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("no steady state"), std::string::npos) << r.out;
@@ -155,7 +154,7 @@ TEST(LinearCli, SteadyStateFailureIsAnError) {
 TEST(LinearCli, MechanismIsLinearizedInIndependentCoordinates) {
   const fs::path dir = TempDir();
   const std::string prefix = (dir / "b1").string(), model = testing::SourcePath("examples/B1_pendulum_3d.yaml");
-  const auto r = RunCli("linearize " + model + " --steady --state pivot_angle=-1.2 --param B=0 -o " + prefix);
+  const auto r = RunPaynter("linearize " + model + " --steady --state pivot_angle=-1.2 --param B=0 -o " + prefix);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("states (2, independent coordinates on the constraints): p_bar_Jz, pivot_angle"),
             std::string::npos) << r.out;
@@ -167,11 +166,11 @@ TEST(LinearCli, MechanismIsLinearizedInIndependentCoordinates) {
   const auto V = ReadCsv(prefix + "_V.csv");
   EXPECT_EQ(V.size(), 15u);  // a header and the 14 states
   // Along a trajectory (--at): still two states.
-  const auto at = RunCli("linearize " + model + " --at 0.5");
+  const auto at = RunPaynter("linearize " + model + " --at 0.5");
   ASSERT_EQ(at.code, 0) << at.out;
   EXPECT_NE(at.out.find("A (2x2)"), std::string::npos) << at.out;
   // A state given that no configuration can take: a located error, no file.
-  const auto off = RunCli("linearize " + model + " --state bar_x=3 -o " + (dir / "off").string());
+  const auto off = RunPaynter("linearize " + model + " --state bar_x=3 -o " + (dir / "off").string());
   EXPECT_EQ(off.code, 1) << off.out;
   EXPECT_NE(off.out.find("B1_pendulum_3d.yaml"), std::string::npos) << off.out;
   EXPECT_NE(off.out.find("off the constraint manifold"), std::string::npos) << off.out;
@@ -180,7 +179,7 @@ TEST(LinearCli, MechanismIsLinearizedInIndependentCoordinates) {
 }
 
 TEST(LinearCli, CheckListsTheDomains) {
-  const auto r = RunCli("check " + testing::SourcePath("examples/dc_motor_units.yaml"));
+  const auto r = RunPaynter("check " + testing::SourcePath("examples/dc_motor_units.yaml"));
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("electrical (effort V, flow A): b_supply, b_R, b_L, b_emf"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("rotational (effort N m, flow 1/s): b_shaft, b_J, b_b"), std::string::npos) << r.out;

@@ -29,13 +29,6 @@ double MaxDiff(const std::vector<double>& a, const std::vector<double>& b) {
   return d;
 }
 
-std::string ReadText(const std::string& rel) {
-  std::ifstream in(testing::SourcePath(rel));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // The model in joint coordinates, as `--form lagrange1|lagrange2` loads it.
 Model JointCoordinateModel(const std::string& yaml, const std::string& label, bool cut_joints = false,
                            bool energy = false) {
@@ -80,7 +73,7 @@ Solution StateForm(const std::string& yaml, const std::string& label, double t_e
 // kind in the joint angle is (M L^2/4 + I0) th'' = -B th' - M g L/2 cos th;
 // the kinetic co-energy of its Lagrange subsystem is that inertia's.
 TEST(MultibodyForms, PendulumLagrangeSubsystemIsTheBarAboutItsPivot) {
-  const std::string yaml = ReadText("examples/B1_pendulum_3d.yaml");
+  const std::string yaml = testing::ReadSourceFile("examples/B1_pendulum_3d.yaml");
   Model m = JointCoordinateModel(yaml, "B1_pendulum_3d.yaml");
   CausalGraph g = AssignCausality(m, OptionsFor(Formulation::kLagrange2, m));
   const EquationSystem eqs = BuildEquations(m, g);
@@ -99,7 +92,7 @@ TEST(MultibodyForms, PendulumLagrangeSubsystemIsTheBarAboutItsPivot) {
 // The same pendulum by every form: the joint angle, its rate, the centre of
 // mass and the pivot's force agree with the Newton–Euler state form.
 TEST(MultibodyForms, PendulumFormsAgreeWithTheStateForm) {
-  const std::string yaml = ReadText("examples/B1_pendulum_3d.yaml");
+  const std::string yaml = testing::ReadSourceFile("examples/B1_pendulum_3d.yaml");
   const Solution state = StateForm(yaml, "B1.yaml", 3);
   const Solution lag2 = SimulateForm(JointCoordinateModel(yaml, "B1.yaml"), Formulation::kLagrange2, 3);
   const Solution lag1 =
@@ -117,7 +110,7 @@ TEST(MultibodyForms, PendulumFormsAgreeWithTheStateForm) {
 // An open spatial chain of three revolute joints on skew axes, one link with
 // a full inertia tensor, started from joint angles and rates.
 TEST(MultibodyForms, SpatialChainLagrange2AgreesWithTheStateForm) {
-  const std::string yaml = ReadText("examples/spatial_chain_3r.yaml");
+  const std::string yaml = testing::ReadSourceFile("examples/spatial_chain_3r.yaml");
   const Solution state = StateForm(yaml, "chain.yaml", 3);
   const Solution lag2 = SimulateForm(JointCoordinateModel(yaml, "chain.yaml"), Formulation::kLagrange2, 3);
   const Solution ham = SimulateForm(LoadModelFromString(yaml, "chain.yaml"), Formulation::kHamilton, 3);
@@ -136,7 +129,7 @@ TEST(MultibodyForms, SpatialChainLagrange2AgreesWithTheStateForm) {
 // (functions of the joint rates), the work of gravity and the damper's loss
 // balance, with no reference to the state form.
 TEST(MultibodyForms, SpatialChainLagrange2BalancesEnergy) {
-  const std::string yaml = ReadText("examples/spatial_chain_3r.yaml");
+  const std::string yaml = testing::ReadSourceFile("examples/spatial_chain_3r.yaml");
   const Solution s = SimulateForm(JointCoordinateModel(yaml, "chain.yaml", false, true), Formulation::kLagrange2, 2);
   const auto st = s.Column("energy_stored"), in = s.Column("energy_delivered"), out = s.Column("energy_dissipated");
   double err = 0, scale = 0;
@@ -151,7 +144,7 @@ TEST(MultibodyForms, SpatialChainLagrange2BalancesEnergy) {
 // The spatial arm of benchmark B4: revolute, revolute and a prismatic joint
 // with a spring (whose force stays on the slide's generalized junction).
 TEST(MultibodyForms, SpatialArmWithASlideAgreesWithTheStateForm) {
-  const std::string yaml = ReadText("examples/B4_spatial_arm.yaml");
+  const std::string yaml = testing::ReadSourceFile("examples/B4_spatial_arm.yaml");
   const Solution state = StateForm(yaml, "B4.yaml", 2);
   const Solution lag2 = SimulateForm(JointCoordinateModel(yaml, "B4.yaml"), Formulation::kLagrange2, 2);
   for (const char* c : {"X3", "Y3", "Z3", "s", "sdot", "theta1", "theta2"})
@@ -198,7 +191,7 @@ outputs:
 // A closed chain: lagrange1 keeps the joint that closes the loop as
 // multipliers (the four-bar from rest, swinging under gravity).
 TEST(MultibodyForms, FourBarLagrange1WithTheClosingJointAsMultipliers) {
-  std::string yaml = ReadText("examples/fourbar.yaml");
+  std::string yaml = testing::ReadSourceFile("examples/fourbar.yaml");
   yaml =
       std::regex_replace(yaml, std::regex(",\\s*velocity: \\[[^\\]]*\\],\\s*angular_velocity: \\[[^\\]]*\\]\\}"), "}");
   const Solution state = StateForm(yaml, "fourbar.yaml", 2);
@@ -215,7 +208,7 @@ TEST(MultibodyForms, FourBarLagrange1WithTheClosingJointAsMultipliers) {
 // coupler's and rocker's, which the model file computes in closed form for
 // the state form.
 TEST(MultibodyForms, FourBarLagrange1AssembledFromTheCrankRate) {
-  const std::string yaml = ReadText("examples/fourbar.yaml");
+  const std::string yaml = testing::ReadSourceFile("examples/fourbar.yaml");
   std::string from_rate =
       std::regex_replace(yaml, std::regex(",\\s*velocity: \\[[^\\]]*\\],\\s*angular_velocity: \\[[^\\]]*\\]\\}"), "}");
   from_rate = std::regex_replace(from_rate, std::regex("damping: bO, actuator: tau\\}"),
@@ -233,7 +226,7 @@ TEST(MultibodyForms, FourBarLagrange1AssembledFromTheCrankRate) {
 // the loop; the rows it repeats out of the plane hold identically in joint
 // coordinates and go, the others are multipliers.
 TEST(MultibodyForms, HyperstaticSliderCrankLagrange1AgreesWithTheStateForm) {
-  const std::string yaml = ReadText("examples/B2_slider_crank_hyperstatic.yaml");
+  const std::string yaml = testing::ReadSourceFile("examples/B2_slider_crank_hyperstatic.yaml");
   const Solution state = StateForm(yaml, "B2.yaml", 2);
   const Solution lag1 = SimulateForm(JointCoordinateModel(yaml, "B2.yaml", true), Formulation::kLagrange1, 2);
   for (const char* c : {"gamma", "gammadot", "rod_angle", "x_piston", "v_piston", "xG1", "yG1", "xG2", "yG2"})
@@ -252,7 +245,7 @@ std::string ErrorOf(const std::function<void()>& f) {
 }
 
 TEST(MultibodyForms, Lagrange2OfAClosedChainNamesTheLoop) {
-  const std::string yaml = ReadText("examples/fourbar.yaml");
+  const std::string yaml = testing::ReadSourceFile("examples/fourbar.yaml");
   const std::string msg = ErrorOf([&] { JointCoordinateModel(yaml, "fourbar.yaml"); });
   EXPECT_NE(msg.find("joint 'D' closes the kinematic loop O - A - B - D"), std::string::npos) << msg;
   EXPECT_NE(msg.find("--constraints minimal-coordinates"), std::string::npos) << msg;

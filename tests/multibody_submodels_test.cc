@@ -189,18 +189,7 @@ outputs:
   // The expanded file holds the expansion's expressions as GiNaC prints them,
   // whose order of terms changes from run to run (docs/architecture.md,
   // "Decisions"): read back, they agree to rounding.
-  const auto rows = [&](const char* f) {
-    std::vector<std::vector<double>> out;
-    std::istringstream in(ReadFileBytes(dir_ / f));
-    std::string line;
-    std::getline(in, line);
-    while (std::getline(in, line)) {
-      out.emplace_back();
-      std::istringstream cells(line);
-      for (std::string c; std::getline(cells, c, ',');) out.back().push_back(std::stod(c));
-    }
-    return out;
-  };
+  const auto rows = [&](const char* f) { return testing::ReadCsvTable(dir_ / f).rows; };
   const auto x = rows("dp.csv"), y = rows("expanded.csv");
   ASSERT_EQ(x.size(), y.size());
   double err = 0;

@@ -69,20 +69,7 @@ uint64_t Bits(double v) {
   return b;
 }
 
-struct CliResult {
-  int code;
-  std::string out;  // stdout and stderr
-};
-
-CliResult RunCli(const std::string& args) {
-  const std::string cmd = std::string(PAYNTER_EXE) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[512];
-  while (fgets(buf, sizeof buf, p)) out += buf;
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using testing::RunPaynter;
 
 TEST(CsvWriter, EveryNumberReadsBackAsTheSameDouble) {
   std::vector<double> values = {0.0,
@@ -195,7 +182,8 @@ TEST(Cli, StreamedCsvEqualsTheInMemoryCsvAndReadsBackExactly) {
     const Solution sol = Simulate(cm, so);
     const fs::path memory_csv = dir / "memory.csv", streamed_csv = dir / "streamed.csv";
     WriteCsv(sol, memory_csv.string());
-    const CliResult r = RunCli("simulate " + testing::SourcePath(example) + " --t-end 2 -o " + streamed_csv.string());
+    const testing::CommandResult r =
+        RunPaynter("simulate " + testing::SourcePath(example) + " --t-end 2 -o " + streamed_csv.string());
     ASSERT_EQ(r.code, 0) << r.out;
     const std::string text = ReadAll(streamed_csv);
     EXPECT_TRUE(text == ReadAll(memory_csv)) << "the streamed CSV differs from the in-memory one";
@@ -225,7 +213,8 @@ elements:
 bonds: [[src, n], [n, c]]
 )";
   const fs::path csv = dir / "out.csv";
-  const CliResult r = RunCli("simulate " + model.string() + " --t-end 2 --dt-out 1e-5 -o " + csv.string());
+  const testing::CommandResult r =
+      RunPaynter("simulate " + model.string() + " --t-end 2 --dt-out 1e-5 -o " + csv.string());
   EXPECT_NE(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("q_c"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(csv));
@@ -280,11 +269,11 @@ double PeakMegabytes(const std::string& stats) {
 TEST(Cli, ManyRowsDoNotGrowThePeakMemory) {
   const fs::path dir = TempDir("many");
   const std::string model = testing::SourcePath("examples/rlc.yaml");
-  const CliResult few =
-      RunCli("simulate " + model + " --t-end 1 --dt-out 1e-2 --stats -o " + (dir / "few.csv").string());
+  const testing::CommandResult few =
+      RunPaynter("simulate " + model + " --t-end 1 --dt-out 1e-2 --stats -o " + (dir / "few.csv").string());
   ASSERT_EQ(few.code, 0) << few.out;
-  const CliResult many =
-      RunCli("simulate " + model + " --t-end 1 --dt-out 3e-6 --stats -o " + (dir / "many.csv").string());
+  const testing::CommandResult many =
+      RunPaynter("simulate " + model + " --t-end 1 --dt-out 3e-6 --stats -o " + (dir / "many.csv").string());
   ASSERT_EQ(many.code, 0) << many.out;
   EXPECT_NE(many.out.find("333335 output rows"), std::string::npos) << many.out;
   EXPECT_GT(fs::file_size(dir / "many.csv"), 20'000'000u);

@@ -38,13 +38,6 @@ Result Shell(const std::string& cmd) {
   return r;
 }
 
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 size_t Count(const std::string& s, const std::string& what) {
   size_t n = 0;
   for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
@@ -61,7 +54,7 @@ std::string Report(const std::string& model, const std::string& t_end, const fs:
   const Result r = Shell(std::string(PAYNTER_EXE) + " report " + model + " --t-end " + t_end + " -o " + out.string() +
                        " 2>&1");
   EXPECT_EQ(r.code, 0) << r.out;
-  return Slurp(out);
+  return testing::ReadFileBytes(out);
 }
 
 // The page's self-test as Chromium runs it: the JSON the page writes into

@@ -30,13 +30,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // A model whose charge decays as q0 exp(-t/(R C)): the run is checked against it.
 const char* kRc =
     "name: rc\n"
@@ -165,7 +158,7 @@ TEST_F(StudioServer, EveryRequestNeedsTheToken) {
   auto r = bare.Post("/api/save?path=rc.yaml", "name: x\n", "text/plain");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 403);
-  EXPECT_EQ(Slurp(dir_ / "rc.yaml"), kRc);
+  EXPECT_EQ(testing::ReadFileBytes(dir_ / "rc.yaml"), kRc);
   r = bare.Post("/api/shutdown", "", "text/plain");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 403);
@@ -228,7 +221,7 @@ TEST_F(StudioServer, PathsStayInsideItsDirectory) {
     EXPECT_EQ(r->status, 403) << path << ": " << r->body;
   }
   EXPECT_FALSE(fs::exists(outside / "new.yaml"));
-  EXPECT_EQ(Slurp(outside / "secret.yaml"), "secret: 42\n");
+  EXPECT_EQ(testing::ReadFileBytes(outside / "secret.yaml"), "secret: 42\n");
   // The listing leaves out what lies behind links.
   auto r = c.Get("/api/files");
   ASSERT_TRUE(r);
@@ -239,7 +232,7 @@ TEST_F(StudioServer, PathsStayInsideItsDirectory) {
   r = c.Post("/api/save?path=sub/new.yaml", kRc, "text/plain");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body;
-  EXPECT_EQ(Slurp(dir_ / "sub/new.yaml"), kRc);
+  EXPECT_EQ(testing::ReadFileBytes(dir_ / "sub/new.yaml"), kRc);
 }
 
 TEST_F(StudioServer, SavingIsAtomicAndKeepsAGoodFileFromABrokenText) {
@@ -250,7 +243,7 @@ TEST_F(StudioServer, SavingIsAtomicAndKeepsAGoodFileFromABrokenText) {
   auto r = c.Post("/api/save?path=rc.yaml", edited, "text/plain");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body;
-  EXPECT_EQ(Slurp(dir_ / "rc.yaml"), edited);
+  EXPECT_EQ(testing::ReadFileBytes(dir_ / "rc.yaml"), edited);
   // A new file renamed into place (not written over the old one), and no
   // temporary left beside it.
   ASSERT_EQ(stat((dir_ / "rc.yaml").c_str(), &after), 0);
@@ -263,12 +256,12 @@ TEST_F(StudioServer, SavingIsAtomicAndKeepsAGoodFileFromABrokenText) {
   EXPECT_EQ(r->status, 409) << r->body;
   EXPECT_NE(r->body.find("\"needs_force\":true"), std::string::npos) << r->body;
   EXPECT_NE(r->body.find("\"line\":8"), std::string::npos) << r->body;
-  EXPECT_EQ(Slurp(dir_ / "rc.yaml"), edited);
+  EXPECT_EQ(testing::ReadFileBytes(dir_ / "rc.yaml"), edited);
   // ...unless asked to.
   r = c.Post("/api/save?path=rc.yaml&force=1", kBroken, "text/plain");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body;
-  EXPECT_EQ(Slurp(dir_ / "rc.yaml"), kBroken);
+  EXPECT_EQ(testing::ReadFileBytes(dir_ / "rc.yaml"), kBroken);
   // Over a file that does not load either, or as a new file, it is saved.
   r = c.Post("/api/save?path=rc.yaml", std::string(kBroken) + "# again\n", "text/plain");
   ASSERT_TRUE(r);
@@ -276,7 +269,7 @@ TEST_F(StudioServer, SavingIsAtomicAndKeepsAGoodFileFromABrokenText) {
   r = c.Post("/api/save?path=draft.yaml", kBroken, "text/plain");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body;
-  EXPECT_EQ(Slurp(dir_ / "draft.yaml"), kBroken);
+  EXPECT_EQ(testing::ReadFileBytes(dir_ / "draft.yaml"), kBroken);
 }
 
 // The graphical edits as edits of the text (src/studio/text_edit.h, tested
@@ -303,7 +296,7 @@ TEST_F(StudioServer, EditsAnswerTheNewTextAndTheLibraryListsPorts) {
   r = c.Post("/api/edit?path=rc.yaml&op=layout&at=cap=1,x", kRc, "text/plain");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400) << r->body;
-  EXPECT_EQ(Slurp(dir_ / "rc.yaml"), kRc);
+  EXPECT_EQ(testing::ReadFileBytes(dir_ / "rc.yaml"), kRc);
   r = c.Get("/api/library");
   ASSERT_TRUE(r);
   EXPECT_NE(r->body.find("{\"use\":\"lib:electrical/dc_motor\""), std::string::npos) << r->body;
@@ -326,7 +319,7 @@ TEST_F(StudioServer, CheckLocatesAnErrorAndDrawsAGoodModel) {
   EXPECT_NE(r->body.find("\"file\":\"rc.yaml\""), std::string::npos) << r->body;  // named as the page knows it
   EXPECT_EQ(r->body.find("\"svg\""), std::string::npos);
   // The text checked is the request's, not the file's.
-  EXPECT_EQ(Slurp(dir_ / "rc.yaml"), kRc);
+  EXPECT_EQ(testing::ReadFileBytes(dir_ / "rc.yaml"), kRc);
   r = c.Post("/api/check?path=rc.yaml", kRc, "text/plain");
   ASSERT_TRUE(r);
   EXPECT_NE(r->body.find("\"ok\":true"), std::string::npos) << r->body;
@@ -378,7 +371,7 @@ TEST_F(StudioServer, RunsTheEditorsTextAndSlidersReuseThePreparedModel) {
   EXPECT_NEAR(final_value(m[1]), std::exp(-0.5), 1e-8) << r->body;
   EXPECT_NE(r->body.find("\"prepared\":false"), std::string::npos) << r->body;
   // The file was neither read nor changed, and no temporary is left.
-  EXPECT_EQ(Slurp(dir_ / "rc.yaml"), kRc);
+  EXPECT_EQ(testing::ReadFileBytes(dir_ / "rc.yaml"), kRc);
   for (const auto& e : fs::directory_iterator(dir_)) EXPECT_EQ(e.path().filename(), "rc.yaml");
   // A run that fails says why, at the model's name.
   r = c.Post("/api/simulate?path=rc.yaml&t-end=1&param=nope%3D1", kRc, "text/plain");

@@ -34,13 +34,6 @@ fs::path TempDir(const std::string& name) {
   return d;
 }
 
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> out;
   std::stringstream ss(text);
@@ -95,8 +88,8 @@ TEST(Sweep, DampingOfB1EqualsSingleSimulateRunsBitForBit) {
   auto r = Cli("sweep " + kB1 + " --t-end 1 --param B=0:20:5 --threads 2 -o " + out);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("compiled once"), std::string::npos) << r.out;
-  const std::string data = ReadFile(out);
-  const auto summary = Records(ReadFile(dir / "b1.summary.csv"));
+  const std::string data = testing::ReadFileBytes(out);
+  const auto summary = Records(testing::ReadFileBytes(dir / "b1.summary.csv"));
   ASSERT_EQ(summary.size(), 6u);
   const double values[] = {0, 5, 10, 15, 20};
   for (int k = 0; k < 5; ++k) {
@@ -104,7 +97,7 @@ TEST(Sweep, DampingOfB1EqualsSingleSimulateRunsBitForBit) {
     const std::string single = (dir / ("b" + std::to_string(k) + ".csv")).string();
     r = Cli("simulate " + kB1 + " --t-end 1 --param B=" + std::to_string(values[k]) + " -o " + single);
     ASSERT_EQ(r.code, 0) << r.out;
-    auto expected = Lines(ReadFile(single));
+    auto expected = Lines(testing::ReadFileBytes(single));
     expected.erase(expected.begin());  // header
     // Both write each number in the shortest form that reads back as the
     // same double: equal text is equal bits.
@@ -130,7 +123,7 @@ TEST(Sweep, FailedRunsAreRecordedAndTheOthersComplete) {
   auto r = Cli("sweep " + kB1 + " --t-end 1 --param M=-2:2:3 --param B=0:10:2 -o " + out);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("6 runs, 2 failed"), std::string::npos) << r.out;
-  const std::string summary = ReadFile(dir / "f.summary.csv");
+  const std::string summary = testing::ReadFileBytes(dir / "f.summary.csv");
   const auto lines = Records(summary);
   // run,M,B,ok,error,...: the grid's last range varies fastest.
   EXPECT_EQ(lines[0].rfind("run,M,B,ok,error,t_final,rows,steps", 0), 0u) << lines[0];
@@ -141,7 +134,7 @@ TEST(Sweep, FailedRunsAreRecordedAndTheOthersComplete) {
   r = Cli("simulate " + kB1 + " --t-end 1 --param M=-2 --param B=0 -o " + single);
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("is the inertance of element 'bar'"), std::string::npos) << r.out;
-  const std::string data = ReadFile(out);
+  const std::string data = testing::ReadFileBytes(out);
   EXPECT_TRUE(RunRows(data, 0).empty());
   for (int k = 2; k < 6; ++k) {
     EXPECT_EQ(RunRows(data, k).size(), 1001u) << k;
@@ -150,7 +143,7 @@ TEST(Sweep, FailedRunsAreRecordedAndTheOthersComplete) {
   // M = 2 against simulate (a run prepared on its own is simulate's run).
   r = Cli("simulate " + kB1 + " --t-end 1 --param M=2 --param B=10 -o " + single);
   ASSERT_EQ(r.code, 0) << r.out;
-  auto expected = Lines(ReadFile(single));
+  auto expected = Lines(testing::ReadFileBytes(single));
   expected.erase(expected.begin());
   EXPECT_EQ(RunRows(data, 5), expected);
 
@@ -158,7 +151,7 @@ TEST(Sweep, FailedRunsAreRecordedAndTheOthersComplete) {
   // the solver's error, the others complete.
   r = Cli("sweep " + kB1 + " --t-end 1 --param B=0:20:5 --max-steps 45 -o " + out);
   ASSERT_EQ(r.code, 0) << r.out;
-  const auto budget = Records(ReadFile(dir / "f.summary.csv"));
+  const auto budget = Records(testing::ReadFileBytes(dir / "f.summary.csv"));
   ASSERT_EQ(budget.size(), 6u);
   int failed = 0;
   for (int k = 1; k <= 5; ++k) {
@@ -170,14 +163,14 @@ TEST(Sweep, FailedRunsAreRecordedAndTheOthersComplete) {
   }
   EXPECT_GT(failed, 0);
   EXPECT_LT(failed, 5);
-  EXPECT_NE(ReadFile(dir / "f.summary.csv").find("step"), std::string::npos);
+  EXPECT_NE(testing::ReadFileBytes(dir / "f.summary.csv").find("step"), std::string::npos);
 
   // A mass made negative through a parameter that is a slot: the same
   // error as simulate (the model's check), not a run with a negative mass.
   const std::string msd = SourcePath("examples/mass_spring_damper.yaml");
   r = Cli("sweep " + msd + " --t-end 1 --param m=-1:1:3 -o " + out);
   ASSERT_EQ(r.code, 0) << r.out;
-  const auto m = Records(ReadFile(dir / "f.summary.csv"));
+  const auto m = Records(testing::ReadFileBytes(dir / "f.summary.csv"));
   ASSERT_EQ(m.size(), 4u);
   EXPECT_EQ(Fields(m[1])[2], "0");
   EXPECT_EQ(Fields(m[2])[2], "0");
@@ -393,7 +386,7 @@ TEST(SweepCli, BadInputFailsWithADiagnosticAndNoFile) {
             (dir / "t.csv").string() + " --param L=2 -o " + (dir / "t_out.csv").string());
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(r.out.find("runs, 0 failed,"), std::string::npos) << r.out;  // the bar's text
-  const auto s = Records(ReadFile(dir / "t_out.summary.csv"));
+  const auto s = Records(testing::ReadFileBytes(dir / "t_out.summary.csv"));
   ASSERT_EQ(s.size(), 3u);
   EXPECT_EQ(s[0].rfind("run,B,g,ok", 0), 0u);
   EXPECT_EQ(s[2].rfind("1,2,1.62,1,", 0), 0u) << s[2];

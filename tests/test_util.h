@@ -11,8 +11,10 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "paynter/paynter.h"
+#include "test_files.h"
 #include "test_paths.h"
 
 namespace paynter::testing {
@@ -69,35 +71,8 @@ inline Run SimulateFile(const std::string& rel, double t_end, double rtol = 1e-1
   return SimulateModel(LoadModel(SourcePath(rel)), t_end, rtol, atol);
 }
 
-// A file's bytes ("" when it cannot be read).
-inline std::string ReadFileBytes(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
-
-// Writes `text` to `p`, creating its directory.
-inline void WriteFileBytes(const std::filesystem::path& p, const std::string& text) {
-  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << text;
-}
-
-struct CommandResult {
-  int code;         // the exit status (-1 when it did not exit)
-  std::string out;  // stdout and stderr
-};
-
-// Runs a shell command line written by the test, stderr with stdout.
-inline CommandResult RunCommand(const std::string& command) {
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  std::string out;
-  char buf[512];
-  while (fgets(buf, sizeof buf, p)) out += buf;
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+// A source tree file's bytes (a path relative to the tree).
+inline std::string ReadSourceFile(const std::string& rel) { return ReadFileBytes(SourcePath(rel)); }
 
 // Sets an environment variable (unsets it for a null value) for one scope.
 class ScopedEnv {

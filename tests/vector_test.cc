@@ -12,13 +12,6 @@
 namespace paynter {
 namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 double MaxDiff(const std::vector<double>& a, const std::vector<double>& b) {
   EXPECT_EQ(a.size(), b.size());
   double d = 0;
@@ -52,7 +45,7 @@ TEST(Vector, WorkOfTheForceAtPEqualsTheKineticEnergyGained) {
 TEST(Vector, TorqueFreeVectorBodyMatchesTheMultibodyBody) {
   // The same body with no force, written as a vector bond graph and as a
   // multibody body.
-  std::string vec = ReadFile(testing::SourcePath("examples/rigid_body_vector.yaml"));
+  std::string vec = testing::ReadFileBytes(testing::SourcePath("examples/rigid_body_vector.yaml"));
   vec.replace(vec.find("effort: [0, 0.3, 0]"), std::string("effort: [0, 0.3, 0]").size(), "effort: [0, 0, 0]");
   auto a = testing::SimulateYaml(vec, 20.0, 1e-11, 1e-12);
   auto b = testing::SimulateYaml(R"(
@@ -75,7 +68,7 @@ outputs:
 TEST(Vector, ImposingTheVelocityOfPBreaksConstraintC2) {
   // A flow source on P would make the cross-product transformer invert a
   // singular matrix: its causality is fixed (flow in on w, flow out on P).
-  std::string vec = ReadFile(testing::SourcePath("examples/rigid_body_vector.yaml"));
+  std::string vec = testing::ReadFileBytes(testing::SourcePath("examples/rigid_body_vector.yaml"));
   vec.replace(vec.find("{name: push, kind: Se, effort: [0, 0.3, 0]}"),
               std::string("{name: push, kind: Se, effort: [0, 0.3, 0]}").size(),
               "{name: push, kind: Sf, flow: [0, 0.3, 0]}");

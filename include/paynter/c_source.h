@@ -19,7 +19,8 @@ struct LoweredProgram;
 // structural non-zeros (column-major positions jacobian_nz in an n x n
 // matrix, n = unknowns.size()) blocks[b].jacobian_fns, each right after the
 // residual's at the same point. `w` holds num_w doubles; the program reads and
-// writes num_slots slots.
+// writes num_slots slots. A function marks the parameters it does not read
+// `(void)p;`: the unit compiles with -Wall -Wextra -Werror.
 struct CSource {
   struct Group {
     std::vector<std::string> fns;

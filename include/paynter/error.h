@@ -35,6 +35,10 @@ class Error;
 // located user error.
 [[noreturn]] void ThrowAt(const SourceLocation& where, const std::string& element, const std::string& message,
                           const std::string& expected = "", const std::string& got = "", const std::string& hint = "");
+// The same for an error at a bond (the message names the bond, not an element).
+[[noreturn]] void ThrowAtBond(const SourceLocation& where, const std::string& bond, const std::string& message,
+                              const std::string& expected = "", const std::string& got = "",
+                              const std::string& hint = "");
 
 // `text` safe to print on a terminal: control characters (and, unless
 // keep_newlines, line breaks) written as escapes.

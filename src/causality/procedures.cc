@@ -467,14 +467,10 @@ void RequireNoConflicts(const Model& model, const CausalGraph& graph) {
   }
   if (graph.conflicts.empty()) return;
   const CausalConflict& c = graph.conflicts.front();
-  Diagnostic d;
-  d.where = model.elements[c.element].where;
-  d.element = model.elements[c.element].name;
-  d.message = c.message;
-  d.hint = "the model is causally ill-posed: two sources (or a source and a constraint) impose the same variable; "
-           "run 'paynter causality' for the full report";
-  if (graph.conflicts.size() > 1) d.got = fmt::format("{} conflicts in all", graph.conflicts.size());
-  throw Error(d);
+  ThrowAt(model.elements[c.element].where, model.elements[c.element].name, c.message, "",
+          graph.conflicts.size() > 1 ? fmt::format("{} conflicts in all", graph.conflicts.size()) : "",
+          "the model is causally ill-posed: two sources (or a source and a constraint) impose the same variable; "
+          "run 'paynter causality' for the full report");
 }
 
 }  // namespace paynter

@@ -257,11 +257,9 @@ void RequireCompleteCausality(const Model& m, const CausalGraph& g) {
   for (size_t b = 0; b < m.bonds.size(); ++b)
     if (g.effort_to[b] < 0 && relaxed++ == 0) first = m.bonds[b].name;
   if (relaxed == 0) return;
-  Diagnostic d;
-  d.bond = first;
-  d.message = fmt::format("zero-order causal paths need a causality on every bond; {} bond(s) have none", relaxed);
-  d.hint = "use a procedure that assigns every bond (SCAP, HaCAP, LaCAP, LCAP), not RCAP";
-  throw Error(d);
+  ThrowAtBond({}, first,
+              fmt::format("zero-order causal paths need a causality on every bond; {} bond(s) have none", relaxed), "",
+              "", "use a procedure that assigns every bond (SCAP, HaCAP, LaCAP, LCAP), not RCAP");
 }
 
 }  // namespace

@@ -310,19 +310,30 @@ void CWriter::EmitCode(int fn, bool check) {
 
 void CWriter::EmitFunction(int fn) {
   const Function& f = fns_[fn];
+  const char out = f.jacobian ? 'J' : 'r';
   if (f.group >= 0) {
     out_ += fmt::format("\nint {}(double* restrict s, double* restrict w) {{\n", f.name);
-    EmitCode(fn, /*check=*/true);
-    out_ += "}\n";
-    return;
+  } else {
+    // Labels are the model's text: never printed into the source.
+    out_ += fmt::format("\nvoid {}(double* restrict s, double* restrict w, double* restrict {}) {{\n", f.name, out);
   }
-  // Labels are the model's text: never printed into the source.
-  out_ += fmt::format("\nvoid {}(double* restrict s, double* restrict w, double* restrict {}) {{\n", f.name,
-                      f.jacobian ? 'J' : 'r');
-  EmitCode(fn, false);
-  const std::vector<Ref>& outs = Outputs(f);
-  for (size_t i = f.out_begin; i < f.out_end; ++i)
-    out_ += fmt::format("  {}[{}] = {};\n", f.jacobian ? 'J' : 'r', i, Text(outs[i], fn));
+  const size_t body = out_.size();
+  EmitCode(fn, /*check=*/f.group >= 0);
+  if (f.group < 0) {
+    const std::vector<Ref>& outs = Outputs(f);
+    for (size_t i = f.out_begin; i < f.out_end; ++i) out_ += fmt::format("  {}[{}] = {};\n", out, i, Text(outs[i], fn));
+  }
+  if (tuning_.mark_unused) {
+    // A parameter is read exactly where its name and a bracket are written
+    // (the body has no other brackets: slots s[k], scratch w[k], outputs
+    // r[k]/J[k]).
+    std::string unused;
+    for (const char p : {'s', 'w', out}) {
+      if (p == out && f.group >= 0) continue;
+      if (out_.find(std::string{p, '['}, body) == std::string::npos) unused += fmt::format("  (void){};\n", p);
+    }
+    out_.insert(body, unused);
+  }
   out_ += "}\n";
 }
 

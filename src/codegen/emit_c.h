@@ -27,6 +27,10 @@ struct NativeTuning {
   int jobs = 0;                    // compiler processes at once; 0 = one per online CPU
   std::string flags;               // optimization flags; empty = chosen by the program's size
   std::string prefix = "pn_";      // of the generated functions' names (two programs in one object differ by it)
+  // Each parameter a function does not read marked `(void)p;`, so that the unit compiles with
+  // -Wunused-parameter (the FMU's C, ProgramCSource). Off for native code: its text, and so the
+  // cache's keys, stay as they are.
+  bool mark_unused = false;
 };
 
 // The C source of a plan, all units one after another (deterministic; exposed for

@@ -45,13 +45,6 @@ uint64_t Mix(uint64_t h, uint64_t v) {
   return h ^ (h >> 31);
 }
 
-[[noreturn]] void Fail(std::string message, std::string hint = {}) {
-  Diagnostic d;
-  d.message = std::move(message);
-  d.hint = std::move(hint);
-  throw Error(std::move(d));
-}
-
 std::string Print(const ex& e) {
   std::ostringstream os;
   os << e;
@@ -156,8 +149,9 @@ Lowerer::Lowerer(const Program& program) : program_(program) {
     plan_.slot_names[i] = name.empty() ? program.symbols[i].get_name() : name;
     auto [it, fresh] = slot_of_symbol_.emplace(sym, i);
     if (!fresh)
-      Fail(fmt::format("symbol '{}' is listed twice in the program (slots {} and {})",
-                       program.symbols[i].get_name(), it->second, i));
+      ThrowAt({}, "",
+              fmt::format("symbol '{}' is listed twice in the program (slots {} and {})", program.symbols[i].get_name(),
+                          it->second, i));
   }
   leaf_of_slot_.assign(n, -1);
   owner_.assign(n, -1);
@@ -197,8 +191,8 @@ void Lowerer::WriteSlot(int slot, int keep) {
 void Lowerer::Assign(const ProgramStep& step, size_t index) {
   const int t = step.target;
   if (t < 0 || t >= plan_.num_slots)
-    Fail(fmt::format("program step {} assigns slot {}, but the program has {} slots", index, t,
-                     plan_.num_slots));
+    ThrowAt({}, "",
+            fmt::format("program step {} assigns slot {}, but the program has {} slots", index, t, plan_.num_slots));
   context_ = fmt::format("the expression for slot '{}'", plan_.slot_names[t]);
   const int root = Translate(step.value);
   Section& sec = plan_.groups.back().straight;
@@ -225,14 +219,15 @@ void Lowerer::Block(const ProgramStep& step, size_t index) {
   bp.label = step.label.empty() ? fmt::format("block {} (program step {})", b, index) : step.label;
   if (n == 0 || static_cast<int>(step.residuals.size()) != n ||
       static_cast<int>(step.jacobian.size()) != n * n)
-    Fail(fmt::format("block '{}' is malformed: {} unknowns, {} residuals, {} Jacobian entries",
-                     bp.label, n, step.residuals.size(), step.jacobian.size()),
-         "a block needs n unknowns, n residuals and an n*n row-major Jacobian");
+    ThrowAt({}, "",
+            fmt::format("block '{}' is malformed: {} unknowns, {} residuals, {} Jacobian entries", bp.label, n,
+                        step.residuals.size(), step.jacobian.size()),
+            "", "", "a block needs n unknowns, n residuals and an n*n row-major Jacobian");
   for (int u : step.unknowns) {
     if (u < 0 || u >= plan_.num_slots)
-      Fail(fmt::format("block '{}' has unknown slot {}, outside 0..{}", bp.label, u, plan_.num_slots - 1));
+      ThrowAt({}, "", fmt::format("block '{}' has unknown slot {}, outside 0..{}", bp.label, u, plan_.num_slots - 1));
     for (int v : bp.unknowns)
-      if (v == u) Fail(fmt::format("block '{}' lists unknown '{}' twice", bp.label, plan_.slot_names[u]));
+      if (v == u) ThrowAt({}, "", fmt::format("block '{}' lists unknown '{}' twice", bp.label, plan_.slot_names[u]));
     bp.unknowns.push_back(u);
   }
   bp.linear = step.linear;
@@ -342,9 +337,9 @@ void Lowerer::Require(int node, Section& sec, std::vector<int>* computed) {
 
 double Lowerer::RealValue(const numeric& n) {
   if (!n.is_real())
-    Fail(fmt::format("{} contains the complex number {}", context_, Print(n)),
-         "only real arithmetic is compiled; a constant such as log(-1) or sqrt(-1) "
-         "evaluates to a complex number");
+    ThrowAt({}, "", fmt::format("{} contains the complex number {}", context_, Print(n)), "", "",
+            "only real arithmetic is compiled; a constant such as log(-1) or sqrt(-1) "
+            "evaluates to a complex number");
   return n.to_double();
 }
 
@@ -406,7 +401,7 @@ int Lowerer::Make(Op op, int a, int b) {
     std::swap(a, b);
   }
   constexpr int kMaxNodes = (1 << 28) - 2;
-  if (a > kMaxNodes || b > kMaxNodes) Fail("the program is too large to compile (over 2^28 operations)");
+  if (a > kMaxNodes || b > kMaxNodes) ThrowAt({}, "", "the program is too large to compile (over 2^28 operations)");
   const uint64_t key = (uint64_t(op) << 56) | (uint64_t(a) << 28) | uint64_t(b + 1);
   auto [it, fresh] = op_nodes_.emplace(key, static_cast<int>(nodes_.size()));
   if (fresh) {
@@ -428,12 +423,13 @@ int Lowerer::Translate(const ex& e) {
   } else if (is_a<GiNaC::symbol>(e)) {
     auto it = slot_of_symbol_.find(e);
     if (it == slot_of_symbol_.end())
-      Fail(fmt::format("{} reads symbol '{}', which has no slot", context_, Print(e)),
-           "every symbol an expression reads must be listed in Program::symbols");
+      ThrowAt({}, "", fmt::format("{} reads symbol '{}', which has no slot", context_, Print(e)), "", "",
+              "every symbol an expression reads must be listed in Program::symbols");
     id = SlotLeaf(it->second);
   } else if (is_a<GiNaC::constant>(e)) {
     const ex v = GiNaC::evalf(e);
-    if (!is_a<numeric>(v)) Fail(fmt::format("{} contains the constant {} with no numeric value", context_, Print(e)));
+    if (!is_a<numeric>(v))
+      ThrowAt({}, "", fmt::format("{} contains the constant {} with no numeric value", context_, Print(e)));
     id = Const(RealValue(ex_to<numeric>(v)));
   } else if (is_a<GiNaC::add>(e)) {
     id = TranslateAdd(e);
@@ -446,9 +442,10 @@ int Lowerer::Translate(const ex& e) {
   } else if (is_a<GiNaC::function>(e)) {
     id = TranslateFunction(e);
   } else {
-    Fail(fmt::format("{} contains an expression of unsupported kind '{}': {}", context_,
-                     ex_to<GiNaC::basic>(e).class_name(), Print(e)),
-         "compiled expressions may use + - * / ^, numbers, slot symbols and elementary functions");
+    ThrowAt({}, "",
+            fmt::format("{} contains an expression of unsupported kind '{}': {}", context_,
+                        ex_to<GiNaC::basic>(e).class_name(), Print(e)),
+            "", "", "compiled expressions may use + - * / ^, numbers, slot symbols and elementary functions");
   }
   memo_.emplace(e, id);
   return id;
@@ -598,20 +595,20 @@ int Lowerer::TranslateFunction(const ex& e) {
     return Make(Op::kAdd, Make(Op::kSelA, m, a), Make(Op::kSelB, m, b));
   }
   if (name == "pn_if")
-    Fail(fmt::format("{} holds a condition that was not given a mode: {}", context_, Print(e)),
-         "conditions are compiled only through the equation builder, which turns each into a mode and an event");
+    ThrowAt({}, "", fmt::format("{} holds a condition that was not given a mode: {}", context_, Print(e)), "", "",
+            "conditions are compiled only through the equation builder, which turns each into a mode and an event");
   for (const FunctionOp& f : kFunctions) {
     if (name != f.name) continue;
     if (e.nops() != f.arity)
-      Fail(fmt::format("{} calls {} with {} arguments, expected {}", context_, name, e.nops(), f.arity));
+      ThrowAt({}, "", fmt::format("{} calls {} with {} arguments, expected {}", context_, name, e.nops(), f.arity));
     const int a = Translate(e.op(0));
     const int b = f.arity == 2 ? Translate(e.op(1)) : -1;
     return Make(f.op, a, b);
   }
   std::string supported;
   for (const FunctionOp& f : kFunctions) supported += std::string(supported.empty() ? "" : ", ") + f.name;
-  Fail(fmt::format("{} uses the function '{}', which the code generator does not support", context_, name),
-       "supported functions: " + supported);
+  ThrowAt({}, "", fmt::format("{} uses the function '{}', which the code generator does not support", context_, name),
+          "", "", "supported functions: " + supported);
 }
 
 }  // namespace

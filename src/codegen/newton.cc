@@ -232,32 +232,27 @@ void RuntimeChecks::ThrowNonFinite(const double* s, int entry) const {
   const WrittenSlot& w = plan_->written[entry];
   const std::string& name = SlotName(w.slot);
   const double v = s[w.slot];
-  Diagnostic d;
-  d.expected = "a finite number";
-  d.got = ValueName(v);
-  if (w.block >= 0) {
-    d.message = fmt::format("unknown '{}' of block '{}' became {}", name, plan_->blocks[w.block].label, d.got);
-    d.hint = "the block's residuals produced a non-finite solution; check its parameters";
-    throw Error(std::move(d));
-  }
-  d.message = fmt::format("slot '{}' became {}", name, d.got);
+  const std::string got = ValueName(v);
+  if (w.block >= 0)
+    ThrowAt({}, "", fmt::format("unknown '{}' of block '{}' became {}", name, plan_->blocks[w.block].label, got),
+            "a finite number", got, "the block's residuals produced a non-finite solution; check its parameters");
   std::string inputs, caller_set;
   for (int in : InputSlots(*plan_, w.expr)) {
     inputs += fmt::format("{}{} = {}", inputs.empty() ? "" : ", ", SlotName(in), Num(s[in]));
     if (!std::isfinite(s[in])) caller_set = SlotName(in);
   }
-  d.hint = fmt::format("{} = {}", name, Truncated(w.expr));
-  if (!inputs.empty()) d.hint += " with " + inputs;
-  d.hint += std::isnan(v) ? "; NaN comes from 0/0, Inf-Inf, 0*Inf, or the log, sqrt or "
-                            "non-integer power of a negative number"
-                          : "; Inf comes from a division by zero, the log of zero, or an "
-                            "overflow (e.g. exp of a large argument)";
+  std::string hint = fmt::format("{} = {}", name, Truncated(w.expr));
+  if (!inputs.empty()) hint += " with " + inputs;
+  hint += std::isnan(v) ? "; NaN comes from 0/0, Inf-Inf, 0*Inf, or the log, sqrt or "
+                          "non-integer power of a negative number"
+                        : "; Inf comes from a division by zero, the log of zero, or an "
+                          "overflow (e.g. exp of a large argument)";
   if (!caller_set.empty())
-    d.hint += fmt::format(
+    hint += fmt::format(
         "; '{}' is not computed by the program: it is set by the caller "
         "(time, a parameter or a state)",
         caller_set);
-  throw Error(std::move(d));
+  ThrowAt({}, "", fmt::format("slot '{}' became {}", name, got), "a finite number", got, hint);
 }
 
 void RuntimeChecks::CheckBlockInputs(const double* s, int block) const {
@@ -268,12 +263,9 @@ void RuntimeChecks::CheckBlockInputs(const double* s, int block) const {
   for (const GiNaC::ex& r : bp.residual_exprs)
     for (int in : InputSlots(*plan_, r, 64)) {
       if (unknowns.count(in) || std::isfinite(s[in])) continue;
-      Diagnostic d;
-      d.message = fmt::format("block '{}' reads '{}', which is {}", bp.label, SlotName(in), ValueName(s[in]));
-      d.expected = "finite inputs";
-      d.got = ValueName(s[in]);
-      d.hint = fmt::format("'{}' is set by the caller (time, a parameter or a state)", SlotName(in));
-      throw Error(std::move(d));
+      ThrowAt({}, "", fmt::format("block '{}' reads '{}', which is {}", bp.label, SlotName(in), ValueName(s[in])),
+              "finite inputs", ValueName(s[in]),
+              fmt::format("'{}' is set by the caller (time, a parameter or a state)", SlotName(in)));
     }
 }
 
@@ -739,16 +731,11 @@ std::string NewtonSolver::UnknownValues(const double* s) const {
 
 void NewtonSolver::ThrowSingular(const double* s) {
   if (checks_) checks_->CheckBlockInputs(s, block_);
-  Diagnostic d;
-  d.expected = "a nonsingular Jacobian";
-  if (!std::isfinite(InfNorm(J_.data(), n_ * n_))) {
-    d.message = fmt::format("the Jacobian of block '{}' contains NaN or Inf at {}", b_->label, UnknownValues(s));
-    d.got = "a non-finite Jacobian";
-    d.hint =
-        "a derivative is undefined at this point (division by zero, log or sqrt of a "
-        "non-positive number); check the parameters and the starting values";
-    throw Error(std::move(d));
-  }
+  if (!std::isfinite(InfNorm(J_.data(), n_ * n_)))
+    ThrowAt({}, "", fmt::format("the Jacobian of block '{}' contains NaN or Inf at {}", b_->label, UnknownValues(s)),
+            "a nonsingular Jacobian", "a non-finite Jacobian",
+            "a derivative is undefined at this point (division by zero, log or sqrt of a "
+            "non-positive number); check the parameters and the starting values");
   std::vector<int> involved = b_->unmatched;
   std::string why;
   if (!involved.empty()) {
@@ -766,29 +753,24 @@ void NewtonSolver::ThrowSingular(const double* s) {
     why = fmt::format("it has numerical rank {} of {}", full.rank(), n_);
     if (!involved.empty()) why += fmt::format("; the singular direction involves unknown(s) {}", UnknownList(involved));
   }
-  d.message = fmt::format("the Jacobian of block '{}' is singular: {}", b_->label, why);
-  d.got = fmt::format("a singular {}x{} Jacobian at {}", n_, n_, UnknownValues(s));
-  d.hint =
-      "a singular algebraic loop usually means the model leaves some variables undetermined "
-      "(e.g. a zero parameter, or storage elements forced into dependent causality); check "
-      "the parameters and the elements around the loop";
-  throw Error(std::move(d));
+  ThrowAt({}, "", fmt::format("the Jacobian of block '{}' is singular: {}", b_->label, why), "a nonsingular Jacobian",
+          fmt::format("a singular {}x{} Jacobian at {}", n_, n_, UnknownValues(s)),
+          "a singular algebraic loop usually means the model leaves some variables undetermined "
+          "(e.g. a zero parameter, or storage elements forced into dependent causality); check "
+          "the parameters and the elements around the loop");
 }
 
 void NewtonSolver::ThrowSingularConfiguration(const double* s) {
   if (checks_) checks_->CheckBlockInputs(s, block_);
-  Diagnostic d;
-  d.message = fmt::format(
-      "{}: the constraint forces cannot be solved here: the joints' constraints have become "
-      "dependent, beyond the redundancy the mechanism has elsewhere (a singular configuration, "
-      "such as links aligned)",
-      b_->label);
-  d.expected = "a configuration where the joints' constraints keep their rank";
-  d.got = fmt::format("an ill-conditioned {}x{} block of constraint forces", n_, n_);
-  d.hint =
-      "a rigid model cannot pass this configuration by these equations; --constraints parasitic (compliant "
-      "joints) can, or change the joints so that the mechanism does not lock there";
-  throw Error(std::move(d));
+  ThrowAt({}, "",
+          fmt::format("{}: the constraint forces cannot be solved here: the joints' constraints have become "
+                      "dependent, beyond the redundancy the mechanism has elsewhere (a singular configuration, "
+                      "such as links aligned)",
+                      b_->label),
+          "a configuration where the joints' constraints keep their rank",
+          fmt::format("an ill-conditioned {}x{} block of constraint forces", n_, n_),
+          "a rigid model cannot pass this configuration by these equations; --constraints parasitic (compliant "
+          "joints) can, or change the joints so that the mechanism does not lock there");
 }
 
 void NewtonSolver::ThrowNotConverged(const double* s, int iterations, double step, const char* kind) {
@@ -796,26 +778,22 @@ void NewtonSolver::ThrowNotConverged(const double* s, int iterations, double ste
   int worst = 0;
   for (int i = 1; i < n_; ++i)
     if (std::fabs(r_[i]) > std::fabs(r_[worst])) worst = i;
-  Diagnostic d;
-  d.expected = "residuals close to zero";
-  d.got =
+  const std::string got =
       fmt::format("||r||_inf = {} (largest: residual {}) at {}", Num(std::fabs(r_[worst])), worst, UnknownValues(s));
-  if (std::string(kind) == "linear") {
-    d.message = fmt::format("block '{}' is marked linear, but the exact Newton step left residual norm {}", b_->label,
-                            Num(std::fabs(r_[worst])));
-    d.hint =
-        "the residuals may not be affine in the unknowns (a bug in the equation builder), "
-        "or the Jacobian is too ill-conditioned to solve in double precision";
-  } else {
-    d.message = fmt::format(
-        "Newton's method did not converge for block '{}' after {} iterations: "
-        "residual norm {}, last step {}",
-        b_->label, iterations, Num(std::fabs(r_[worst])), Num(step));
-    d.hint =
-        "the algebraic loop may have no solution near the starting guess (the unknowns' "
-        "values on entry); check the parameters, or give better initial values";
-  }
-  throw Error(std::move(d));
+  if (std::string(kind) == "linear")
+    ThrowAt({}, "",
+            fmt::format("block '{}' is marked linear, but the exact Newton step left residual norm {}", b_->label,
+                        Num(std::fabs(r_[worst]))),
+            "residuals close to zero", got,
+            "the residuals may not be affine in the unknowns (a bug in the equation builder), "
+            "or the Jacobian is too ill-conditioned to solve in double precision");
+  ThrowAt({}, "",
+          fmt::format("Newton's method did not converge for block '{}' after {} iterations: "
+                      "residual norm {}, last step {}",
+                      b_->label, iterations, Num(std::fabs(r_[worst])), Num(step)),
+          "residuals close to zero", got,
+          "the algebraic loop may have no solution near the starting guess (the unknowns' "
+          "values on entry); check the parameters, or give better initial values");
 }
 
 void NewtonSolver::ThrowNonFiniteResidual(const double* s, bool at_start) {
@@ -823,17 +801,16 @@ void NewtonSolver::ThrowNonFiniteResidual(const double* s, bool at_start) {
   if (checks_) checks_->CheckBlockInputs(s, block_);
   int bad = 0;
   while (bad < n_ - 1 && std::isfinite(r_[bad])) ++bad;
-  Diagnostic d;
-  d.message = fmt::format("residual {} of block '{}' is {} {}", bad, b_->label, ValueName(r_[bad]),
-                          at_start ? "at the starting guess" : "along every Newton step tried");
-  d.expected = "finite residuals";
-  d.got = fmt::format("{} at {}", ValueName(r_[bad]), UnknownValues(s));
+  std::string hint;
   if (bad < static_cast<int>(b_->residual_exprs.size()))
-    d.hint = fmt::format("residual {} = {}; ", bad, Truncated(b_->residual_exprs[bad]));
-  d.hint +=
+    hint = fmt::format("residual {} = {}; ", bad, Truncated(b_->residual_exprs[bad]));
+  hint +=
       "it is undefined there (division by zero, log or sqrt of a negative number); the "
       "unknowns' values on entry are the starting guess, so better initial values may help";
-  throw Error(std::move(d));
+  ThrowAt({}, "",
+          fmt::format("residual {} of block '{}' is {} {}", bad, b_->label, ValueName(r_[bad]),
+                      at_start ? "at the starting guess" : "along every Newton step tried"),
+          "finite residuals", fmt::format("{} at {}", ValueName(r_[bad]), UnknownValues(s)), hint);
 }
 
 }  // namespace paynter::codegen

@@ -33,10 +33,8 @@ SparseLU::SparseLU(int n, std::vector<int> ap, std::vector<int> ai)
   if (!klu_->symbolic) {
     const int status = klu_->common.status;
     delete klu_;
-    Diagnostic d;
-    d.message = "the sparse solver could not analyse the pattern of an implicit block";
-    d.got = "KLU status " + std::to_string(status);
-    throw Error(std::move(d));
+    ThrowAt({}, "", "the sparse solver could not analyse the pattern of an implicit block", "",
+            "KLU status " + std::to_string(status));
   }
 }
 

@@ -270,11 +270,8 @@ std::vector<std::unique_ptr<CompiledProgram>> CompilePlans(std::vector<Plan> pla
       if (tiered) {
         out[i] = std::make_unique<TieredProgram>(std::move(plans[i]), std::move(source[i]), build, int(k), options);
       } else if (build->Wait(int(k)) != NativeBuild::State::kDone) {
-        Diagnostic d;
-        d.message = build->failure(int(k));
-        d.hint = build->failure_hint(int(k));
-        if (native_only) throw Error(std::move(d));
-        reason[i] = "native code unavailable, using the tape: " + d.message;
+        if (native_only) ThrowAt({}, "", build->failure(int(k)), "", "", build->failure_hint(int(k)));
+        reason[i] = "native code unavailable, using the tape: " + build->failure(int(k));
         source[i].reset();
       }
     }

@@ -207,14 +207,13 @@ class Partitioned {
     int stalls = 0;
     for (int it = 0; err > tol; ++it) {
       if (it == 30 || stalls == 4 || !std::isfinite(err)) {
-        Diagnostic d;
-        d.message = fmt::format("minimal coordinates: the dependent positions cannot be solved at t = {} "
-                                "(position error {:.3g})", t, err);
-        d.expected = "a configuration where the joints can be assembled";
-        d.got = "Newton's method did not converge";
-        d.hint = "the mechanism may have reached a singular or unreachable configuration; try "
-                 "--constraints lagrange-multipliers";
-        throw Error(std::move(d));
+        ThrowAt({}, "",
+                fmt::format("minimal coordinates: the dependent positions cannot be solved at t = {} "
+                            "(position error {:.3g})",
+                            t, err),
+                "a configuration where the joints can be assembled", "Newton's method did not converge",
+                "the mechanism may have reached a singular or unreachable configuration; try "
+                "--constraints lagrange-multipliers");
       }
       const bool fresh = !qd_valid_;
       if (!qd_valid_) {
@@ -304,12 +303,9 @@ Solution MinimalCoordinates(ModelWorkspace& workspace, const std::vector<double>
   double chosen_condition = 1, left_condition = 0;
   std::string failure;  // the solve whose failure forced the last restart
   for (int round = 0;; ++round) {
-    if (round > 1000) {
-      Diagnostic d;
-      d.message = fmt::format("minimal coordinates: more than 1000 changes of independent coordinates (t = {})", t);
-      d.hint = "the mechanism may stay at a singular configuration; try --constraints lagrange-multipliers";
-      throw Error(std::move(d));
-    }
+    if (round > 1000)
+      ThrowAt({}, "", fmt::format("minimal coordinates: more than 1000 changes of independent coordinates (t = {})", t),
+              "", "", "the mechanism may stay at a singular configuration; try --constraints lagrange-multipliers");
     if (choose) {
       part.Choose(t, x);
       chosen_condition = part.Condition(t);
@@ -318,20 +314,22 @@ Solution MinimalCoordinates(ModelWorkspace& workspace, const std::vector<double>
       // the mechanism (links aligned, a branch point); going on would pick a
       // branch at random.
       if (chosen_condition > limit) {
-        Diagnostic d;
-        d.message = fmt::format(
-            "minimal coordinates: no independent coordinates determine the others at t = {} (a singular "
-            "configuration of the mechanism)", t);
-        d.expected = fmt::format("a choice of independent coordinates whose dependent block has a condition number "
-                                 "below {:.3g}", limit);
-        d.got = fmt::format("{:.6g} for the best choice there{}", chosen_condition,
-                            left_condition > 0 ? fmt::format(" (the coordinates used until then: {:.3g})",
-                                                             left_condition)
-                                               : std::string());
-        d.hint = "the mechanism passes a singular configuration, where its joints' constraints become dependent; "
-                 "--constraints lagrange-multipliers integrates every coordinate and passes it";
-        if (!failure.empty()) d.hint += "; the solve that failed there: " + failure;
-        throw Error(std::move(d));
+        std::string hint =
+            "the mechanism passes a singular configuration, where its joints' constraints become dependent; "
+            "--constraints lagrange-multipliers integrates every coordinate and passes it";
+        if (!failure.empty()) hint += "; the solve that failed there: " + failure;
+        ThrowAt(
+            {}, "",
+            fmt::format("minimal coordinates: no independent coordinates determine the others at t = {} (a "
+                        "singular configuration of the mechanism)",
+                        t),
+            fmt::format("a choice of independent coordinates whose dependent block has a condition number "
+                        "below {:.3g}",
+                        limit),
+            fmt::format("{:.6g} for the best choice there{}", chosen_condition,
+                        left_condition > 0 ? fmt::format(" (the coordinates used until then: {:.3g})", left_condition)
+                                           : std::string()),
+            hint);
       }
       failure.clear();
       ++report->partitions;

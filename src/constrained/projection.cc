@@ -374,18 +374,14 @@ bool ConstraintProjector::Project(double t, double* x, AssemblyReport* report) {
       for (int k : rows_with_position_)
         if (std::fabs(g_[k]) > std::fabs(g_[worst])) worst = k;
       const ConstraintRow& row = m_.constraint_rows()[worst];
-      Diagnostic d;
-      d.element = row.joint;
-      d.message = fmt::format(
-          "the joints cannot be assembled at t = {}: joint '{}' ({}) stays {:.3g} off after {} "
-          "iterations",
-          t, row.joint, row.direction.empty() ? row.source : row.direction, std::fabs(g_[worst]), max_iterations);
-      d.expected = "positions that satisfy every joint";
-      d.got = fmt::format("a position error of {:.3g}", err);
-      d.hint =
-          "check the joints' points and axes and the bodies' initial positions: the mechanism may not close, "
-          "or it may be at a singular configuration";
-      throw Error(std::move(d));
+      ThrowAt({}, row.joint,
+              fmt::format("the joints cannot be assembled at t = {}: joint '{}' ({}) stays {:.3g} off after {} "
+                          "iterations",
+                          t, row.joint, row.direction.empty() ? row.source : row.direction, std::fabs(g_[worst]),
+                          max_iterations),
+              "positions that satisfy every joint", fmt::format("a position error of {:.3g}", err),
+              "check the joints' points and axes and the bodies' initial positions: the mechanism may not close, "
+              "or it may be at a singular configuration");
     }
     if (cache.sparse && (!cache.q_valid || cache.q_uses > 20)) {
       // Coloured central differences over the columns in `pos` (pos_ is sorted).

@@ -16,11 +16,8 @@ ConstraintMethod ParseConstraintMethod(const std::string& name) {
   if (name == "auto") return ConstraintMethod::kAuto;
   for (ConstraintMethod m : ConstraintMethods())
     if (name == ConstraintMethodName(m)) return m;
-  Diagnostic d;
-  d.message = fmt::format("unknown constraint method '{}'", name);
-  d.expected = "auto, parasitic, lagrange-multipliers, minimal-coordinates or zcp";
-  d.got = name;
-  throw Error(std::move(d));
+  ThrowAt({}, "", fmt::format("unknown constraint method '{}'", name),
+          "auto, parasitic, lagrange-multipliers, minimal-coordinates or zcp", name);
 }
 
 std::string ConstraintMethodName(ConstraintMethod m) {
@@ -155,24 +152,18 @@ Solution SimulateConstrained(ModelWorkspace& workspace, const SolverOptions& sol
   const ConstraintMethodStrategy& strategy = StrategyFor(method);
   std::vector<double> x0 = model.initial_state();
 
-  if (model.has_events() && !strategy.HandlesEvents()) {
-    Diagnostic d;
-    d.message = fmt::format("--constraints {} does not handle the model's events and conditions",
-                            ConstraintMethodName(method));
-    d.expected = "a model without if(), events or switched elements";
-    d.got = fmt::format("events with --constraints {}", ConstraintMethodName(method));
-    d.hint = "simulate the model with --constraints lagrange-multipliers or parasitic (docs/events.md)";
-    throw Error(std::move(d));
-  }
+  if (model.has_events() && !strategy.HandlesEvents())
+    ThrowAt(
+        {}, "",
+        fmt::format("--constraints {} does not handle the model's events and conditions", ConstraintMethodName(method)),
+        "a model without if(), events or switched elements",
+        fmt::format("events with --constraints {}", ConstraintMethodName(method)),
+        "simulate the model with --constraints lagrange-multipliers or parasitic (docs/events.md)");
   if (model.num_constraints() == 0) {
-    if (!strategy.RunsWithoutConstraints()) {
-      Diagnostic d;
-      d.message = fmt::format("--constraints {}: the model has no constraint source", ConstraintMethodName(method));
-      d.expected = "a multibody model with joints, or Se elements with 'constraint:'";
-      d.got = "no joint constraint";
-      d.hint = "simulate it without --constraints";
-      throw Error(std::move(d));
-    }
+    if (!strategy.RunsWithoutConstraints())
+      ThrowAt({}, "", fmt::format("--constraints {}: the model has no constraint source", ConstraintMethodName(method)),
+              "a multibody model with joints, or Se elements with 'constraint:'", "no joint constraint",
+              "simulate it without --constraints");
     return strategy.Simulate(ConstrainedRun{workspace, x0, solver, options, nullptr, &rep});
   }
 
@@ -187,21 +178,19 @@ Solution SimulateConstrained(ModelWorkspace& workspace, const SolverOptions& sol
   rep.assembly = assembly;
   const bool assemble = options.assemble || (options.source && options.source->assemble);
   if (!assemble && (assembly.position_correction > options.assembly_tolerance ||
-                            assembly.velocity_correction > options.assembly_tolerance)) {
-    Diagnostic d;
-    d.element = assembly.worst_joint;
+                    assembly.velocity_correction > options.assembly_tolerance)) {
     const bool pos = assembly.position_correction > options.assembly_tolerance;
-    d.message = fmt::format("the start is not consistent with the joints: {} moved by {:.3g} to assemble them{}",
-                            pos ? "positions" : "velocities (momenta)",
-                            pos ? assembly.position_correction : assembly.velocity_correction,
-                            assembly.worst_joint.empty() ? "" : fmt::format(" (furthest off: joint '{}')",
-                                                                             assembly.worst_joint));
-    d.expected = fmt::format("initial positions and velocities within {:.3g} of the joints", options.assembly_tolerance);
-    d.got = fmt::format("position error {:.3g}, velocity error {:.3g}", assembly.position_error_before,
-                        assembly.velocity_error_before);
-    d.hint = "correct the bodies' initial position/orientation/velocity, or let paynter assemble the start "
-             "(--assemble)";
-    throw Error(std::move(d));
+    ThrowAt({}, assembly.worst_joint,
+            fmt::format(
+                "the start is not consistent with the joints: {} moved by {:.3g} to assemble them{}",
+                pos ? "positions" : "velocities (momenta)",
+                pos ? assembly.position_correction : assembly.velocity_correction,
+                assembly.worst_joint.empty() ? "" : fmt::format(" (furthest off: joint '{}')", assembly.worst_joint)),
+            fmt::format("initial positions and velocities within {:.3g} of the joints", options.assembly_tolerance),
+            fmt::format("position error {:.3g}, velocity error {:.3g}", assembly.position_error_before,
+                        assembly.velocity_error_before),
+            "correct the bodies' initial position/orientation/velocity, or let paynter assemble the start "
+            "(--assemble)");
   }
   {
     // What the assembly could not close (joints between held bodies that do
@@ -213,16 +202,15 @@ Solution SimulateConstrained(ModelWorkspace& workspace, const SolverOptions& sol
     projector.Errors(solver.t0, x0.data(), &gp, &gv, &worst);
     for (int i : projector.momentum_states()) pmax = std::max(pmax, std::fabs(x0[i]));
     if (!(gp <= kAssembledPosition) || !(gv <= kAssembledPosition * (1 + pmax))) {
-      Diagnostic d;
-      if (worst >= 0) d.element = model.constraint_rows()[worst].joint;
-      d.message = fmt::format("the start cannot be assembled: after the assembly the joints are still off by {:.3g} "
-                              "(positions) and {:.3g} (velocities){}",
-                              gp, gv, worst >= 0 ? fmt::format(" (furthest off: joint '{}')", d.element) : "");
-      d.expected = fmt::format("positions and velocities within {:.3g} of the joints", kAssembledPosition);
-      d.got = fmt::format("position error {:.3g}, velocity error {:.3g}", gp, gv);
-      d.hint = "the bodies held by joints' `initial:` values (and the ground) must be consistent with the joints "
-               "between them; check the joints' points and axes, or the initial values";
-      throw Error(std::move(d));
+      const std::string joint = worst >= 0 ? model.constraint_rows()[worst].joint : "";
+      ThrowAt({}, joint,
+              fmt::format("the start cannot be assembled: after the assembly the joints are still off by {:.3g} "
+                          "(positions) and {:.3g} (velocities){}",
+                          gp, gv, worst >= 0 ? fmt::format(" (furthest off: joint '{}')", joint) : ""),
+              fmt::format("positions and velocities within {:.3g} of the joints", kAssembledPosition),
+              fmt::format("position error {:.3g}, velocity error {:.3g}", gp, gv),
+              "the bodies held by joints' `initial:` values (and the ground) must be consistent with the joints "
+              "between them; check the joints' points and axes, or the initial values");
     }
   }
   rep.analysis = AnalyzeConstraints(workspace, solver.t0, x0);
@@ -252,22 +240,20 @@ void WatchDrift(const CompiledModel& model, const ConstrainedOptions& options, C
   if (!(tol > 0) || (gp <= tol_p && gv <= tol_v)) return;
   const bool pos = !(gp <= tol_p);
   const int row = pos ? wp : wv;
-  Diagnostic d;
-  if (row >= 0) d.element = model.constraint_rows()[row].joint;
   const ConstraintRow* r = row >= 0 ? &model.constraint_rows()[row] : nullptr;
-  d.message = fmt::format(
-      "--constraints {}: the joints drifted beyond the drift tolerance at t = {}: {} error {:.3g}{} (the results from "
-      "here on would be wrong)",
-      ConstraintMethodName(method), t, pos ? "position" : "velocity", pos ? gp : gv,
-      r ? fmt::format(" on joint '{}' ({})", r->joint, r->direction.empty() ? r->source : r->direction) : "");
-  d.expected = fmt::format("position and velocity constraint errors within {:.3g} and {:.3g} at every output time "
-                           "(the drift tolerance {:.3g} times 1 + the largest coordinate, 1 + the largest momentum)",
-                           tol_p, tol_v, tol);
-  d.got = fmt::format("position error {:.3g}, velocity error {:.3g}", gp, gv);
-  d.hint = "tighten --rtol/--atol, look for an inertia many orders of magnitude below the others (it makes the "
-           "equations stiff and the projection ill-conditioned), or try another --constraints method; "
-           "--drift-tolerance sets the limit (0: no check)";
-  throw Error(std::move(d));
+  ThrowAt({}, r ? r->joint : "",
+          fmt::format(
+              "--constraints {}: the joints drifted beyond the drift tolerance at t = {}: {} error {:.3g}{} "
+              "(the results from here on would be wrong)",
+              ConstraintMethodName(method), t, pos ? "position" : "velocity", pos ? gp : gv,
+              r ? fmt::format(" on joint '{}' ({})", r->joint, r->direction.empty() ? r->source : r->direction) : ""),
+          fmt::format("position and velocity constraint errors within {:.3g} and {:.3g} at every output time "
+                      "(the drift tolerance {:.3g} times 1 + the largest coordinate, 1 + the largest momentum)",
+                      tol_p, tol_v, tol),
+          fmt::format("position error {:.3g}, velocity error {:.3g}", gp, gv),
+          "tighten --rtol/--atol, look for an inertia many orders of magnitude below the others (it makes the "
+          "equations stiff and the projection ill-conditioned), or try another --constraints method; "
+          "--drift-tolerance sets the limit (0: no check)");
 }
 
 }  // namespace constrained

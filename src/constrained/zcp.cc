@@ -43,12 +43,10 @@ Solution Zcp(ModelWorkspace &workspace, const std::vector<double> &x0, const Sol
   std::optional<CompiledModel> made;
   if (!options.method_model) {
     if (!options.source) {
-      Diagnostic d;
-      d.message =
-          "--constraints zcp: the model the compiled one came from is "
-          "needed (ConstrainedOptions::source or method_model)";
-      d.hint = "pass the Model, or the break-variable model compiled, to SimulateConstrained's options";
-      throw Error(std::move(d));
+      ThrowAt({}, "",
+              "--constraints zcp: the model the compiled one came from is "
+              "needed (ConstrainedOptions::source or method_model)",
+              "", "", "pass the Model, or the break-variable model compiled, to SimulateConstrained's options");
     }
     const Model broken = BreakVariableModel(*options.source, &params);
     made.emplace(BuildEquations(broken, AssignCausality(broken)), options.codegen);
@@ -62,14 +60,11 @@ Solution Zcp(ModelWorkspace &workspace, const std::vector<double> &x0, const Sol
     if (const int i = fm.ParameterIndex(name); i >= 0) fw.SetParameterAt(i, workspace.GetParameter(name));
   bool same = fm.state_names() == model.state_names() && static_cast<int>(params.size()) == model.num_constraints();
   for (const auto &p : params) same = same && fm.ParameterIndex(p) >= 0;
-  if (!same) {
-    Diagnostic d;
-    d.message =
-        "--constraints zcp: the model with break variables has other "
-        "states than the model";
-    d.hint = "this is a bug in paynter: please report it";
-    throw Error(std::move(d));
-  }
+  if (!same)
+    ThrowAt({}, "",
+            "--constraints zcp: the model with break variables has other "
+            "states than the model",
+            "", "", "this is a bug in paynter: please report it");
   std::vector<int> param_index;
   for (const auto &p : params) param_index.push_back(fm.ParameterIndex(p));
 
@@ -276,13 +271,10 @@ Model BreakVariableModel(const Model &source, std::vector<std::string> *params) 
   for (auto &e : m.elements) {
     if (e.form != LawForm::kConstraint) continue;
     const std::string name = "zcp_" + e.name;
-    if (m.symbols.count(name)) {
-      Diagnostic d;
-      d.element = e.name;
-      d.message = fmt::format("--constraints zcp needs the name '{}' for the joint effort of '{}'", name, e.name);
-      d.hint = "rename the model's variable of that name";
-      throw Error(std::move(d));
-    }
+    if (m.symbols.count(name))
+      ThrowAt({}, e.name,
+              fmt::format("--constraints zcp needs the name '{}' for the joint effort of '{}'", name, e.name), "", "",
+              "rename the model's variable of that name");
     Parameter p;
     p.name = name;
     p.value = 0;

@@ -109,6 +109,18 @@ void ThrowAt(const SourceLocation& where, const std::string& element, const std:
   throw Error(d);
 }
 
+void ThrowAtBond(const SourceLocation& where, const std::string& bond, const std::string& message,
+                 const std::string& expected, const std::string& got, const std::string& hint) {
+  Diagnostic d;
+  d.where = where;
+  d.bond = bond;
+  d.message = message;
+  d.expected = expected;
+  d.got = got;
+  d.hint = hint;
+  throw Error(d);
+}
+
 Error::Error(Diagnostic d) : std::runtime_error(d.ToString()), diag_(std::move(d)) {}
 
 Error::Error(const std::string& message) : std::runtime_error(EscapeForTerminal(message, true)) {

@@ -661,9 +661,7 @@ class EquationBuilder {
       const auto& en = modes_.entries()[k];
       layout.Add(en.mode, en.mode.get_name());
       ModeRow row;
-      std::ostringstream text;
-      text << en.indicator << (en.strict ? " > 0" : " >= 0");
-      row.text = text.str();
+      row.text = ExpressionText(en.indicator) + (en.strict ? " > 0" : " >= 0");
       row.slot = layout.Slot(en.mode);
       row.strict = en.strict ? 1 : 0;
       row.indicator_slot = assign(fmt::format("indicator_{}", en.mode.get_name()), mode_indicators[k]);

@@ -123,12 +123,6 @@ std::string EquationSystem::ExplainLagrange(const Model& model) const {
 }
 
 namespace {
-std::string Str(const GiNaC::ex& e) {
-  std::ostringstream os;
-  os << e;
-  return os.str();
-}
-
 // A quotient of sums of products of sines and cosines in lowest terms:
 // numerator and denominator each with sin^2 -> 1 - cos^2 (canonical for
 // polynomials in the sines and cosines of independent angles), then divided.
@@ -316,7 +310,7 @@ std::string EquationSystem::ExplainBoltzmannHamel(const Model& model, bool latex
             s += (s.empty() ? "" : " + ") + std::string("\\left(") + Latex(bh.A[l][i]) + "\\right)" +
                  DottedLatexName(bh.coordinate_names[i]);
         return s.empty() ? std::string("0") : s;
-      }() : Str(w));
+      }() : ExpressionText(w));
     }
   } else {
     line("");

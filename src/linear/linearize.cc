@@ -250,13 +250,11 @@ class Differentiator {
       if (!((J * X - R).lpNorm<Eigen::Infinity>() <= 1e-8 * scale)) X.resize(0, 0);
     }
     if (X.rows() == 0) {
-      Diagnostic dg;
-      dg.message = fmt::format("linearize: the implicit block '{}' is singular at the operating point", st.label);
-      dg.expected = "a block whose Jacobian is invertible, so that the implicit function theorem applies";
-      dg.got = fmt::format("rank {} of {}", lu.rank(), nu);
-      dg.hint = "its unknowns are not locally determined there (a redundant constraint, a singular configuration); "
-                "choose another operating point";
-      throw Error(std::move(dg));
+      ThrowAt({}, "", fmt::format("linearize: the implicit block '{}' is singular at the operating point", st.label),
+              "a block whose Jacobian is invertible, so that the implicit function theorem applies",
+              fmt::format("rank {} of {}", lu.rank(), nu),
+              "its unknowns are not locally determined there (a redundant constraint, a singular configuration); "
+              "choose another operating point");
     }
     for (int i = 0; i < nu; ++i) {
       std::vector<double> row(nd);

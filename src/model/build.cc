@@ -633,14 +633,9 @@ class Builder {
       for (const auto* end : {&bs.from, &bs.to}) {
         CheckNameLength(*end, bs.where, "", fmt::format("the element named by bond '{}'", b.name));
         if (FindElement(*end) < 0) {
-          Diagnostic d;
-          d.where = bs.where;
-          d.bond = b.name;
-          d.message = fmt::format("bond refers to an unknown element '{}'", *end);
-          d.expected = "the name of an element declared under 'elements:'";
-          d.got = fmt::format("'{}'", *end);
-          d.hint = DidYouMean(*end, element_names);
-          throw Error(d);
+          ThrowAtBond(bs.where, b.name, fmt::format("bond refers to an unknown element '{}'", *end),
+                      "the name of an element declared under 'elements:'", fmt::format("'{}'", *end),
+                      DidYouMean(*end, element_names));
         }
       }
       b.from = FindElement(bs.from);
@@ -650,13 +645,8 @@ class Builder {
       b.origin = bs.origin;
       b.component = bs.component;
       if (b.from == b.to) {
-        Diagnostic d;
-        d.where = bs.where;
-        d.bond = b.name;
-        d.message = fmt::format("bond connects element '{}' to itself", bs.from);
-        d.expected = "two different elements";
-        d.got = fmt::format("from: {}, to: {}", bs.from, bs.to);
-        throw Error(d);
+        ThrowAtBond(bs.where, b.name, fmt::format("bond connects element '{}' to itself", bs.from),
+                    "two different elements", fmt::format("from: {}, to: {}", bs.from, bs.to));
       }
       const int index = static_cast<int>(m_.bonds.size());
       m_.elements[b.from].bonds.push_back(index);

@@ -252,7 +252,7 @@ class Reader {
         // 0^0 and 0 to a complex power: the algebra library throws from inside
         // the power it is forming (and leaks it).
         if (b.is_zero() && !(x.is_real() && x.is_positive()))
-          NoValue(fmt::format("zero to the power {} ('^' at character {}) has no value", ExpressionTextOf(x), at + 1));
+          NoValue(fmt::format("zero to the power {} ('^' at character {}) has no value", ExpressionText(x), at + 1));
         const auto in_double = [&] {
           const double v = std::pow(b.to_double(), x.to_double());
           if (!std::isfinite(v) || v == 0)
@@ -424,7 +424,7 @@ class Reader {
       if (!v)
         throw ArgumentError(fmt::format("{} of {}() is not a constant", what, fn),
                             "numbers and parameters (a signal's times and sizes are fixed)",
-                            fmt::format("'{}'", ExpressionTextOf(e)),
+                            fmt::format("'{}'", ExpressionText(e)),
                             "a signal that varies otherwise is written with if() or piecewise()");
       return v;
     }
@@ -432,12 +432,6 @@ class Reader {
     if (GiNaC::is_a<GiNaC::numeric>(x) && GiNaC::ex_to<GiNaC::numeric>(x).is_real())
       return GiNaC::ex_to<GiNaC::numeric>(x).to_double();
     return std::nullopt;
-  }
-
-  static std::string ExpressionTextOf(const GiNaC::ex& e) {
-    std::ostringstream os;
-    os << e;
-    return os.str();
   }
 
   // '[' a, b, ... ']'
@@ -515,7 +509,7 @@ class Reader {
       const auto period = Value(args[1], fn, "the period");
       if (period && !(*period > 0))
         throw ArgumentError(fmt::format("the period of {}() is not positive", fn), "a period > 0",
-                            fmt::format("{} ('{}')", *period, ExpressionTextOf(args[1])),
+                            fmt::format("{} ('{}')", *period, ExpressionText(args[1])),
                             "the period is the time from one rising edge to the next");
       const GiNaC::ex phase = 2 * GiNaC::Pi * since / args[1];
       // Both inner conditions hold on their boundary (>=), so that a period

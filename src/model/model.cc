@@ -81,29 +81,22 @@ void ApplyParameterOverrides(ModelSpec* spec, const std::map<std::string, double
     const double value = override.second;
     auto p = std::find_if(spec->parameters.begin(), spec->parameters.end(),
                           [&](const ModelSpec::Item& item) { return item.name == name; });
-    Diagnostic d;
-    d.where.file = spec->file;  // the model the command line applies to
+    const SourceLocation where{spec->file, 0, 0};  // the model the command line applies to
     if (p == spec->parameters.end()) {
       std::vector<std::string> names;
       for (const auto& item : spec->parameters) names.push_back(item.name);
-      d.message = fmt::format("--param {}={}: the model has no parameter '{}'", name, value, name);
-      d.expected = "the name of a parameter declared under 'parameters:'";
-      d.got = fmt::format("'{}'", name);
-      d.hint = DidYouMean(name, names);
-      if (d.hint.empty())
-        d.hint = names.empty() ? "the model declares no parameters"
-                 : names.size() <= 12
-                     ? fmt::format("its parameters are: {}", fmt::join(names, ", "))
-                     : fmt::format("its parameters are {} names, from '{}' to '{}'", names.size(), names.front(),
-                                   names.back());
-      throw Error(d);
+      std::string hint = DidYouMean(name, names);
+      if (hint.empty())
+        hint = names.empty()        ? "the model declares no parameters"
+               : names.size() <= 12 ? fmt::format("its parameters are: {}", fmt::join(names, ", "))
+                                    : fmt::format("its parameters are {} names, from '{}' to '{}'", names.size(),
+                                                  names.front(), names.back());
+      ThrowAt(where, "", fmt::format("--param {}={}: the model has no parameter '{}'", name, value, name),
+              "the name of a parameter declared under 'parameters:'", fmt::format("'{}'", name), hint);
     }
-    if (!std::isfinite(value)) {
-      d.message = fmt::format("--param {}: the value is not a finite number", name);
-      d.expected = "NAME=NUMBER, a finite number";
-      d.got = fmt::format("{}={}", name, value);
-      throw Error(d);
-    }
+    if (!std::isfinite(value))
+      ThrowAt(where, "", fmt::format("--param {}: the value is not a finite number", name),
+              "NAME=NUMBER, a finite number", fmt::format("{}={}", name, value));
     // The shortest text that reads back as the same double.
     p->text = fmt::format("{}", value);
     spec->parameter_overrides[name] = value;
@@ -147,15 +140,9 @@ void CheckPhysicalParameters(const Model& model, const std::map<std::string, dou
         if (p.name != name) continue;
         const std::string message =
             fmt::format("parameter '{}' is {}, but it is the {} of element '{}'", p.name, is, what, e.name);
-        if (overrides.count(p.name) || p.overridden) {
-          Diagnostic d;
-          d.where.file = model.file;  // the model the command line applies to
-          d.message = fmt::format("--param {}={}: {}", p.name, number(x), message);
-          d.expected = expected;
-          d.got = fmt::format("{} = {}", p.name, number(x));
-          d.hint = hint;
-          throw Error(d);
-        }
+        if (overrides.count(p.name) || p.overridden)  // at the model the command line applies to
+          ThrowAt({model.file, 0, 0}, "", fmt::format("--param {}={}: {}", p.name, number(x), message), expected,
+                  fmt::format("{} = {}", p.name, number(x)), hint);
         ThrowAt(p.where, "", message + given, expected, fmt::format("{}: {} (= {})", p.name, p.text, number(x)),
                 hint);
       }
@@ -172,14 +159,8 @@ void ValidateModel(const Model& m) {
          "see docs/model-format.md for an example");
   for (const Bond& b : m.bonds) {
     if (b.dim != 1) {
-      Diagnostic d;
-      d.where = b.where;
-      d.bond = b.name;
-      d.message = "vector bonds are not supported yet";
-      d.expected = "dim: 1";
-      d.got = fmt::format("dim: {}", b.dim);
-      d.hint = "split the vector bond into scalar bonds";
-      throw Error(d);
+      ThrowAtBond(b.where, b.name, "vector bonds are not supported yet", "dim: 1", fmt::format("dim: {}", b.dim),
+                  "split the vector bond into scalar bonds");
     }
   }
   for (size_t i = 0; i < m.elements.size(); ++i) {

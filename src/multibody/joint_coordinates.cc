@@ -264,11 +264,6 @@ class JointCoordinateExpander {
     }
   }
 
-  [[noreturn]] void Fail(const SourceLocation& where, const std::string& who, const std::string& message,
-                         const std::string& expected, const std::string& got, const std::string& hint) {
-    ThrowAt(where, who, message, expected, got, hint);
-  }
-
   // The joints on the tree path from body b to the ground.
   std::vector<int> PathToGround(int b) const {
     std::vector<int> path;
@@ -311,18 +306,18 @@ class JointCoordinateExpander {
       }
     for (size_t b = 1; b < bodies_.size(); ++b)
       if (!bodies_[b].placed)
-        Fail(bodies_[b].where, bodies_[b].name,
-             fmt::format("body '{}' is not joined to the ground by joints: a free body has no joint coordinates for "
-                         "{}",
-                         bodies_[b].name, equations),
-             "every body on a chain of joints from the ground", "a body without a joint path to the ground", hint);
+        ThrowAt(bodies_[b].where, bodies_[b].name,
+                fmt::format("body '{}' is not joined to the ground by joints: a free body has no joint coordinates for "
+                            "{}",
+                            bodies_[b].name, equations),
+                "every body on a chain of joints from the ground", "a body without a joint path to the ground", hint);
     for (const auto& j : joints_)
       if (j.tree && !HasJointCoordinates(j.type))
-        Fail(j.where, j.name,
-             fmt::format("joint '{}' is {}: its free motion has no joint coordinates for {} yet", j.name, j.type,
-                         equations),
-             JointTypeNames(TypeHasCoordinatesHere, " or ") + " joints (one coordinate per free direction)", j.type,
-             hint);
+        ThrowAt(j.where, j.name,
+                fmt::format("joint '{}' is {}: its free motion has no joint coordinates for {} yet", j.name, j.type,
+                            equations),
+                JointTypeNames(TypeHasCoordinatesHere, " or ") + " joints (one coordinate per free direction)", j.type,
+                hint);
     for (size_t k = 0; k < joints_.size() && !cut_joints_; ++k) {
       const JointInfo& j = joints_[k];
       if (j.tree) continue;
@@ -333,22 +328,22 @@ class JointCoordinateExpander {
       for (int i : a) names.push_back(joints_[i].name);
       for (auto it = c.rbegin(); it != c.rend(); ++it) names.push_back(joints_[*it].name);
       names.push_back(j.name);
-      Fail(j.where, j.name,
-           fmt::format("joint '{}' closes the kinematic loop {}: {} in joint coordinates are formed "
-                       "for open chains (trees of joints) only",
-                       j.name, fmt::format("{}", fmt::join(names, " - ")), equations),
-           "an open chain: every joint joins a body to the chain from the ground",
-           fmt::format("a closed chain of {} joints", names.size()), loop_hint);
+      ThrowAt(j.where, j.name,
+              fmt::format("joint '{}' closes the kinematic loop {}: {} in joint coordinates are formed "
+                          "for open chains (trees of joints) only",
+                          j.name, fmt::format("{}", fmt::join(names, " - ")), equations),
+              "an open chain: every joint joins a body to the chain from the ground",
+              fmt::format("a closed chain of {} joints", names.size()), loop_hint);
     }
     for (size_t b = 1; b < bodies_.size(); ++b)
       if (bodies_[b].velocity_given && !SphericalStart(static_cast<int>(b)))
-        Fail(bodies_[b].where, bodies_[b].name,
-             fmt::format("body '{}' gives its own velocity: in joint coordinates the bodies' velocities follow from "
-                         "the joints' rates",
-                         bodies_[b].name),
-             "no 'velocity' or 'angular_velocity' on bodies", "velocity or angular_velocity",
-             fmt::format("give the rate of joint '{}' as initial: [coordinate, rate]",
-                         joints_[bodies_[b].parent_joint].name));
+        ThrowAt(bodies_[b].where, bodies_[b].name,
+                fmt::format("body '{}' gives its own velocity: in joint coordinates the bodies' velocities follow from "
+                            "the joints' rates",
+                            bodies_[b].name),
+                "no 'velocity' or 'angular_velocity' on bodies", "velocity or angular_velocity",
+                fmt::format("give the rate of joint '{}' as initial: [coordinate, rate]",
+                            joints_[bodies_[b].parent_joint].name));
   }
 
   // A body on a spherical joint to the ground may give its angular velocity
@@ -367,11 +362,11 @@ class JointCoordinateExpander {
     for (int i = 0; i < 3; ++i) {
       const double d = num(v[i] - B.v0[i]);
       if (!(std::abs(d) <= 1e-9 * (1 + std::abs(num(v[i])))))
-        Fail(B.where, B.name,
-             fmt::format("body '{}' gives a velocity that its spherical joint '{}' does not allow", B.name, j.name),
-             "velocity = angular_velocity x (position - joint point), in world components",
-             fmt::format("velocity component {} off by {}", kAxes[i], d),
-             "give the angular velocity alone: the velocity follows from the joint");
+        ThrowAt(B.where, B.name,
+                fmt::format("body '{}' gives a velocity that its spherical joint '{}' does not allow", B.name, j.name),
+                "velocity = angular_velocity x (position - joint point), in world components",
+                fmt::format("velocity component {} off by {}", kAxes[i], d),
+                "give the angular velocity alone: the velocity follows from the joint");
     }
     return true;
   }

@@ -45,11 +45,7 @@ std::string Quote(const std::string& s) {
 // about `width` characters after an operator or a space -- never cut off.
 std::string LawLabel(const Element& e, size_t width = 28) {
   std::string text = e.law_text;
-  if (text.empty() && !e.law.is_zero()) {
-    std::ostringstream os;
-    os << e.law;
-    text = os.str();
-  }
+  if (text.empty() && !e.law.is_zero()) text = ExpressionText(e.law);
   std::string out, line;
   for (size_t i = 0; i < text.size(); ++i) {
     line += text[i];

@@ -96,11 +96,7 @@ void WriteProvenance(Json& j, const Model& m, const CausalGraph& g, const Equati
   if (s != m.symbols.end()) {
     sym = s->second;
     const GiNaC::ex rep = Representative(eqs, sym);
-    if (!rep.is_equal(sym)) {
-      std::ostringstream os;
-      os << rep;
-      j.Field("copy_of", os.str()).Field("copy_of_latex", eqs.Latex(rep));
-    }
+    if (!rep.is_equal(sym)) j.Field("copy_of", ExpressionText(rep)).Field("copy_of_latex", eqs.Latex(rep));
     for (size_t i = 0; i < eqs.states.size(); ++i)
       if (rep.is_equal(eqs.states[i])) j.Field("state", eqs.state_names[i]).Field("state_origin", eqs.state_origin[i]);
     for (const auto& eq : eqs.equations)
@@ -129,9 +125,8 @@ void WriteElements(Json& j, const Model& m, const CausalGraph& g, const Equation
   for (size_t i = 0; i < m.elements.size(); ++i) {
     const Element& e = m.elements[i];
     j.Open('{').Field("id", fmt::format("el{}", i)).Field("name", e.name).Field("kind", KindName(e.kind));
-    std::ostringstream law;
-    if (!e.law.is_zero()) law << e.law;
-    j.Field("law", e.law_text.empty() ? law.str() : e.law_text).Field("law_key", e.law_key);
+    j.Field("law", e.law_text.empty() && !e.law.is_zero() ? ExpressionText(e.law) : e.law_text)
+        .Field("law_key", e.law_key);
     if (eqs && !e.law.is_zero()) j.Field("law_latex", eqs->Latex(e.law));
     if (!e.origin.empty()) j.Field("origin", e.origin);
     if (!e.joint.empty() && !e.direction.empty()) j.Field("joint", e.joint).Field("direction", e.direction);

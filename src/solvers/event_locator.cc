@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 
+#include "pn_illinois.h"
+
 namespace paynter::internal {
 
 namespace {
@@ -54,8 +56,7 @@ bool EventLocator::Check(double t0, double t1, const double* x1,
   Eval(t1, x1, g1_.data());
   double best = std::numeric_limits<double>::infinity();
   std::fill(crossed_.begin(), crossed_.end(), 0);
-  constexpr double kEps = std::numeric_limits<double>::epsilon();
-  const double tol = 4 * kEps * std::max({std::fabs(t0), std::fabs(t1), t1 - t0});
+  const double tol = pn_illinois_tolerance(t0, t1);
   std::vector<double> roots(m_, best);
   for (int i = 0; i < m_; ++i) {
     const int s1 = Sign(g1_[i]);
@@ -65,30 +66,24 @@ bool EventLocator::Check(double t0, double t1, const double* x1,
     if (s1 == 0 || s1 == sign_[i]) continue;
     const int dir = p_.event_direction.empty() ? 0 : p_.event_direction[i];
     if (dir != 0 && dir != s1) continue;  // a crossing not asked for
-    // Illinois on g_i along the interpolant; [a, b] keeps the sign change,
-    // g(a) on the old side (g0 at t0 may be zero: its sign is the old one).
-    double a = t0, b = t1, ga = g0_[i], gb = g1_[i];
-    if (ga == 0) ga = sign_[i] * std::numeric_limits<double>::min();
-    int side = 0;
-    for (int it = 0; it < 200 && b - a > tol; ++it) {
-      double c = b - gb * (b - a) / (gb - ga);
-      if (!(c > a && c < b)) c = 0.5 * (a + b);
-      interp(c, xt_.data());
-      Eval(c, xt_.data(), gt_.data());
-      const double gc = gt_[i];
-      if (gc == 0 || Sign(gc) == s1) {
-        b = c;
-        gb = gc;
-        if (gc == 0) break;
-        if (side == 1) ga *= 0.5;  // Illinois: halve the retained end's value
-        side = 1;
-      } else {
-        a = c;
-        ga = gc;
-        if (side == -1) gb *= 0.5;
-        side = -1;
-      }
-    }
+    // Illinois on g_i along the interpolant (pn_illinois.h, shared with the
+    // FMU runtime); g0 at t0 may be zero: its side is the old sign.
+    struct Along {
+      EventLocator* self;
+      const std::function<void(double, double*)>* interp;
+      int i;
+    } along{this, &interp, i};
+    double b = t1;
+    pn_illinois(
+        t0, t1, g0_[i], g1_[i], sign_[i], tol,
+        [](void* ctx, double t, double* value) -> int {
+          Along& on = *static_cast<Along*>(ctx);
+          (*on.interp)(t, on.self->xt_.data());
+          on.self->Eval(t, on.self->xt_.data(), on.self->gt_.data());
+          *value = on.self->gt_[on.i];
+          return 0;
+        },
+        &along, &b);
     roots[i] = b;
     best = std::min(best, b);
   }

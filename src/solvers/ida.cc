@@ -231,20 +231,19 @@ SolverStats IntegrateDae(const DaeProblem& problem, const std::vector<double>& y
     }
     if (flag < 0) {
       if (data.exception) std::rethrow_exception(data.exception);
-      Diagnostic d;
-      d.message = fmt::format("ida failed at t = {}: IDASolve returned {}{}", tret, flag,
-                              data.last_error.empty() ? "" : " (" + data.last_error + ")");
       std::string state;
       for (int i = 0; i < n && i < 50; ++i)
         state += fmt::format("{}{} = {}", i ? "\n            " : "",
                              i < static_cast<int>(problem.names.size()) ? problem.names[i] : fmt::format("y[{}]", i),
                              yv[i]);
-      d.got = state;
-      d.hint = flag == IDA_CONV_FAIL || flag == IDA_LSETUP_FAIL || flag == IDA_LSOLVE_FAIL
-                   ? "the DAE's Newton iteration failed: the constraints may have become singular (a singular "
-                     "configuration of the mechanism) or the start may be inconsistent"
-                   : "try other tolerances, or another method";
-      throw Error(std::move(d));
+      ThrowAt({}, "",
+              fmt::format("ida failed at t = {}: IDASolve returned {}{}", tret, flag,
+                          data.last_error.empty() ? "" : " (" + data.last_error + ")"),
+              "", state,
+              flag == IDA_CONV_FAIL || flag == IDA_LSETUP_FAIL || flag == IDA_LSOLVE_FAIL
+                  ? "the DAE's Newton iteration failed: the constraints may have become singular (a singular "
+                    "configuration of the mechanism) or the start may be inconsistent"
+                  : "try other tolerances, or another method");
     }
     observer(tout, yv);
     progress.Update(tout);

@@ -125,15 +125,8 @@ ParameterTable ReadParameterTable(const std::string& path) {
   int line_no = 0;
   bool header = false;
   auto fail = [&](int column, const std::string& what, const std::string& expected, const std::string& got) {
-    Diagnostic d;
-    d.where.file = path;
-    d.where.line = line_no;
-    d.where.column = column;
-    d.message = what;
-    d.expected = expected;
-    d.got = got;
-    d.hint = "--params takes a CSV table: a header of parameter names, then one run per row of numbers";
-    throw Error(std::move(d));
+    ThrowAt({path, line_no, column}, "", what, expected, got,
+            "--params takes a CSV table: a header of parameter names, then one run per row of numbers");
   };
   while (std::getline(in, line)) {
     ++line_no;
@@ -219,20 +212,11 @@ SweepDefinition MakeSweep(const RunOptions& base, const std::vector<SweepRange>&
   for (const auto& n : table.names) name_once(n, "the table");
   for (size_t i = 0; i < table.rows.size(); ++i) {
     if (table.rows[i].size() == table.names.size()) continue;
-    Diagnostic d;
-    d.where.file = table_path;
-    d.message = fmt::format("row {} of the table has {} values", i + 1, table.rows[i].size());
-    d.expected = fmt::format("one value per name ({})", table.names.size());
-    d.got = std::to_string(table.rows[i].size());
-    throw Error(std::move(d));
+    ThrowAt({table_path, 0, 0}, "", fmt::format("row {} of the table has {} values", i + 1, table.rows[i].size()),
+            fmt::format("one value per name ({})", table.names.size()), std::to_string(table.rows[i].size()));
   }
-  if (!table.names.empty() && table.rows.empty()) {
-    Diagnostic d;
-    d.where.file = table_path;
-    d.message = "the table has no rows";
-    d.expected = "at least one run: a row of values";
-    throw Error(std::move(d));
-  }
+  if (!table.names.empty() && table.rows.empty())
+    ThrowAt({table_path, 0, 0}, "", "the table has no rows", "at least one run: a row of values");
   if (table.names.empty()) {
     table.rows.assign(1, {});  // one run with no values, crossed with the grid
   }

@@ -179,15 +179,10 @@ void RequireParameters(const SweepDefinition& def, const PreparedModel& prepared
   const auto& names = prepared.parameter_names();
   for (const auto& n : def.names) {
     if (std::find(names.begin(), names.end(), n) != names.end()) continue;
-    Diagnostic d;
-    d.where.file = def.base.file;
-    d.message = fmt::format("sweep: the model has no parameter '{}'", n);
-    d.expected = "one of the model's parameters";
     std::string list;
     for (const auto& p : names) list += (list.empty() ? "" : ", ") + p;
-    d.got = n;
-    d.hint = "the model's parameters: " + list;
-    throw Error(std::move(d));
+    ThrowAt({def.base.file, 0, 0}, "", fmt::format("sweep: the model has no parameter '{}'", n),
+            "one of the model's parameters", n, "the model's parameters: " + list);
   }
 }
 

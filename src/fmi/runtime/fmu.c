@@ -18,6 +18,7 @@
 #include "model.h"
 #include "paynter_fmi2.h"
 #include "pn_butcher.h"
+#include "pn_illinois.h"
 
 PN_FMI2_DECLARE_FUNCTIONS
 
@@ -694,47 +695,45 @@ static void pn_interpolate(PnInstance* m, double t, double* out) {
   }
 }
 
+/* An indicator on the step's interpolant, for pn_illinois: the instance and
+   the indicator's index. */
+typedef struct {
+  PnInstance* m;
+  int i;
+} PnAlong;
+
+static int pn_indicator_along(void* ctx, double t, double* value) {
+  PnAlong* on = (PnAlong*)ctx;
+  PnInstance* m = on->m;
+  pn_interpolate(m, t, m->xt);
+  pn_set_point(m, t, m->xt);
+  if (pn_indicators(m, m->gt)) return -1;
+  *value = m->gt[on->i];
+  return 0;
+}
+
 /* After a step from (t0, m->g0) to (t1, x1): the earliest crossing in a
-   direction asked for, located on the step's interpolant by the Illinois
-   variant of regula falsi to a few units of rounding of t; the event time is
+   direction asked for, located on the step's interpolant by pn_illinois (the
+   solvers' root finder) to a few units of rounding of t; the event time is
    the bracket's end where the sign has changed. Returns 1 with *t_event,
    m->xev and m->crossed set, 0 when there is none (the signs are then taken
    at t1), -1 on failure. */
 static int pn_locate(PnInstance* m, double t0, double t1, const double* x1, double* t_event) {
   double best = HUGE_VAL, roots[PN_NI1];
-  const double span = t1 - t0, a0 = fabs(t0) > fabs(t1) ? fabs(t0) : fabs(t1);
-  const double tol = 4 * PN_EPS * (a0 > span ? a0 : span);
+  const double tol = pn_illinois_tolerance(t0, t1);
   int i;
   pn_set_point(m, t1, x1);
   if (pn_indicators(m, m->g1)) return -1;
   for (i = 0; i < PN_NUM_INDICATORS; ++i) {
     const int s1 = pn_sign(m->g1[i]), dir = pn_direction(i);
-    double a = t0, b = t1, ga = m->g0[i], gb = m->g1[i];
-    int it, side = 0;
+    PnAlong along;
+    double b = t1;
     roots[i] = HUGE_VAL;
     m->crossed[i] = 0;
     if (s1 == 0 || s1 == m->sign[i] || (dir != 0 && dir != s1)) continue;
-    if (ga == 0) ga = m->sign[i] * 2.2250738585072014e-308;
-    for (it = 0; it < 200 && b - a > tol; ++it) {
-      double c = b - gb * (b - a) / (gb - ga), gc;
-      if (!(c > a && c < b)) c = 0.5 * (a + b);
-      pn_interpolate(m, c, m->xt);
-      pn_set_point(m, c, m->xt);
-      if (pn_indicators(m, m->gt)) return -1;
-      gc = m->gt[i];
-      if (gc == 0 || pn_sign(gc) == s1) {
-        b = c;
-        gb = gc;
-        if (gc == 0) break;
-        if (side == 1) ga *= 0.5; /* Illinois: halve the retained end's value */
-        side = 1;
-      } else {
-        a = c;
-        ga = gc;
-        if (side == -1) gb *= 0.5;
-        side = -1;
-      }
-    }
+    along.m = m;
+    along.i = i;
+    if (pn_illinois(t0, t1, m->g0[i], m->g1[i], m->sign[i], tol, pn_indicator_along, &along, &b)) return -1;
     roots[i] = b;
     if (b < best) best = b;
   }

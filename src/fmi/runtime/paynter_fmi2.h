@@ -1,6 +1,6 @@
 /* paynter_fmi2.h: the FMI 2.0 C interface as paynter uses it, declared once
    for both sides: the runtime of every exported FMU (fmu.c), which defines
-   the functions, and the test importer (tests/fmi_importer.cc), which loads
+   the functions, and the test importer (tests/fmi_importer.h), which loads
    them with dlsym. Written by paynter from the FMI 2.0 specification
    (sections 2.1.2 to 2.1.5: platform types, status and callbacks; 3.2:
    model exchange; 4.2: co-simulation), not from the standard's header files;
