@@ -749,16 +749,30 @@ TEST(Fmi3Importer, SampledControllerTimeEventsMatchSimulate) {
   ExpectClose("sampled fmi3 cs", ref, RunMaster3(u, "cs", t_end, dt, "--tolerance 1e-10", "cs").first, 1e-9);
 }
 
-// The command's errors: a version paynter does not export, located as every
-// paynter error, with nothing written.
+// The command's errors: a version paynter does not export, and with
+// --fmi-version 3 the errors of FMI 2.0's export (a model with constraint
+// rows, an input whose law varies by itself), located as every paynter
+// error, with nothing written.
 TEST(Fmi3Importer, CommandErrors) {
   const fs::path dir = TestDir("errors");
+  const fs::path models = TestDir("errors_models");
   const fs::path out = dir / "x.fmu";
-  const Result r = Shell(std::string(PAYNTER_EXE) + " fmu " + Source("examples/B1_pendulum.yaml") +
-                         " --fmi-version 4 -o " + out.string());
+  const std::string exe = PAYNTER_EXE;
+  Result r = Shell(exe + " fmu " + Source("examples/B1_pendulum.yaml") + " --fmi-version 4 -o " + out.string());
   EXPECT_EQ(r.status >> 8, 1) << r.output;
   EXPECT_NE(r.output.find("FMI 4 is not a version paynter exports"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("--fmi-version 2 | 3"), std::string::npos) << r.output;
+  r = Shell(exe + " fmu " + Source("examples/fourbar.yaml") + " --fmi-version 3 -o " + out.string());
+  EXPECT_EQ(r.status >> 8, 1) << r.output;
+  EXPECT_NE(r.output.find("constraint rows"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--constraints parasitic"), std::string::npos) << r.output;
+  std::string yaml = ReadText(Source("examples/rlc.yaml"));
+  yaml.replace(yaml.find("effort: V,"), std::string("effort: V,").size(), "effort: \"V*sin(t)\",");
+  std::ofstream(models / "rlc_sine.yaml") << yaml;
+  r = Shell(exe + " fmu " + (models / "rlc_sine.yaml").string() + " --fmi-version 3 -o " + out.string());
+  EXPECT_EQ(r.status >> 8, 1) << r.output;
+  EXPECT_NE(r.output.find("rlc_sine.yaml:10:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("an input of the FMU takes the place of the source's law"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(out));
   EXPECT_TRUE(fs::is_empty(dir));
 }
