@@ -45,6 +45,8 @@ def command(rng, paynter, model_path, out):
         cmd += ["--param", rng.choice(["m=2", "B=nan", "=1", "x", "g=1e308", "k=-1"])]
     if rng.random() < 0.1:
         cmd += ["--method", rng.choice(["rk4", "dopri5", "bdf"])]
+    if rng.random() < 0.3:
+        cmd += ["--fmi-version", rng.choice(["2", "3", "4"])]
     return cmd
 
 
@@ -63,7 +65,8 @@ def check_fmu(path):
             if "modelDescription.xml" not in names:
                 return "no modelDescription.xml"
             ET.fromstring(z.read("modelDescription.xml"))
-            if not any(n.startswith("binaries/linux64/") and n.endswith(".so") for n in names):
+            # binaries/linux64 (FMI 2.0) or binaries/<platform tuple> (FMI 3.0)
+            if not any(n.startswith("binaries/") and n.count("/") == 2 and n.endswith(".so") for n in names):
                 return "no shared object"
     except (zipfile.BadZipFile, ET.ParseError, OSError) as e:
         return "unreadable FMU: %r" % e

@@ -788,7 +788,7 @@ PYBIND11_MODULE(_paynter, m) {
   // `paynter fmu`: writes the FMU, returns what the command prints as a dict.
   m.def("fmu", [](const Source& src, const std::string& output, const std::string& kind, const std::string& form,
                   const std::string& constraints, double stiffness, double damping, const Params& params,
-                  const std::string& method, double rtol, double atol, double step) {
+                  const std::string& method, double rtol, double atol, double step, int fmi_version) {
     const FmuReport r = Guarded(src, [&] {
       if (kind != "me" && kind != "cs" && kind != "both") {
         Diagnostic d;
@@ -811,11 +811,14 @@ PYBIND11_MODULE(_paynter, m) {
       o.rtol = rtol;
       o.atol = atol;
       o.step = step;
+      o.fmi_version = fmi_version;
       return ExportFmu(o);
     });
     py::dict d;
     d["path"] = output;
+    d["fmi_version"] = fmi_version;
     d["model_identifier"] = r.model_identifier;
+    d["library_path"] = r.library_path;
     d["guid"] = r.guid;
     d["form"] = r.form;
     d["states"] = r.num_states;

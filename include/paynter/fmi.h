@@ -1,7 +1,8 @@
-// paynter/fmi.h — export of a model as a Functional Mock-up Unit (FMI 2.0).
+// paynter/fmi.h — export of a model as a Functional Mock-up Unit (FMI 2.0 or 3.0).
 //
 // The FMU holds modelDescription.xml, the generated C (sources/) and the shared
-// object compiled from it (binaries/linux64/<identifier>.so), which needs libc
+// object compiled from it (binaries/linux64/<identifier>.so for FMI 2.0,
+// binaries/x86_64-linux/ for FMI 3.0 on 64-bit x86), which needs libc
 // and libm only: the right-hand side and outputs, the implicit blocks' Newton
 // solves (dense LU) and, for co-simulation, its own integrator. docs/fmi.md
 // says what is supported.
@@ -15,6 +16,7 @@ namespace paynter {
 struct FmuOptions {
   std::string model_file;  // the model (YAML)
   std::string output;      // the .fmu, written atomically
+  int fmi_version = 2;     // 2 or 3: the standard the FMU follows
   bool model_exchange = true, co_simulation = true;
   // Empty: lagrange2 for a mechanism written under `multibody:` (joint
   // coordinates), state for a bond graph. Otherwise as `simulate --form`.
@@ -31,6 +33,7 @@ struct FmuOptions {
 
 struct FmuReport {
   std::string model_identifier, guid, form;
+  std::string library_path;  // the shared object's path in the FMU
   int num_states = 0, num_outputs = 0, num_inputs = 0;
   // Parameters (the inputs not counted): tunable ones, calculated (derived) ones.
   int num_parameters = 0, num_tunable = 0, num_calculated = 0;

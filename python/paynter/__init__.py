@@ -999,15 +999,16 @@ class Model:
                         os.fspath(path))
 
     def fmu(self, path, kind="both", form=None, constraints="auto", params=None, method="dopri5", rtol=1e-6,
-            atol=1e-9, step=1e-3, parasitic_stiffness=0.0, parasitic_damping=0.0):
-        """Exports the model as an FMI 2.0 FMU into `path`, as `paynter fmu`
-        does (docs/fmi.md): kind "me" (model exchange), "cs"
+            atol=1e-9, step=1e-3, parasitic_stiffness=0.0, parasitic_damping=0.0, fmi_version=2):
+        """Exports the model as an FMU into `path`, as `paynter fmu` does
+        (docs/fmi.md): fmi_version 2 (FMI 2.0) or 3 (FMI 3.0); kind "me" (model exchange), "cs"
         (co-simulation) or "both"; form (default: lagrange2 for a mechanism
         under multibody:, else state); constraints "auto" or "parasitic";
         params: values fixed in the FMU (--param); method, rtol, atol, step:
         the co-simulation's integrator. Returns what the command prints, as
-        a dict: "path", "model_identifier", "guid", "form", "states",
-        "inputs", "outputs", "parameters", "tunable", "calculated",
+        a dict: "path", "fmi_version", "model_identifier", "guid", "form",
+        "states", "inputs", "outputs", "parameters", "tunable", "calculated",
+        "library_path" (the shared object's path in the FMU),
         "compile_seconds", "library_bytes", "fmu_bytes".
 
         Example:
@@ -1021,7 +1022,7 @@ class Model:
                             _number("parasitic_stiffness", parasitic_stiffness),
                             _number("parasitic_damping", parasitic_damping), _param_list(params),
                             _text("method", method), _number("rtol", rtol), _number("atol", atol),
-                            _number("step", step))
+                            _number("step", step), _whole("fmi_version", fmi_version))
 
     def expand(self, after=None):
         """The model as YAML after the front end's passes, as `paynter expand`

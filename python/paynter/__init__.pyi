@@ -59,7 +59,9 @@ class Bode(_BodeResponse, total=False):
 
 class FmuInfo(TypedDict):
     path: str
+    fmi_version: int
     model_identifier: str
+    library_path: str
     guid: str
     form: str
     states: int
@@ -206,7 +208,8 @@ class Model:
     def fmu(self, path: _Path, kind: Literal["me", "cs", "both"] = ..., form: Optional[_Form] = ...,
             constraints: Literal["auto", "parasitic"] = ..., params: Optional[_Params] = ...,
             method: Literal["dopri5", "rk4"] = ..., rtol: _Number = ..., atol: _Number = ..., step: _Number = ...,
-            parasitic_stiffness: _Number = ..., parasitic_damping: _Number = ...) -> FmuInfo: ...
+            parasitic_stiffness: _Number = ..., parasitic_damping: _Number = ...,
+            fmi_version: Literal[2, 3] = ...) -> FmuInfo: ...
     def expand(self, after: Optional[str] = ...) -> str: ...
     def compare(self, t_end: Optional[_Number] = ..., *,
                t0: Optional[_Number] = ..., method: Optional[_Method] = ...,

@@ -169,6 +169,16 @@ def test_fmu_as_the_command_writes_it(tmp_path):
     assert not (tmp_path / "bad.fmu").exists()
     with pytest.raises(TypeError, match="rtol must be a number"):
         m.fmu(tmp_path / "bad.fmu", rtol="1e-6")
+    # FMI 3.0, as --fmi-version 3 writes it
+    info3 = m.fmu(tmp_path / "rlc3.fmu", kind="cs", fmi_version=3)
+    assert info3["fmi_version"] == 3 and info3["library_path"].startswith("binaries/")
+    assert info3["library_path"] != "binaries/linux64/%s.so" % info3["model_identifier"]
+    with zipfile.ZipFile(tmp_path / "rlc3.fmu") as z:
+        assert info3["library_path"] in z.namelist() and "sources/buildDescription.xml" in z.namelist()
+        assert 'fmiVersion="3.0"' in z.read("modelDescription.xml").decode()
+    with pytest.raises(paynter.ModelError, match="FMI 4 is not a version paynter exports"):
+        m.fmu(tmp_path / "bad.fmu", fmi_version=4)
+    assert not (tmp_path / "bad.fmu").exists()
 
 
 def test_arguments_are_checked_before_anything_runs():

@@ -51,6 +51,9 @@ void CheckOptions(const FmuOptions& o) {
   if (!(o.step > 0) || !std::isfinite(o.step))
     Fail(o, "the rk4 step must be a positive number", "--step > 0", fmt::format("--step {}", o.step), "");
   if (o.output.empty()) Fail(o, "no output file given", "-o MODEL.fmu", "nothing", "");
+  if (o.fmi_version != 2 && o.fmi_version != 3)
+    Fail(o, fmt::format("FMI {} is not a version paynter exports", o.fmi_version), "--fmi-version 2 | 3",
+         fmt::format("--fmi-version {}", o.fmi_version), "");
 }
 
 // A C identifier from the model's name (letters, digits, '_'): the shared
@@ -659,12 +662,15 @@ FmuReport ExportFmu(const FmuOptions& o) {
     add(v);
   }
   const int first_state_index = static_cast<int>(m.variables.size()) + 1;
+  std::set<int> reset_states;  // states an event's reset sets (FMI 3.0's reinit)
+  for (const EventRow& r : l.event_rows) reset_states.insert(r.reset_states.begin(), r.reset_states.end());
   for (size_t i = 0; i < l.state_names.size(); ++i) {
     fmi::Variable v{Unique(taken, l.state_names[i], "_state"),
                     "state" + (i < l.state_origin.size() && !l.state_origin[i].empty() ? ": " + l.state_origin[i]
                                                                                         : std::string()),
                     "local", "continuous", "exact", static_cast<unsigned>(l.first_state_slot + i), l.initial_state[i], 0,
                     ""};
+    v.reinit = o.fmi_version == 3 && reset_states.count(static_cast<int>(i));
     units.Set(&v, DimensionOf(base, l.state_names[i]), "");
     add(v);
   }
@@ -694,21 +700,37 @@ FmuReport ExportFmu(const FmuOptions& o) {
     m.output_scale.push_back(scale);
     add(v);
   }
+  // FMI 3.0: the event indicators are variables too (fmu_model.h's order), after the outputs.
+  if (o.fmi_version == 3) {
+    std::vector<std::string> what;
+    for (const ModeRow& r : l.modes) what.push_back(fmt::format("the condition {}", r.text));
+    for (const EventRow& r : l.event_rows) what.push_back(fmt::format("the event '{}'", r.name));
+    for (const SwitchRow& r : l.switches)
+      for (const char* mode : {"while held (stuck or blocking)", "while moving (sliding or conducting)"})
+        what.push_back(fmt::format("the switched element '{}', {}", r.element, mode));
+    for (size_t i = 0; i < what.size(); ++i) {
+      fmi::Variable v{Unique(taken, fmt::format("event_indicator_{}", i + 1), "_"),
+                      "event indicator: " + what[i], "local", "continuous", "calculated",
+                      static_cast<unsigned>(num_slots + output_names.size() + i), std::nullopt, 0, ""};
+      v.event_indicator = true;
+      add(v);
+    }
+  }
   m.units = units.definitions;
 
   // The GUID: a hash of everything the FMU holds but the compiled code.
   m.guid = "";
   std::string hashed =
       fmi::ModelDescription(m) + fmi::ModelSource(m) + m.rhs.text + m.outputs.text + m.parameters.text + m.events.text;
-  for (int i = 0; i < fmi::kRuntimeFilesCount; ++i) hashed.append(fmi::kRuntimeFiles[i].text, fmi::kRuntimeFiles[i].size);
+  const std::vector<std::pair<std::string, std::string>> runtime = fmi::RuntimeFiles(o.fmi_version);
+  for (const auto& [name, text] : runtime) hashed += text;
   const uint64_t h1 = Fnv1a64(hashed, kFnv1aOffset), h2 = Fnv1a64(hashed, 0x9e3779b97f4a7c15ull);
   m.guid = fmt::format("{{{:08x}-{:04x}-{:04x}-{:04x}-{:012x}}}", uint32_t(h1 >> 32), uint32_t((h1 >> 16) & 0xFFFF),
                        uint32_t(h1 & 0xFFFF), uint32_t(h2 >> 48), h2 & 0xFFFFFFFFFFFFull);
 
   // The runtime's files, then the model's (their order in sources/).
   std::vector<std::pair<std::string, std::string>> sources;
-  for (int i = 0; i < fmi::kRuntimeFilesCount; ++i)
-    sources.emplace_back(fmi::kRuntimeFiles[i].name, std::string(fmi::kRuntimeFiles[i].text, fmi::kRuntimeFiles[i].size));
+  for (const auto& file : runtime) sources.push_back(file);
   for (auto& file : fmi::ModelFiles(m)) sources.push_back(std::move(file));
   TempDir dir;
   for (const auto& [name, text] : sources) {
@@ -739,13 +761,16 @@ FmuReport ExportFmu(const FmuOptions& o) {
             "set CC to a working C compiler");
   }
   const std::string library = ReadFile(so);
+  const std::string library_path = fmi::BinaryDirectory(o.fmi_version) + "/" + m.identifier + ".so";
   std::vector<std::pair<std::string, std::string>> files = {{"modelDescription.xml", fmi::ModelDescription(m)},
-                                                            {"binaries/linux64/" + m.identifier + ".so", library}};
+                                                            {library_path, library}};
   for (const auto& [name, text] : sources) files.emplace_back("sources/" + name, text);
+  if (o.fmi_version == 3) files.emplace_back("sources/buildDescription.xml", fmi::BuildDescription(m));
   const std::string zip = fmi::ZipArchive(files);
   WriteFileAtomically(o.output, zip, "FMU");
 
   report.model_identifier = m.identifier;
+  report.library_path = library_path;
   report.guid = m.guid;
   report.form = form;
   report.num_states = static_cast<int>(l.state_names.size());

@@ -23,6 +23,8 @@ struct Variable {
   int derivative_of = 0;  // 1-based index of the state a derivative belongs to
   std::string unit;          // the name of a UnitDefinition ("" none)
   std::string display_unit = "";  // one of that unit's display units ("" none)
+  bool reinit = false;            // FMI 3.0: a state an event's reset sets
+  bool event_indicator = false;   // FMI 3.0: an event indicator (its value is GetEventIndicators')
 };
 
 // A <Unit>: an SI unit (its name as paynter writes it, the exponents of its
@@ -70,11 +72,16 @@ struct EmbeddedFile {
   size_t size;
 };
 
-// The runtime every FMU carries in sources/ (src/fmi/runtime: fmu.c and its
-// headers, and pn_butcher.h, the solvers' Runge-Kutta tables as C),
+// The runtime's files (src/fmi/runtime: the core pn_core.c and its headers,
+// the FMI 2.0 functions fmu.c and paynter_fmi2.h, the FMI 3.0 functions fmu3.c
+// and paynter_fmi3.h, and pn_butcher.h, the solvers' Runge-Kutta tables as C),
 // embedded by the build (src/fmi/CMakeLists.txt).
 extern const EmbeddedFile kRuntimeFiles[];
 extern const int kRuntimeFilesCount;
+
+// The runtime an FMU of FMI `version` (2 or 3) carries in sources/ (name,
+// text): the core and the functions of that version.
+std::vector<std::pair<std::string, std::string>> RuntimeFiles(int version);
 
 // model.h and model.c for a model.
 std::string ModelHeader(const FmuModel& model);
@@ -83,11 +90,17 @@ std::string ModelSource(const FmuModel& model);
 // The model's files in sources/ (name, text): model.h, model.c and the
 // programs (rhs.c, outputs.c, parameters.c, events.c).
 std::vector<std::pair<std::string, std::string>> ModelFiles(const FmuModel& model);
-// Every C file an FMU is compiled from (the runtime's and the model's), in order.
-std::vector<std::string> CFileNames();
+// Every C file an FMU of FMI `version` is compiled from (the runtime's and the
+// model's), in order.
+std::vector<std::string> CFileNames(int version);
 
-// modelDescription.xml.
+// modelDescription.xml, of the FMI version of model.options.
 std::string ModelDescription(const FmuModel& model);
+// FMI 3.0: sources/buildDescription.xml, how to compile the sources.
+std::string BuildDescription(const FmuModel& model);
+// The directory of the shared object in the FMU: binaries/linux64 (FMI 2.0),
+// binaries/<platform tuple> (FMI 3.0: x86_64-linux, aarch64-linux, ...).
+std::string BinaryDirectory(int version);
 
 // A ZIP archive of the files (name, contents), stored uncompressed.
 std::string ZipArchive(const std::vector<std::pair<std::string, std::string>>& files);

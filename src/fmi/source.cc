@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "fmu.h"
 
@@ -180,12 +181,25 @@ std::vector<std::pair<std::string, std::string>> ModelFiles(const FmuModel& m) {
           {"events.c", unit(m.events, "no events")}};
 }
 
-std::vector<std::string> CFileNames() {
-  std::vector<std::string> names;
+std::vector<std::pair<std::string, std::string>> RuntimeFiles(int version) {
+  // The other version's functions stay out; this version's come first.
+  const std::set<std::string> other = version == 3 ? std::set<std::string>{"fmu.c", "paynter_fmi2.h"}
+                                                   : std::set<std::string>{"fmu3.c", "paynter_fmi3.h"};
+  const std::string api = version == 3 ? "fmu3.c" : "fmu.c";
+  std::vector<std::pair<std::string, std::string>> files;
   for (int i = 0; i < kRuntimeFilesCount; ++i) {
     const std::string name = kRuntimeFiles[i].name;
-    if (name.size() > 2 && name.compare(name.size() - 2, 2, ".c") == 0) names.push_back(name);
+    if (other.count(name)) continue;
+    auto at = name == api ? files.begin() : files.end();
+    files.emplace(at, name, std::string(kRuntimeFiles[i].text, kRuntimeFiles[i].size));
   }
+  return files;
+}
+
+std::vector<std::string> CFileNames(int version) {
+  std::vector<std::string> names;
+  for (const auto& [name, text] : RuntimeFiles(version))
+    if (name.size() > 2 && name.compare(name.size() - 2, 2, ".c") == 0) names.push_back(name);
   for (const char* name : {"model.c", "rhs.c", "outputs.c", "parameters.c", "events.c"}) names.push_back(name);
   return names;
 }

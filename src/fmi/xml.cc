@@ -1,6 +1,7 @@
-// fmi/xml.cc — modelDescription.xml (FMI 2.0, section 2.2): the model's
-// variables, their value references, causality, variability and initial
-// attributes, and the ModelStructure. Every text from the model is escaped.
+// fmi/xml.cc — modelDescription.xml (FMI 2.0, section 2.2; FMI 3.0, section
+// 2.4): the model's variables, their value references, causality, variability
+// and initial attributes, and the ModelStructure; FMI 3.0's
+// buildDescription.xml. Every text from the model is escaped.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -31,9 +32,29 @@ std::string Escape(const std::string& text) {
 // The shortest text that reads back as the same double.
 std::string Real(double v) { return fmt::format("{}", v); }
 
+// The <UnitDefinitions> of both versions (FMI 3.0 adds a base unit `rad`,
+// which paynter's units do not use).
+std::string UnitDefinitions(const FmuModel& m) {
+  std::string x = "  <UnitDefinitions>\n";
+  for (const UnitDefinition& u : m.units) {
+    static const char* base[] = {"kg", "m", "s", "A", "K", "mol", "cd"};
+    std::string exponents;
+    for (int i = 0; i < 7; ++i)
+      if (u.exponents[i]) exponents += fmt::format(" {}=\"{}\"", base[i], u.exponents[i]);
+    x += fmt::format("    <Unit name=\"{}\">\n      <BaseUnit{}/>\n", Escape(u.name), exponents);
+    for (const auto& d : u.display)
+      x += fmt::format("      <DisplayUnit name=\"{}\" factor=\"{}\"/>\n", Escape(d.name), Real(d.factor));
+    x += "    </Unit>\n";
+  }
+  return x + "  </UnitDefinitions>\n";
+}
+
+std::string ModelDescription3(const FmuModel& m);
+
 }  // namespace
 
 std::string ModelDescription(const FmuModel& m) {
+  if (m.options.fmi_version == 3) return ModelDescription3(m);
   const FmuOptions& o = m.options;
   std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   x += fmt::format(
@@ -46,7 +67,7 @@ std::string ModelDescription(const FmuModel& m) {
       "providesDirectionalDerivative=\"false\"",
       m.identifier);
   std::string files = "    <SourceFiles>\n";
-  for (const std::string& f : CFileNames()) files += fmt::format("      <File name=\"{}\"/>\n", f);
+  for (const std::string& f : CFileNames(2)) files += fmt::format("      <File name=\"{}\"/>\n", f);
   files += "    </SourceFiles>\n";
   if (o.model_exchange)
     x += fmt::format("  <ModelExchange {} completedIntegratorStepNotNeeded=\"true\">\n", common) + files +
@@ -56,18 +77,7 @@ std::string ModelDescription(const FmuModel& m) {
                      "maxOutputDerivativeOrder=\"0\" canRunAsynchronuously=\"false\">\n",
                      common) +
          files + "  </CoSimulation>\n";
-  x += "  <UnitDefinitions>\n";
-  for (const UnitDefinition& u : m.units) {
-    static const char* base[] = {"kg", "m", "s", "A", "K", "mol", "cd"};
-    std::string exponents;
-    for (int i = 0; i < 7; ++i)
-      if (u.exponents[i]) exponents += fmt::format(" {}=\"{}\"", base[i], u.exponents[i]);
-    x += fmt::format("    <Unit name=\"{}\">\n      <BaseUnit{}/>\n", Escape(u.name), exponents);
-    for (const auto& d : u.display)
-      x += fmt::format("      <DisplayUnit name=\"{}\" factor=\"{}\"/>\n", Escape(d.name), Real(d.factor));
-    x += "    </Unit>\n";
-  }
-  x += "  </UnitDefinitions>\n";
+  x += UnitDefinitions(m);
   x += "  <LogCategories>\n"
        "    <Category name=\"logStatusError\" description=\"errors: a bad call, a failed evaluation\"/>\n"
        "    <Category name=\"logAll\" description=\"every message\"/>\n  </LogCategories>\n";
@@ -109,6 +119,103 @@ std::string ModelDescription(const FmuModel& m) {
   list("InitialUnknowns", initial);
   x += "  </ModelStructure>\n</fmiModelDescription>\n";
   return x;
+}
+
+namespace {
+
+// FMI 3.0 (sections 2.4, 3.4, 4.4): the same variables as FMI 2.0's, as
+// <Float64> elements, with the event indicators as variables; the model
+// structure by value references.
+std::string ModelDescription3(const FmuModel& m) {
+  const FmuOptions& o = m.options;
+  std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  x += fmt::format(
+      "<fmiModelDescription fmiVersion=\"3.0\" modelName=\"{}\" instantiationToken=\"{}\" description=\"{}\" "
+      "generationTool=\"paynter\" variableNamingConvention=\"flat\">\n",
+      Escape(m.name), m.guid, Escape(m.description));
+  const std::string common = fmt::format(
+      "modelIdentifier=\"{}\" needsExecutionTool=\"false\" canBeInstantiatedOnlyOncePerProcess=\"false\" "
+      "canGetAndSetFMUState=\"false\" canSerializeFMUState=\"false\" providesDirectionalDerivatives=\"false\" "
+      "providesAdjointDerivatives=\"false\" providesPerElementDependencies=\"false\" "
+      "providesEvaluateDiscreteStates=\"false\"",
+      m.identifier);
+  bool stops = false;  // an event with `stop: true` ends a step early
+  for (const EventRow& r : m.lowered.event_rows) stops = stops || r.stop;
+  if (o.model_exchange) x += fmt::format("  <ModelExchange {} needsCompletedIntegratorStep=\"false\"/>\n", common);
+  if (o.co_simulation)
+    x += fmt::format("  <CoSimulation {} canHandleVariableCommunicationStepSize=\"true\" maxOutputDerivativeOrder=\"0\" "
+                     "providesIntermediateUpdate=\"false\" mightReturnEarlyFromDoStep=\"{}\" "
+                     "canReturnEarlyAfterIntermediateUpdate=\"false\" hasEventMode=\"false\"/>\n",
+                     common, stops ? "true" : "false");
+  x += UnitDefinitions(m);
+  x += "  <LogCategories>\n"
+       "    <Category name=\"logStatusError\" description=\"errors: a bad call, a failed evaluation\"/>\n"
+       "    <Category name=\"logEvents\" description=\"events that end the run\"/>\n  </LogCategories>\n";
+  x += fmt::format("  <DefaultExperiment startTime=\"0\" tolerance=\"{}\"/>\n", Real(o.rtol));
+  x += "  <ModelVariables>\n";
+  for (const Variable& v : m.variables) {
+    x += fmt::format("    <Float64 name=\"{}\" valueReference=\"{}\" description=\"{}\" causality=\"{}\" "
+                     "variability=\"{}\"",
+                     Escape(v.name), v.value_reference, Escape(v.description), v.causality, v.variability);
+    // An input's initial is exact, the only value allowed (the attribute may be left out).
+    if (!v.initial.empty()) x += fmt::format(" initial=\"{}\"", v.initial);
+    if (!v.unit.empty()) x += fmt::format(" unit=\"{}\"", Escape(v.unit));
+    if (!v.display_unit.empty()) x += fmt::format(" displayUnit=\"{}\"", Escape(v.display_unit));
+    if (v.start) x += fmt::format(" start=\"{}\"", Real(*v.start));
+    if (v.derivative_of > 0) x += fmt::format(" derivative=\"{}\"", m.variables[v.derivative_of - 1].value_reference);
+    if (v.reinit) x += " reinit=\"true\"";
+    x += "/>\n";
+  }
+  x += "  </ModelVariables>\n  <ModelStructure>\n";
+  auto unknowns = [&](const char* tag, auto wanted) {
+    for (const Variable& v : m.variables)
+      if (wanted(v)) x += fmt::format("    <{} valueReference=\"{}\"/>\n", tag, v.value_reference);
+  };
+  unknowns("Output", [](const Variable& v) { return v.causality == "output"; });
+  unknowns("ContinuousStateDerivative", [](const Variable& v) { return v.derivative_of > 0; });
+  unknowns("InitialUnknown", [](const Variable& v) {
+    return ((v.causality == "output" || v.derivative_of > 0) && (v.initial == "approx" || v.initial == "calculated")) ||
+           v.causality == "calculatedParameter";
+  });
+  unknowns("EventIndicator", [](const Variable& v) { return v.event_indicator; });
+  x += "  </ModelStructure>\n</fmiModelDescription>\n";
+  return x;
+}
+
+}  // namespace
+
+std::string BuildDescription(const FmuModel& m) {
+  std::string x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<fmiBuildDescription fmiVersion=\"3.0\">\n";
+  x += fmt::format("  <BuildConfiguration modelIdentifier=\"{}\">\n", m.identifier);
+  x += "    <SourceFileSet language=\"C99\">\n";
+  for (const std::string& f : CFileNames(3)) x += fmt::format("      <SourceFile name=\"{}\"/>\n", f);
+  x += "    </SourceFileSet>\n";
+  x += "    <Library name=\"m\" external=\"true\" description=\"the C library's mathematical functions (-lm)\"/>\n";
+  x += "  </BuildConfiguration>\n</fmiBuildDescription>\n";
+  return x;
+}
+
+std::string BinaryDirectory(int version) {
+  if (version != 3) return "binaries/linux64";
+  // FMI 3.0's platform tuple: the architecture and the system of the machine that compiled the shared object.
+#if defined(__x86_64__)
+  const char* arch = "x86_64";
+#elif defined(__aarch64__)
+  const char* arch = "aarch64";
+#elif defined(__i386__)
+  const char* arch = "x86";
+#elif defined(__arm__)
+  const char* arch = "aarch32";
+#elif defined(__riscv) && __riscv_xlen == 64
+  const char* arch = "riscv64";
+#else
+  const char* arch = "unknown";
+#endif
+#if defined(__APPLE__)
+  return fmt::format("binaries/{}-darwin", arch);
+#else
+  return fmt::format("binaries/{}-linux", arch);
+#endif
 }
 
 }  // namespace paynter::fmi
