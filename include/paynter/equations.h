@@ -172,6 +172,15 @@ struct EquationSystem {
 
 EquationSystem BuildEquations(const Model& model, const CausalGraph& graph);
 
+// What `paynter check` shows of the equations, without what it does not: the
+// builder's passes up to the sorting into components, which give the states,
+// the implicit blocks (algebraic loops, derivative causality: their variables,
+// unknowns and labels) and every error BuildEquations raises; none of the
+// programs, slot layout or blocks' Jacobians (a block's `linear` is left
+// false). For a model with constraint sources use BuildEquations: their rows
+// need the programs.
+EquationSystem BuildEquationStructure(const Model& model, const CausalGraph& graph);
+
 // A model's name as a reader writes it in LaTeX: a Greek letter's name as the
 // letter, trailing digits and the parts after underscores as one subscript
 // (theta1 -> \theta_{1}, J2_c1_8 -> \mathrm{J2}_{\mathrm{c1}8}... see print.cc),

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -61,7 +62,9 @@ std::string TexOf(const std::string& name) {
 
 class EquationBuilder {
  public:
-  EquationBuilder(const Model& m, const CausalGraph& g) : m_(m), g_(g) {}
+  // structure_only: BuildEquationStructure (no programs).
+  EquationBuilder(const Model& m, const CausalGraph& g, bool structure_only = false)
+      : m_(m), g_(g), structure_only_(structure_only) {}
 
   EquationSystem Build() {
     RequireNoConflicts(m_, g_);
@@ -103,7 +106,7 @@ class EquationBuilder {
     sys_.derivatives.push_back(d);
     sys_.state_names.push_back(name);
     sys_.state_origin.push_back(origin);
-    ex v = GiNaC::evalf(initial.subs(m_.ParameterValues()));
+    ex v = GiNaC::evalf(initial.subs(ParameterValues()));
     if (!GiNaC::is_a<GiNaC::numeric>(v)) Internal("initial value of " + name + " is not numeric");
     sys_.initial_state.push_back(GiNaC::ex_to<GiNaC::numeric>(v).to_double());
     state_index_[s] = static_cast<int>(sys_.states.size()) - 1;
@@ -123,7 +126,7 @@ class EquationBuilder {
         const Element& e = m_.elements[i];
         if (e.kind != ElementKind::kI) continue;
         if (e.form == LawForm::kLinear) {
-          const ex v = GiNaC::evalf(e.law.subs(m_.ParameterValues()));
+          const ex v = GiNaC::evalf(e.law.subs(ParameterValues()));
           if (GiNaC::is_a<GiNaC::numeric>(v) && GiNaC::ex_to<GiNaC::numeric>(v).to_double() > 0)
             sys_.state_inertia[k] = GiNaC::ex_to<GiNaC::numeric>(v).to_double();
         }
@@ -181,6 +184,14 @@ class EquationBuilder {
 
   symbol Deriv(const std::string& state) { return deriv_of_.at(state); }
 
+  // The parameters' values, formed once (a state's initial value and an
+  // inertance are numbers from them).
+  const GiNaC::exmap& ParameterValues() {
+    if (!parameter_values_) parameter_values_ = m_.ParameterValues();
+    return *parameter_values_;
+  }
+  std::optional<GiNaC::exmap> parameter_values_;
+
   // ---- pass 1: causal equations --------------------------------------------
   // An element's law, before an equation divides by it (`equation` shows the
   // division): a law that is zero as written is the user's error, located at the
@@ -210,8 +221,19 @@ class EquationBuilder {
     sys_.equations.push_back(eq);
   }
 
-  const symbol& E(int b) { return m_.Symbol("e_" + m_.bonds[b].name); }
-  const symbol& F(int b) { return m_.Symbol("f_" + m_.bonds[b].name); }
+  // A bond's effort and flow, looked up once per bond (a junction asks for
+  // each of its bonds' variables more than once).
+  const symbol& E(int b) { return BondVariables(b).first; }
+  const symbol& F(int b) { return BondVariables(b).second; }
+  const std::pair<symbol, symbol>& BondVariables(int b) {
+    if (bond_variables_.empty()) {
+      bond_variables_.reserve(m_.bonds.size());
+      for (const auto& bond : m_.bonds)
+        bond_variables_.emplace_back(m_.Symbol("e_" + bond.name), m_.Symbol("f_" + bond.name));
+    }
+    return bond_variables_[b];
+  }
+  std::vector<std::pair<symbol, symbol>> bond_variables_;
 
   void ElementEquations(int i) {
     const Element& el = m_.elements[i];
@@ -356,17 +378,21 @@ class EquationBuilder {
       if (g_.EffortInto(i, b) == zero) strong = b;
     if (strong < 0) Internal("junction " + el.name + " has no strong bond");
     auto sign = [&](int b) { return m_.bonds[b].to == i ? ex(1) : ex(-1); };
-    ex sum = 0;
+    // The sum's terms are gathered and summed once: adding them one by one
+    // made a junction of k bonds cost k^2 (a ground of many elements).
+    GiNaC::exvector terms;
+    terms.reserve(el.bonds.size());
     for (int b : el.bonds) {
       if (b == strong) continue;
       if (zero) {
         AddExplicit(E(b), E(strong), origin);
-        sum += sign(b) * F(b);
+        terms.push_back(sign(b) * F(b));
       } else {
         AddExplicit(F(b), F(strong), origin);
-        sum += sign(b) * E(b);
+        terms.push_back(sign(b) * E(b));
       }
     }
+    const ex sum = terms.empty() ? ex(0) : terms.size() == 1 ? terms[0] : ex(GiNaC::add(terms));
     AddExplicit(zero ? F(strong) : E(strong), -sign(strong) * sum, origin);
   }
 
@@ -676,16 +702,7 @@ class EquationBuilder {
       row.strict = ev.strict ? 1 : 0;
       row.indicator_slot = assign("when_" + ev.name, event_indicators[k]);
       for (const auto& reset : ev.resets) {
-        int state = -1;
-        for (size_t i = 0; i < sys_.state_names.size(); ++i)
-          if (sys_.state_names[i] == reset.state) state = static_cast<int>(i);
-        if (state < 0)
-          ThrowAt(reset.where, "", fmt::format("event '{}' resets '{}', which is not a state of this model", ev.name,
-                                               reset.state),
-                  "a state (a storage element in integral causality, or a displacement)", reset.state,
-                  "this storage element is in derivative causality: its value follows from other states; reset "
-                  "those instead");
-        row.reset_states.push_back(state);
+        row.reset_states.push_back(ResetState(ev, reset));
         row.reset_slots.push_back(assign(fmt::format("reset_{}_{}", ev.name, reset.state), reset_values[r++]));
       }
       sys_.events.push_back(row);
@@ -709,8 +726,20 @@ class EquationBuilder {
     }
   }
 
+  // The state an event's reset sets; an error if it is none.
+  int ResetState(const Event& ev, const Event::Reset& reset) const {
+    for (size_t i = 0; i < sys_.state_names.size(); ++i)
+      if (sys_.state_names[i] == reset.state) return static_cast<int>(i);
+    ThrowAt(reset.where, "", fmt::format("event '{}' resets '{}', which is not a state of this model", ev.name,
+                                         reset.state),
+            "a state (a storage element in integral causality, or a displacement)", reset.state,
+            "this storage element is in derivative causality: its value follows from other states; reset "
+            "those instead");
+  }
+
   const Model& m_;
   const CausalGraph& g_;
+  const bool structure_only_;
   EquationSystem sys_;
   std::map<ex, int, GiNaC::ex_is_less> state_index_;
   std::map<std::string, symbol> deriv_of_;
@@ -839,20 +868,26 @@ void EquationBuilder::Sort() {
         if (def.count(s)) mark(def.at(s), need_evt);
     }
   const auto comps = structure::StronglyConnectedComponents(deps);
+  // (The programs check their resets in EventSlots.)
+  if (structure_only_)
+    for (const auto& ev : m_.events)
+      for (const auto& reset : ev.resets) ResetState(ev, reset);
 
   // Slot layout.
   SlotLayout layout;
-  layout.Add(m_.time, "t");
-  sys_.time_slot = 0;
-  sys_.first_parameter_slot = 1;
-  for (const auto& p : m_.parameters) layout.Add(m_.Symbol(p.name), p.name);
-  sys_.first_state_slot = layout.size();
-  for (size_t i = 0; i < sys_.states.size(); ++i) layout.Add(sys_.states[i], sys_.state_names[i]);
-  sys_.first_derivative_slot = layout.size();
-  for (const auto& d : sys_.derivatives) layout.Add(d, d.get_name());
-  for (const auto& comp : comps)
-    for (int k : comp)
-      if (need_rhs[k] || need_out[k] || need_con[k] || need_evt[k]) layout.Add(eqs[k].var, eqs[k].var.get_name());
+  if (!structure_only_) {
+    layout.Add(m_.time, "t");
+    sys_.time_slot = 0;
+    sys_.first_parameter_slot = 1;
+    for (const auto& p : m_.parameters) layout.Add(m_.Symbol(p.name), p.name);
+    sys_.first_state_slot = layout.size();
+    for (size_t i = 0; i < sys_.states.size(); ++i) layout.Add(sys_.states[i], sys_.state_names[i]);
+    sys_.first_derivative_slot = layout.size();
+    for (const auto& d : sys_.derivatives) layout.Add(d, d.get_name());
+    for (const auto& comp : comps)
+      for (int k : comp)
+        if (need_rhs[k] || need_out[k] || need_con[k] || need_evt[k]) layout.Add(eqs[k].var, eqs[k].var.get_name());
+  }
 
   std::set<std::string> deriv_names;
   for (const auto& d : sys_.derivatives) deriv_names.insert(d.get_name());
@@ -872,6 +907,7 @@ void EquationBuilder::Sort() {
     if (need_evt[comp[0]] && !need_rhs[comp[0]]) progs.push_back(&sys_.event_program);
     if (progs.empty()) continue;
     if (comp.size() == 1 && !structure::HasSelfLoop(deps, comp[0])) {
+      if (structure_only_) continue;
       ProgramStep st;
       st.kind = ProgramStep::Kind::kAssign;
       st.target = layout.Slot(eqs[comp[0]].var);
@@ -893,7 +929,8 @@ void EquationBuilder::Sort() {
     }
     const auto tearing = structure::Tear(deps, comp, forced, preferred);
     GiNaC::exmap chain;  // non-tear variables in terms of the tears
-    for (int k : tearing.ordered) chain[eqs[k].var] = SubsSymbols(eqs[k].value, chain);
+    if (!structure_only_)
+      for (int k : tearing.ordered) chain[eqs[k].var] = SubsSymbols(eqs[k].value, chain);
     ProgramStep st;
     st.kind = ProgramStep::Kind::kBlock;
     ImplicitBlock info;
@@ -907,15 +944,16 @@ void EquationBuilder::Sort() {
     std::vector<symbol> unknowns;
     for (int k : tearing.tears) {
       unknowns.push_back(eqs[k].var);
-      st.unknowns.push_back(layout.Slot(eqs[k].var));
       info.unknowns.push_back(eqs[k].var.get_name());
+      if (structure_only_) continue;
+      st.unknowns.push_back(layout.Slot(eqs[k].var));
       ex r = eqs[k].is_explicit ? ex(eqs[k].var) - eqs[k].value : eqs[k].residual;
       st.residuals.push_back(SubsSymbols(r, chain));
     }
     // The Jacobian, differentiating each residual only by the unknowns it
     // contains (a large block is sparse: a constraint-force block of an
     // N-link chain has O(N) non-zeros per row of O(N) unknowns).
-    bool linear = true;
+    bool linear = !structure_only_;
     const SymSet unknown_set(unknowns.begin(), unknowns.end());
     for (const ex& r : st.residuals) {
       SymSet in_r;
@@ -966,6 +1004,10 @@ void EquationBuilder::Sort() {
                                names, solve);
     }
     st.label = info.label;
+    if (structure_only_) {
+      sys_.blocks.push_back(info);
+      continue;
+    }
     for (Program* prog : progs) {
       prog->steps.push_back(st);
       for (int k : tearing.ordered) {
@@ -978,6 +1020,7 @@ void EquationBuilder::Sort() {
     }
     sys_.blocks.push_back(info);
   }
+  if (structure_only_) return;
   for (size_t i = 0; i < m_.outputs.size(); ++i) {
     symbol o("out_" + m_.outputs[i].name);
     layout.Add(o, m_.outputs[i].name);
@@ -1099,6 +1142,11 @@ Formulation FormOf(const CausalGraph& g) {
 EquationSystem BuildEquations(const Model& model, const CausalGraph& graph) {
   StageScope stage(fmt::format("forming the equations ({} bonds)", model.bonds.size()));
   return EquationBuilder(model, graph).Build();
+}
+
+EquationSystem BuildEquationStructure(const Model& model, const CausalGraph& graph) {
+  StageScope stage(fmt::format("sorting the equations ({} bonds)", model.bonds.size()));
+  return EquationBuilder(model, graph, /*structure_only=*/true).Build();
 }
 
 }  // namespace paynter

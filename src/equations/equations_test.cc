@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "equations_internal.h"
 #include "paynter/equations.h"
 #include "paynter/pipeline.h"
+#include "paynter/run.h"
 #include "test_models.h"
 
 namespace paynter {
@@ -94,6 +96,76 @@ bonds: [[V, J], [J, cap], [J, r]]
   ASSERT_EQ(sys.blocks.size(), 1u);
   EXPECT_FALSE(sys.blocks[0].linear);
   EXPECT_EQ(sys.blocks[0].unknowns, std::vector<std::string>{"f_b3"});
+}
+
+// BuildEquationStructure (what `paynter check` forms) finds the states, the
+// blocks and the errors that BuildEquations finds, on every example (the
+// Newton-Euler form of the mechanisms: constraint-force blocks) and on
+// mechanisms in joint coordinates (derivative causality), without programs.
+TEST(BuildEquationStructure, MatchesBuildEquationsOnTheExamples) {
+  int systems = 0, blocks = 0, derivative = 0, loops = 0;
+  auto compare = [&](const std::string& path, Formulation form) {
+    SCOPED_TRACE(path + " --form " + FormulationName(form));
+    Analysis a = Analyze(path, form);
+    if (!a.graph.conflicts.empty()) return;
+    std::string full_error, structure_error;
+    EquationSystem full, structure;
+    try {
+      full = BuildEquations(a.model, a.graph);
+    } catch (const Error& e) {
+      full_error = e.what();
+    }
+    try {
+      structure = BuildEquationStructure(a.model, a.graph);
+    } catch (const Error& e) {
+      structure_error = e.what();
+    }
+    EXPECT_EQ(structure_error, full_error);
+    if (!full_error.empty()) return;
+    ++systems;
+    EXPECT_EQ(structure.state_names, full.state_names);
+    EXPECT_EQ(structure.state_origin, full.state_origin);
+    EXPECT_EQ(structure.initial_state, full.initial_state);
+    EXPECT_EQ(structure.form, full.form);
+    ASSERT_EQ(structure.blocks.size(), full.blocks.size());
+    for (size_t k = 0; k < full.blocks.size(); ++k) {
+      EXPECT_EQ(structure.blocks[k].variables, full.blocks[k].variables);
+      EXPECT_EQ(structure.blocks[k].unknowns, full.blocks[k].unknowns);
+      EXPECT_EQ(structure.blocks[k].label, full.blocks[k].label);
+      EXPECT_EQ(structure.blocks[k].derivative_causality, full.blocks[k].derivative_causality);
+      EXPECT_FALSE(structure.blocks[k].linear);  // not computed
+      ++blocks;
+      ++(full.blocks[k].derivative_causality ? derivative : loops);
+    }
+    EXPECT_TRUE(structure.rhs.steps.empty());
+    EXPECT_TRUE(structure.outputs.steps.empty());
+    EXPECT_EQ(structure.num_slots, 0);
+  };
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(PAYNTER_SOURCE_DIR) + "/examples"))
+    if (entry.path().extension() == ".yaml") compare(entry.path().string(), Formulation::kState);
+  for (const char* mechanism : {"B1_pendulum_3d", "B3_quick_return", "double_pendulum_library"})
+    compare(std::string(PAYNTER_SOURCE_DIR) + "/examples/" + mechanism + ".yaml", Formulation::kLagrange2);
+  EXPECT_GE(systems, 25);
+  EXPECT_GT(derivative, 0);
+  EXPECT_GT(loops, 0);
+  EXPECT_GT(blocks, derivative);
+}
+
+// An event that resets a storage element in derivative causality is the same
+// error without the programs as with them.
+TEST(BuildEquationStructure, RefusesAResetOfANonState) {
+  const std::string model = std::string(testing::kGearCoupledInertias) + "events: [{when: t > 1, reset: {p_I2: 0}}]\n";
+  Model m = LoadModelFromString(model);
+  const CausalGraph g = AssignCausality(m);
+  for (bool structure : {false, true}) {
+    try {
+      if (structure) BuildEquationStructure(m, g);
+      else BuildEquations(m, g);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("resets 'p_I2', which is not a state"), std::string::npos) << e.what();
+    }
+  }
 }
 
 // The same expression, built from symbols made in two orders (GiNaC orders

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "model_internal.h"
 #include "paynter/model.h"
@@ -32,7 +33,7 @@ class Builder {
     // The name is shown in reports: no control characters in it.
     m_.name = spec_.name.empty() ? "model" : EscapeForTerminal(spec_.name, false);
     m_.file = spec_.file;
-    Register("t", spec_.file.empty() ? SourceLocation{} : SourceLocation{spec_.file, 0, 0}, "time");
+    Register("t", spec_.file.empty() ? SourceLocation{} : SourceLocation{spec_.file, 0, 0}, {"time"});
     m_.symbols.emplace("t", m_.time);
     BuildParameters();
     BuildElements();
@@ -74,14 +75,20 @@ class Builder {
 
  private:
   // Records a name in the global namespace; duplicates are errors.
-  void Register(const std::string& name, const SourceLocation& where, const std::string& what,
-                const std::string& element = "") {
-    auto it = owner_.find(name);
-    if (it != owner_.end())
+  // What a name names, as a message says it: `format` with the names (a
+  // format string, kept unformatted until a message needs it: a large model
+  // registers hundreds of thousands of names).
+  struct What {
+    const char* format;
+    std::string a, b;
+    std::string Text() const { return fmt::format(fmt::runtime(format), a, b); }
+  };
+  void Register(const std::string& name, const SourceLocation& where, What what, const std::string& element = "") {
+    auto [it, fresh] = owner_.try_emplace(name, std::move(what));
+    if (!fresh)
       ThrowAt(where, element, fmt::format("duplicate name '{}'", name), "a name used once",
-           fmt::format("'{}' is both {} and {}", name, it->second, what),
+           fmt::format("'{}' is both {} and {}", name, it->second.Text(), what.Text()),
            "rename one of them; generated names are p_<I>, q_<C>, e_<bond>, f_<bond>, e_<elem>, f_<elem>");
-    owner_[name] = what;
   }
 
   GiNaC::symbol NewSymbol(const std::string& name) {
@@ -292,7 +299,7 @@ class Builder {
              fmt::format("'{}' = {}", p.text, value));
       const auto over = spec_.parameter_overrides.find(p.name);
       if (over != spec_.parameter_overrides.end()) value = over->second;  // exactly the number given
-      Register(p.name, p.where, fmt::format("parameter '{}'", p.name));
+      Register(p.name, p.where, {"parameter '{}'", p.name});
       NewSymbol(p.name);
       values[p.name] = value;
       constants_.insert(p.name);
@@ -372,7 +379,7 @@ class Builder {
              "one of Se Sf MSe MSf C I R TF MTF GY MGY 0 1", es.kind,
              hint.empty() ? "junctions are written \"0\" and \"1\" (quoted)" : hint);
       }
-      Register(es.name, es.where, fmt::format("element '{}'", es.name), es.name);
+      Register(es.name, es.where, {"element '{}'", es.name}, es.name);
       Element e;
       e.name = es.name;
       e.kind = *kind;
@@ -415,7 +422,7 @@ class Builder {
       if (!fs.ports.empty() && fs.ports.size() != n)
         ThrowAt(fs.where, fs.name, "a storage field names one port per coordinate",
                 fmt::format("{} ports", n), fmt::format("{} ports", fs.ports.size()));
-      Register(fs.name, fs.where, fmt::format("storage field '{}'", fs.name), fs.name);
+      Register(fs.name, fs.where, {"storage field '{}'", fs.name}, fs.name);
       StorageField f;
       f.name = fs.name;
       f.kind = fs.kind == "IF" ? ElementKind::kI : ElementKind::kC;
@@ -423,7 +430,7 @@ class Builder {
       for (size_t k = 0; k < n; ++k) {
         const std::string port = fs.ports.empty() ? fmt::format("{}_{}", fs.name, k + 1) : fs.ports[k];
         CheckNameLength(port, fs.where, fs.name, "port name");
-        Register(port, fs.where, fmt::format("port {} of storage field '{}'", k + 1, fs.name), fs.name);
+        Register(port, fs.where, {"port {} of storage field '{}'", std::to_string(k + 1), fs.name}, fs.name);
         Element e;
         e.name = port;
         e.kind = f.kind;
@@ -472,13 +479,13 @@ class Builder {
         }
         if (owner_.count(c))
           ThrowAt(fs.where, fs.name, fmt::format("coordinate '{}' of I field '{}' is already the name of {}", c, fs.name,
-                                                 owner_.at(c)),
+                                                 owner_.at(c).Text()),
                   "a new name, or a displacement of the port's flow", c);
         CheckNameLength(c, fs.where, fs.name, "coordinate name");
         if (!IsIdentifier(c))
           ThrowAt(fs.where, fs.name, fmt::format("coordinate name '{}' is not an identifier", c),
                   "letters, digits and underscores", c);
-        Register(c, fs.where, fmt::format("coordinate {} of I field '{}'", k + 1, fs.name), fs.name);
+        Register(c, fs.where, {"coordinate {} of I field '{}'", std::to_string(k + 1), fs.name}, fs.name);
         Displacement d;
         d.name = c;
         d.of = port.name;
@@ -504,7 +511,7 @@ class Builder {
         if (!IsIdentifier(c))
           ThrowAt(fs.where, fs.name, fmt::format("coordinate name '{}' is not an identifier", c),
                   "letters, digits and underscores", c);
-        Register(c, fs.where, fmt::format("coordinate {} of C field '{}'", k + 1, fs.name), fs.name);
+        Register(c, fs.where, {"coordinate {} of C field '{}'", std::to_string(k + 1), fs.name}, fs.name);
         NewSymbol(c);
         const std::string q = "q_" + m_.elements[f.ports[k]].name;
         // Appended after the definitions written (BuildDefinitions pairs those with the spec's).
@@ -629,16 +636,17 @@ class Builder {
           ThrowAt(bs.where, "", fmt::format("bond name '{}' is not an identifier", b.name),
                   "letters, digits and underscores", b.name);
       }
-      Register(b.name, bs.where, fmt::format("bond '{}'", b.name));
+      Register(b.name, bs.where, {"bond '{}'", b.name});
       for (const auto* end : {&bs.from, &bs.to}) {
-        CheckNameLength(*end, bs.where, "", fmt::format("the element named by bond '{}'", b.name));
+        if (end->size() > kMaxNameLength)  // (the message formed only when it is needed)
+          CheckNameLength(*end, bs.where, "", fmt::format("the element named by bond '{}'", b.name));
         if (FindElement(*end) < 0) {
           ThrowAtBond(bs.where, b.name, fmt::format("bond refers to an unknown element '{}'", *end),
                       "the name of an element declared under 'elements:'", fmt::format("'{}'", *end),
                       DidYouMean(*end, element_names));
         }
       }
-      b.from = FindElement(bs.from);
+      b.from = FindElement(bs.from);  // (found above)
       b.to = FindElement(bs.to);
       b.dim = bs.dim;
       b.where = bs.where;
@@ -658,19 +666,19 @@ class Builder {
 
   void RegisterVariables() {
     for (const auto& b : m_.bonds) {
-      Register("e_" + b.name, b.where, fmt::format("the effort of bond '{}'", b.name));
-      Register("f_" + b.name, b.where, fmt::format("the flow of bond '{}'", b.name));
+      Register("e_" + b.name, b.where, {"the effort of bond '{}'", b.name});
+      Register("f_" + b.name, b.where, {"the flow of bond '{}'", b.name});
       NewSymbol("e_" + b.name);
       NewSymbol("f_" + b.name);
     }
     for (const auto& e : m_.elements) {
       if (IsOnePort(e.kind) || e.kind == ElementKind::kOne)
-        Register("f_" + e.name, e.where, fmt::format("the flow of element '{}'", e.name), e.name);
+        Register("f_" + e.name, e.where, {"the flow of element '{}'", e.name}, e.name);
       if (IsOnePort(e.kind) || e.kind == ElementKind::kZero)
-        Register("e_" + e.name, e.where, fmt::format("the effort of element '{}'", e.name), e.name);
-      if (e.kind == ElementKind::kI) Register("p_" + e.name, e.where, fmt::format("the momentum of '{}'", e.name), e.name);
+        Register("e_" + e.name, e.where, {"the effort of element '{}'", e.name}, e.name);
+      if (e.kind == ElementKind::kI) Register("p_" + e.name, e.where, {"the momentum of '{}'", e.name}, e.name);
       if (e.kind == ElementKind::kC)
-        Register("q_" + e.name, e.where, fmt::format("the displacement of '{}'", e.name), e.name);
+        Register("q_" + e.name, e.where, {"the displacement of '{}'", e.name}, e.name);
     }
     // Port variables of one-ports and junction variables are the variables of a
     // bond: they share its symbol, so every expression sees one variable.
@@ -695,7 +703,7 @@ class Builder {
       if (!IsIdentifier(ds.name))
         ThrowAt(ds.where, "", fmt::format("displacement name '{}' is not an identifier", ds.name),
              "letters, digits and underscores", ds.name);
-      Register(ds.name, ds.where, fmt::format("displacement '{}'", ds.name));
+      Register(ds.name, ds.where, {"displacement '{}'", ds.name});
       if (ds.of.empty()) {  // `rate:` is parsed below, once every symbol exists
         Displacement d;
         d.name = ds.name;
@@ -795,7 +803,7 @@ class Builder {
         ThrowAt(d.where, "", fmt::format("definition name '{}' is not an identifier", d.name),
              "letters, digits and underscores", d.name);
       const GiNaC::ex value = Read(d.value, d.text, d.where, "", fmt::format("definition '{}'", d.name));
-      Register(d.name, d.where, fmt::format("definition '{}'", d.name));
+      Register(d.name, d.where, {"definition '{}'", d.name});
       NewSymbol(d.name);
       // A function of time and parameters (a signal) may drive an Se or Sf.
       bool of_time = true;
@@ -1087,8 +1095,8 @@ class Builder {
 
   const ModelSpec& spec_;
   Model m_;
-  std::map<std::string, int> element_index_, bond_index_;
-  std::map<std::string, std::string> owner_;  // global name -> what it names
+  std::unordered_map<std::string, int> element_index_, bond_index_;
+  std::unordered_map<std::string, What> owner_;  // global name -> what it names
   std::string allowed_desc_, allowed_hint_;
   // The names a constant may use (parameters, pi), and those and t (sources).
   std::set<std::string> constants_, constants_and_time_;

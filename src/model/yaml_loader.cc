@@ -9,7 +9,10 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <memory>
+#include <mutex>
 #include <sstream>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -48,6 +51,27 @@ class NodeSizes {
 
  private:
   std::unordered_map<int, std::vector<Entry>> by_pos_;
+};
+
+// The entries of one mapping, by key, read once. yaml-cpp's `node[key]` walks
+// the mapping and, for a key that is absent, formats the key through a
+// std::stringstream: an element asked for each of its two dozen possible keys
+// made that most of a large model's reading.
+class Entries {
+ public:
+  explicit Entries(const YAML::Node& map) {
+    for (const auto& kv : map)
+      if (kv.first.IsScalar()) entries_.emplace_back(kv.first.Scalar(), kv.second);
+  }
+  // The value of `key` (the first given), or nullptr when the mapping has none.
+  const YAML::Node* operator[](std::string_view key) const {
+    for (const auto& [k, v] : entries_)
+      if (k == key) return &v;
+    return nullptr;
+  }
+
+ private:
+  std::vector<std::pair<std::string, YAML::Node>> entries_;
 };
 
 class YamlReader {
@@ -449,44 +473,44 @@ class YamlReader {
 
   ModelSpec::ElementSpec ReadElement(const YAML::Node& en) {
     if (!en.IsMap()) Fail(en, "", "an element must be a mapping", "{name: R1, kind: R, resistance: 10}", Describe(en));
+    const Entries at(en);
     ModelSpec::ElementSpec e;
     e.where = Where(en);
-    if (en["name"]) e.name = Scalar(en["name"], "", "element name");
+    if (const auto* n = at["name"]) e.name = Scalar(*n, "", "element name");
     if (e.name.empty()) Fail(en, "", "element without a name", "name: <identifier>", "no name");
-    if (!en["kind"])
+    if (!at["kind"])
       Fail(en, e.name, "element without a kind", "kind: one of Se Sf MSe MSf C I R TF MTF GY MGY 0 1", "no kind");
-    e.kind = Scalar(en["kind"], e.name, "kind");
-    CheckKeys(en,
-              {"name", "kind", "initial", "inertance", "capacitance", "stiffness", "resistance", "ratio", "effort",
-               "flow", "constraint", "position", "momentum", "description", "joint", "direction", "parasitic_stiffness",
-               "parasitic_damping", "coulomb", "diode", "static", "input", "domain"},
-              e.name, "element '" + e.name + "'");
+    e.kind = Scalar(*at["kind"], e.name, "kind");
+    static const std::set<std::string> kKeys = {
+        "name",   "kind",       "initial",  "inertance",           "capacitance",       "stiffness", "resistance", "ratio",
+        "effort", "flow",       "constraint", "position",          "momentum",          "description", "joint",    "direction",
+        "parasitic_stiffness", "parasitic_damping", "coulomb", "diode", "static", "input", "domain"};
+    CheckKeys(en, kKeys, e.name, "element '" + e.name + "'");
     // A vector element's law may be a list (diagonal, or one per component) or
     // a matrix: kept as bracketed text for the vector expansion to read.
     for (const char* key : {"inertance", "capacitance", "stiffness", "resistance", "ratio", "effort", "flow", "constraint",
                             "momentum", "coulomb", "diode"})
-      if (en[key]) e.laws.emplace_back(key, en[key].IsSequence() ? Bracketed(en[key]) : Scalar(en[key], e.name, key));
-    if (en["position"]) e.position = Scalar(en["position"], e.name, "position");
-    if (en["static"]) e.static_friction = Scalar(en["static"], e.name, "static");
+      if (const auto* n = at[key]) e.laws.emplace_back(key, n->IsSequence() ? Bracketed(*n) : Scalar(*n, e.name, key));
+    if (const auto* n = at["position"]) e.position = Scalar(*n, e.name, "position");
+    if (const auto* n = at["static"]) e.static_friction = Scalar(*n, e.name, "static");
     // A constraint source's joint and direction (reports), and its parasitic
     // spring and damper (checked by BuildModel).
-    if (en["joint"]) e.joint = Scalar(en["joint"], e.name, "joint");
-    if (en["direction"]) e.direction = Scalar(en["direction"], e.name, "direction");
-    if (en["parasitic_stiffness"])
-      e.parasitic_stiffness = Scalar(en["parasitic_stiffness"], e.name, "parasitic_stiffness");
-    if (en["parasitic_damping"]) e.parasitic_damping = Scalar(en["parasitic_damping"], e.name, "parasitic_damping");
-    if (en["input"]) {  // a source that is an input of the linear model
-      const std::string v = Scalar(en["input"], e.name, "input");
-      if (v != "true" && v != "false") Fail(en["input"], e.name, "'input' is true or false", "input: true", v);
+    if (const auto* n = at["joint"]) e.joint = Scalar(*n, e.name, "joint");
+    if (const auto* n = at["direction"]) e.direction = Scalar(*n, e.name, "direction");
+    if (const auto* n = at["parasitic_stiffness"]) e.parasitic_stiffness = Scalar(*n, e.name, "parasitic_stiffness");
+    if (const auto* n = at["parasitic_damping"]) e.parasitic_damping = Scalar(*n, e.name, "parasitic_damping");
+    if (const auto* n = at["input"]) {  // a source that is an input of the linear model
+      const std::string v = Scalar(*n, e.name, "input");
+      if (v != "true" && v != "false") Fail(*n, e.name, "'input' is true or false", "input: true", v);
       e.input = v == "true";
     }
-    if (const auto d = en["domain"]) {  // one domain, or one per port of a two-port
-      if (d.IsSequence())
-        for (const auto& x : d) e.domain.push_back(Scalar(x, e.name, "domain"));
+    if (const auto* d = at["domain"]) {  // one domain, or one per port of a two-port
+      if (d->IsSequence())
+        for (const auto& x : *d) e.domain.push_back(Scalar(x, e.name, "domain"));
       else
-        e.domain.push_back(Scalar(d, e.name, "domain"));
+        e.domain.push_back(Scalar(*d, e.name, "domain"));
     }
-    if (en["initial"]) e.initial = en["initial"].IsSequence() ? Bracketed(en["initial"]) : Scalar(en["initial"], e.name, "initial");
+    if (const auto* n = at["initial"]) e.initial = n->IsSequence() ? Bracketed(*n) : Scalar(*n, e.name, "initial");
     return e;
   }
 
@@ -689,7 +713,7 @@ class YamlReader {
   std::string file_;
 };
 
-ModelSpec SpecFromText(const std::string& text, const std::string& label) {
+ModelSpec ParseSpec(const std::string& text, const std::string& label) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -703,6 +727,30 @@ ModelSpec SpecFromText(const std::string& text, const std::string& label) {
     ThrowAt({label, ex.mark.line >= 0 ? ex.mark.line + 1 : 0, ex.mark.column >= 0 ? ex.mark.column + 1 : 0}, "",
             "unexpected YAML content: " + ex.msg);
   }
+}
+
+// The last text read and its spec. A run reads its model file more than once
+// (its run settings, whether it is a mechanism, then the model: separate
+// calls of the front ends), and reading a large model's YAML costs more than
+// all the symbolic stages after it: the same bytes under the same label give
+// the same spec, so they are parsed once. One entry, replaced by the next text.
+ModelSpec SpecFromText(const std::string& text, const std::string& label) {
+  struct LastRead {
+    std::mutex mutex;
+    std::string label, text;
+    std::shared_ptr<const ModelSpec> spec;
+  };
+  static LastRead& last = *new LastRead;  // never destroyed: nothing to free at exit
+  {
+    std::lock_guard<std::mutex> lock(last.mutex);
+    if (last.spec && last.label == label && last.text == text) return *last.spec;
+  }
+  auto spec = std::make_shared<const ModelSpec>(ParseSpec(text, label));
+  std::lock_guard<std::mutex> lock(last.mutex);
+  last.label = label;
+  last.text = text;
+  last.spec = spec;
+  return *spec;
 }
 
 }  // namespace
