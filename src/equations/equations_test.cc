@@ -11,6 +11,7 @@
 #include "paynter/pipeline.h"
 #include "paynter/run.h"
 #include "test_models.h"
+#include "test_paths.h"
 
 namespace paynter {
 namespace {
