@@ -102,8 +102,9 @@ TEST(FmiImporter, BouncingBallEventsMatchSimulate) {
   EXPECT_EQ(count.state_events, 2 * impacts);
   EXPECT_EQ(count.time_events, 0);
   // The restitution set between runs (a tunable parameter read by the reset only).
-  const Table ref_e = GridRows(Simulate("examples/bouncing_ball.yaml", "--param e=0.5", 2, 0.01, u.dir), 2, 0.01);
-  ExpectClose("ball e=0.5 cs", ref_e, RunCoSimulation(u, 2, 0.01, {{"e", 0.5}}), 1e-9);
+  // Before its Zeno point (3 sqrt(2 h0/g) = 1.35 s), where simulate stops with an error.
+  const Table ref_e = GridRows(Simulate("examples/bouncing_ball.yaml", "--param e=0.5", 1.2, 0.01, u.dir), 1.2, 0.01);
+  ExpectClose("ball e=0.5 cs", ref_e, RunCoSimulation(u, 1.2, 0.01, {{"e", 0.5}}), 1e-9);
   // The master on the standard's own headers (tests/fmi2_master.c), by co-simulation.
   ExpectClose("ball cs (fmi2_master)", ref, RunMaster(u, "cs", 3.5, 0.01, "--tolerance 1e-10", "ball_master").first,
               1e-9);

@@ -217,6 +217,28 @@ TEST(HostileRound3, BouncingBallStopsBeforeItsZenoPoint) {
   EXPECT_NE(r.out.find("events: 21 "), std::string::npos) << r.out;
 }
 
+// A ball that loses half its speed at each impact: its impacts accumulate at
+// 3 sqrt(2 h0/g) = 1.3546 s, and after some fifteen of them its bounces are
+// lower than the solver's tolerance. The run used to miss the next crossing
+// there and end at t = 2 with the ball two metres below the floor, exit 0; the
+// intervals' constant ratio (1/2) tells the Zeno point after a few impacts.
+TEST(HostileRound3, AFastDecayingBallStopsBeforeItFallsThroughTheFloor) {
+  Dir dir;
+  const std::string ball = testing::SourcePath("examples/bouncing_ball.yaml"), out = (dir / "o.csv").string();
+  for (const char* method : {"dopri5", "bdf", "rk4"}) {
+    SCOPED_TRACE(method);
+    const CliResult r = Paynter({"simulate", ball, "--param", "e=0.5", "--t-end", "2", "--method", method, "-o", out});
+    EXPECT_EQ(r.exit_code(), 1) << r.out;
+    EXPECT_NE(r.out.find("event 'impact' fires ever sooner"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("accumulate at about t = 1.35"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(out));
+  }
+  // Before the point the run is whole: impacts at 0.4515 (1 + 2 (1/2 + ... + 1/2^(k-1))) s, 5 before 1.3 s.
+  const CliResult r = Paynter({"simulate", ball, "--param", "e=0.5", "--t-end", "1.3", "--stats", "-o", out});
+  EXPECT_EQ(r.exit_code(), 0) << r.out;
+  EXPECT_NE(r.out.find("events: 5 "), std::string::npos) << r.out;
+}
+
 // ---------------------------------------------------------------------------
 // Item 4: lib: names a file of the component library, nothing outside it.
 

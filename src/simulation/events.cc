@@ -150,10 +150,14 @@ void EventHandling::CheckAccumulation(size_t event, double t) {
     return;
   }
   const double interval = t - f.last, before = f.interval;
-  f.shrinking = before > 0 && interval <= kZenoRatio * before ? f.shrinking + 1 : 0;
+  const bool shrinks = before > 0 && interval <= kZenoRatio * before;
+  const double ratio = shrinks ? interval / before : 0;
+  f.shrinking = shrinks ? f.shrinking + 1 : 0;
+  f.geometric = !shrinks ? 0 : f.ratio > 0 && std::abs(ratio - f.ratio) <= kZenoSameRatio * f.ratio ? f.geometric + 1 : 1;
+  f.ratio = ratio;
   f.interval = interval;
   f.last = t;
-  if (f.shrinking < kZenoFirings) return;
+  if (f.shrinking < kZenoFirings && f.geometric < kZenoGeometric) return;
   // The intervals to come, if they shrink as the last did, add up to
   // interval * r / (1 - r).
   const double r = interval / before;
@@ -165,9 +169,10 @@ void EventHandling::CheckAccumulation(size_t event, double t) {
               "event '{}' fires ever sooner: {} times in a row, each interval at most {} of the one before (the last "
               "{:.3g} s), so its firings accumulate at about t = {:.6g}, before t_end = {} (a Zeno point)",
               name, f.shrinking, kZenoRatio, interval, point, t_end_),
-          fmt::format("at most {} firings in a row at intervals shrinking by {}% or more, when they would "
-                      "accumulate before t_end",
-                      kZenoFirings, std::lround(100 * (1 - kZenoRatio))),
+          fmt::format("at most {} firings in a row at intervals shrinking by {}% or more, or {} shrinking by the "
+                      "same ratio (to {}% of it), when they would accumulate before t_end",
+                      kZenoFirings, std::lround(100 * (1 - kZenoRatio)), kZenoGeometric,
+                      std::lround(100 * kZenoSameRatio)),
           fmt::format("firing {} of '{}' at t = {:.6g}", f.count, name, t),
           fmt::format("end the run before t = {:.4g}, or give the model what happens there (an event with "
                       "'stop: true', or a mode in which the ball rests)",

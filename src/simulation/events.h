@@ -39,13 +39,21 @@ class EventHandling {
   // longer tell its firings apart: when one event has fired kZenoFirings
   // times in a row, each interval at most kZenoRatio of the one before, and
   // the geometric series of its intervals ends before t_end, the run stops
-  // with an error naming the event and the point (docs/events.md).
+  // with an error naming the event and the point (docs/events.md). Intervals
+  // that shrink by the same ratio (to kZenoSameRatio of it) are a geometric
+  // series already after kZenoGeometric of them: a ball that loses half its
+  // speed at each impact bounces below the solver's tolerance after some
+  // fifteen, before kZenoFirings could be counted.
   static constexpr int kZenoFirings = 20;
+  static constexpr int kZenoGeometric = 5;
   static constexpr double kZenoRatio = 0.95;
+  static constexpr double kZenoSameRatio = 0.1;
   struct Firings {
     double last = 0;       // the time of the last firing
     double interval = -1;  // since the firing before (-1: none yet)
+    double ratio = 0;      // of the last interval to the one before (0: not shrinking)
     int shrinking = 0;     // intervals in a row at most kZenoRatio of the one before
+    int geometric = 0;     // of those, in a row with the same ratio
     long count = 0;
   };
   void CheckAccumulation(size_t event, double t);
