@@ -547,6 +547,7 @@ PYBIND11_MODULE(_paynter, m) {
       .def_readwrite("assemble", &RunOptions::assemble)
       .def_readwrite("stabilize", &RunOptions::stabilize)
       .def_readwrite("energy", &RunOptions::energy)
+      .def_readwrite("project_energy", &RunOptions::project_energy)
       .def_readwrite("drift_tolerance", &RunOptions::drift_tolerance)
       .def_readwrite("stage_cache", &RunOptions::stage_cache)
       .def_readwrite("progress", &RunOptions::progress)

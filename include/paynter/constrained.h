@@ -67,8 +67,12 @@ int ApplyParasitic(ModelSpec* spec, const ParasiticOptions& options);
 // energy), `energy_delivered` and `energy_dissipated` (integrals of the
 // sources' and resistors' power, as displacements of the same names). For an
 // expanded scalar spec whose storage laws are linear moduli; returns false
-// (and changes nothing) otherwise.
-bool AddEnergyAccounting(ModelSpec* spec);
+// (and changes nothing) otherwise, saying why in `why` when given.
+struct EnergyRefusal {
+  std::string element;  // the element that stops it ("" for the model)
+  std::string reason;
+};
+bool AddEnergyAccounting(ModelSpec* spec, EnergyRefusal* why = nullptr);
 
 // ---- analysis ----------------------------------------------------------------
 struct ConstraintAnalysis {
@@ -170,6 +174,10 @@ struct ConstrainedOptions {
   bool assemble = false;          // correct an inconsistent start whatever its size
   double assembly_tolerance = 1e-6;  // a larger correction is an error unless `assemble`
   bool stabilize = true;          // lagrange-multipliers: project after every step
+  // lagrange-multipliers: after each projection onto the joints, scale the
+  // momenta so that the energy balance holds (the model must have the energy
+  // pass's outputs: RunOptions::project_energy adds them; docs/constraints.md).
+  bool project_energy = false;
   // The largest constraint drift (position, and velocity) an output may show:
   // beyond it the run stops with an error naming the joint (0: no check;
   // negative: the larger of 1e-6 and 10 rtol). Not checked without
@@ -201,6 +209,13 @@ struct ConstrainedReport {
   std::vector<std::string> zcp_dropped, zcp_dropped_positions;  // zcp: redundant rows left out (sources)
   std::string zcp_note;           // zcp: why position stabilization was dropped, if it was
   std::vector<std::string> independent;  // minimal-coordinates: the last independent states
+  // lagrange-multipliers with project_energy: steps and outputs whose momenta
+  // were scaled, those left as they were (kinetic energy too small to carry
+  // the error), the largest relative change of the kinetic energy applied, and
+  // the largest energy error met relative to the largest stored energy.
+  bool energy_projected = false;
+  int energy_corrections = 0, energy_skipped = 0;
+  double energy_largest_correction = 0, energy_largest_error = 0;
   std::string ToText() const;
 };
 

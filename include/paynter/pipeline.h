@@ -50,6 +50,7 @@ struct LoadOptions {
   ConstraintMethod method = ConstraintMethod::kAuto;  // parasitic: the parasitic pass
   ParasiticOptions parasitic;                         // its stiffness and damping
   bool energy = false;                                // the energy pass
+  bool energy_required = false;  // a model the energy pass cannot account for is an error (else: no columns)
   bool poses = false;                                 // the poses pass
   std::map<std::string, double> overrides;            // the overrides pass (--param)
   bool keep_written = false;                          // Load: keep a copy of the spec as written (LoadedModel::written)

@@ -56,6 +56,14 @@ struct RunOptions {
   double drift_tolerance = -1;      // mechanisms: a larger constraint drift at an output stops the run (0: no
                                     // check; negative: the larger of 1e-6 and 10 rtol)
   bool energy = false;              // the energy accounting's columns
+  // lagrange-multipliers: keep the energy balance by scaling the momenta after
+  // each projection (ConstrainedOptions::project_energy); adds the energy
+  // accounting's columns as `energy` does.
+  bool project_energy = false;
+  // project_energy came from the model's run settings: then it applies to
+  // lagrange-multipliers runs only (another method runs without it).
+  bool project_energy_from_model = false;
+  bool energy_if_possible = false;  // the energy columns where the model allows them, no error otherwise (compare)
   bool poses = false;               // mechanisms: the bodies' and joints' poses as outputs pose_* (AddPoseOutputs)
   bool stage_cache = true;
   bool progress = true;             // a progress line on stderr for long runs (paynter/progress.h)

@@ -619,7 +619,7 @@ _FLAGS = ("assemble", "stabilize", "energy", "stage_cache")
 #: simulate's keywords (besides t_end), as the command line's options.
 RUN_OPTIONS = ("t0", "method", "rtol", "atol", "dt_out", "step", "max_steps", "params", "form", "constraints",
                "backend", "block_solve", "parasitic_stiffness", "parasitic_damping", "assemble", "stabilize",
-               "energy", "stage_cache", "drift_tolerance")
+               "energy", "stage_cache", "drift_tolerance", "project_energy")
 
 
 def _type_name(value):
@@ -668,11 +668,12 @@ def _check_keywords(caller, options, named=("t_end",)):
 def _run_options(source, t_end=None, t0=None, method=None, rtol=None, atol=None, dt_out=None, step=None,
                  max_steps=None, params=None, form=None, constraints=None, backend="auto", block_solve="auto",
                  parasitic_stiffness=0.0, parasitic_damping=0.0, assemble=False, stabilize=True, energy=False,
-                 stage_cache=True, drift_tolerance=None, require_t_end=True):
+                 stage_cache=True, drift_tolerance=None, project_energy=None, require_t_end=True):
     """RunOptions from simulate's keywords; the run settings the model
     carries (its `simulation:` section) fill those left as None."""
     given = dict(t_end=t_end, t0=t0, method=method, rtol=rtol, atol=atol, dt_out=dt_out, step=step,
-                 max_steps=max_steps, form=form, constraints=constraints, drift_tolerance=drift_tolerance)
+                 max_steps=max_steps, form=form, constraints=constraints, drift_tolerance=drift_tolerance,
+                 project_energy=project_energy)
     for name in _NUMBERS:
         value = locals()[name]
         if value is not None:
@@ -682,6 +683,8 @@ def _run_options(source, t_end=None, t0=None, method=None, rtol=None, atol=None,
             _text(name, locals()[name])
     for name in _FLAGS:
         _flag(name, locals()[name])
+    if project_energy is not None:
+        _flag("project_energy", project_energy)
     if max_steps is not None:
         _whole("max_steps", max_steps)
     o = _paynter.RunOptions()
@@ -707,6 +710,8 @@ def _run_options(source, t_end=None, t0=None, method=None, rtol=None, atol=None,
     o.assemble, o.stabilize, o.energy, o.stage_cache = bool(assemble), bool(stabilize), bool(energy), bool(stage_cache)
     if drift_tolerance is not None:
         o.drift_tolerance = float(drift_tolerance)
+    if project_energy is not None:
+        o.project_energy = bool(project_energy)
     o.progress = False
     o.file = source.path
     _paynter.apply_model_settings(source, o, given, bool(require_t_end))
@@ -802,7 +807,7 @@ class Model:
         keywords: t0, method, rtol, atol, dt_out, step, max_steps, params
         (a dict NAME -> value), form, constraints, backend, block_solve,
         parasitic_stiffness, parasitic_damping, assemble, stabilize, energy,
-        stage_cache, drift_tolerance) and returns a Result. A setting not
+        stage_cache, drift_tolerance, project_energy) and returns a Result. A setting not
         given comes from the model's run settings (its `simulation:`
         section), if it has them. Arguments of the wrong type raise
         TypeError (m.simulate("10") is refused); values the command line

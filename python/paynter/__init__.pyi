@@ -160,7 +160,7 @@ class Model:
                  step: Optional[_Number] = ..., max_steps: Optional[int] = ..., params: Optional[_Params] = ...,
                  form: Optional[_Form] = ..., constraints: Optional[_Constraints] = ..., backend: _Backend = ...,
                  block_solve: _BlockSolve = ..., parasitic_stiffness: _Number = ..., parasitic_damping: _Number = ...,
-                 assemble: bool = ..., stabilize: bool = ..., energy: bool = ..., stage_cache: bool = ...,
+                 assemble: bool = ..., stabilize: bool = ..., energy: bool = ..., project_energy: Optional[bool] = ..., stage_cache: bool = ...,
                  drift_tolerance: Optional[_Number] = ...) -> Result: ...
     def simulate_many(self, param_sets: Iterable[_Params], t_end: Optional[_Number] = ..., threads: Optional[int] = ...,
                       errors: Literal["raise", "return"] = ..., *, t0: Optional[_Number] = ...,
@@ -169,7 +169,7 @@ class Model:
                       params: Optional[_Params] = ..., form: Optional[_Form] = ...,
                       constraints: Optional[_Constraints] = ..., backend: _Backend = ..., block_solve: _BlockSolve = ...,
                       parasitic_stiffness: _Number = ..., parasitic_damping: _Number = ..., assemble: bool = ...,
-                      stabilize: bool = ..., energy: bool = ..., stage_cache: bool = ...,
+                      stabilize: bool = ..., energy: bool = ..., project_energy: Optional[bool] = ..., stage_cache: bool = ...,
                       drift_tolerance: Optional[_Number] = ...) -> List[Union[Result, ModelError]]: ...
     def sweep(self, ranges: Optional[Mapping[str, _Range]] = ..., *, log: Iterable[str] = ...,
               table: Union[_Path, Mapping[str, Sequence[_Number]], Any, None] = ..., t_end: Optional[_Number] = ...,
@@ -178,7 +178,7 @@ class Model:
               step: Optional[_Number] = ..., max_steps: Optional[int] = ..., params: Optional[_Params] = ...,
               form: Optional[_Form] = ..., constraints: Optional[_Constraints] = ..., backend: _Backend = ...,
               block_solve: _BlockSolve = ..., parasitic_stiffness: _Number = ..., parasitic_damping: _Number = ...,
-              assemble: bool = ..., stabilize: bool = ..., energy: bool = ..., stage_cache: bool = ...,
+              assemble: bool = ..., stabilize: bool = ..., energy: bool = ..., project_energy: Optional[bool] = ..., stage_cache: bool = ...,
               drift_tolerance: Optional[_Number] = ...) -> Sweep: ...
     def describe(self, *,
                t0: Optional[_Number] = ..., method: Optional[_Method] = ...,
@@ -186,7 +186,7 @@ class Model:
                step: Optional[_Number] = ..., max_steps: Optional[int] = ..., params: Optional[_Params] = ...,
                form: Optional[_Form] = ..., constraints: Optional[_Constraints] = ..., backend: _Backend = ...,
                block_solve: _BlockSolve = ..., parasitic_stiffness: _Number = ..., parasitic_damping: _Number = ...,
-               assemble: bool = ..., stabilize: bool = ..., energy: bool = ..., stage_cache: bool = ...,
+               assemble: bool = ..., stabilize: bool = ..., energy: bool = ..., project_energy: Optional[bool] = ..., stage_cache: bool = ...,
                drift_tolerance: Optional[_Number] = ...) -> Description: ...
     @property
     def parameters(self) -> Dict[str, float]: ...
@@ -203,7 +203,7 @@ class Model:
                step: Optional[_Number] = ..., max_steps: Optional[int] = ..., params: Optional[_Params] = ...,
                form: Optional[_Form] = ..., constraints: Optional[_Constraints] = ..., backend: _Backend = ...,
                block_solve: _BlockSolve = ..., parasitic_stiffness: _Number = ..., parasitic_damping: _Number = ...,
-               assemble: bool = ..., stabilize: bool = ..., energy: bool = ..., stage_cache: bool = ...,
+               assemble: bool = ..., stabilize: bool = ..., energy: bool = ..., project_energy: Optional[bool] = ..., stage_cache: bool = ...,
                drift_tolerance: Optional[_Number] = ...) -> None: ...
     def fmu(self, path: _Path, kind: Literal["me", "cs", "both"] = ..., form: Optional[_Form] = ...,
             constraints: Literal["auto", "parasitic"] = ..., params: Optional[_Params] = ...,
@@ -217,7 +217,7 @@ class Model:
                step: Optional[_Number] = ..., max_steps: Optional[int] = ..., params: Optional[_Params] = ...,
                form: Optional[_Form] = ..., constraints: Optional[_Constraints] = ..., backend: _Backend = ...,
                block_solve: _BlockSolve = ..., parasitic_stiffness: _Number = ..., parasitic_damping: _Number = ...,
-               assemble: bool = ..., stabilize: bool = ..., energy: bool = ..., stage_cache: bool = ...,
+               assemble: bool = ..., stabilize: bool = ..., energy: bool = ..., project_energy: Optional[bool] = ..., stage_cache: bool = ...,
                drift_tolerance: Optional[_Number] = ...) -> Comparison: ...
     def linearize(self, at: Optional[_Number] = ..., steady: bool = ..., states: Optional[_Params] = ...,
                   params: Optional[_Params] = ..., loop_at: Optional[str] = ...) -> Linearization: ...
@@ -234,5 +234,5 @@ def simulate(path: _Path, t_end: Optional[_Number] = ..., *, t0: Optional[_Numbe
              dt_out: Optional[_Number] = ..., step: Optional[_Number] = ..., max_steps: Optional[int] = ...,
              params: Optional[_Params] = ..., form: Optional[_Form] = ..., constraints: Optional[_Constraints] = ...,
              backend: _Backend = ..., block_solve: _BlockSolve = ..., parasitic_stiffness: _Number = ...,
-             parasitic_damping: _Number = ..., assemble: bool = ..., stabilize: bool = ..., energy: bool = ...,
+             parasitic_damping: _Number = ..., assemble: bool = ..., stabilize: bool = ..., energy: bool = ..., project_energy: Optional[bool] = ...,
              stage_cache: bool = ..., drift_tolerance: Optional[_Number] = ...) -> Result: ...

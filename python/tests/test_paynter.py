@@ -515,3 +515,27 @@ def test_ctrl_c_stops_a_long_run():
         timer.cancel()
     r = m.simulate(t_end=0.1)
     assert r.t[-1] == 0.1
+
+
+def test_project_energy_as_the_command_line(tmp_path):
+    """project_energy=True is --project-energy: the same numbers bit for bit,
+    the energy columns added; a model's run setting turns it on, False (as
+    --no-project-energy) off; a value that is not a bool is refused."""
+    fourbar = os.path.join(SOURCE, "examples", "fourbar.yaml")
+    options = dict(t_end=0.5, dt_out=0.01, constraints="lagrange-multipliers")
+    r = paynter.load(fourbar).simulate(project_energy=True, **options)
+    columns, data = cli_csv(tmp_path, fourbar, "--t-end", "0.5", "--dt-out", "0.01", "--constraints",
+                            "lagrange-multipliers", "--project-energy")
+    assert r.columns == columns and "energy_stored" in columns
+    assert np.array_equal(r.data, data)
+    plain = paynter.load(fourbar).simulate(energy=True, **options)
+    assert not np.array_equal(plain.data, r.data)
+    with open(fourbar) as f:
+        text = f.read()
+    m = paynter.loads(text + "simulation: {project_energy: true}\n")
+    assert np.array_equal(m.simulate(**options).data, r.data)
+    assert np.array_equal(m.simulate(project_energy=False, energy=True, **options).data, plain.data)
+    with pytest.raises(TypeError, match="project_energy must be True or False"):
+        paynter.load(fourbar).simulate(project_energy="yes", **options)
+    with pytest.raises(paynter.ModelError, match="--project-energy applies to --constraints lagrange-multipliers"):
+        paynter.load(fourbar).simulate(0.1, constraints="zcp", project_energy=True)

@@ -54,6 +54,9 @@ void AddRunOptions(CLI::App* c, paynter::RunOptions& r) {
                 "mechanisms: the largest constraint drift an output may show before the run stops (0: no check; "
                 "default: the larger of 1e-6 and 10 rtol)")
       ->check(CLI::NonNegativeNumber);
+  c->add_flag("--project-energy,!--no-project-energy", r.project_energy,
+              "lagrange-multipliers: keep the energy balance by scaling the momenta after each step (adds the "
+              "--energy columns; docs/constraints.md)");
   c->add_flag("!--no-cache", r.stage_cache, "build the symbolic stages afresh, without the stage cache");
 }
 

@@ -159,6 +159,27 @@ Solution SimulateConstrained(ModelWorkspace& workspace, const SolverOptions& sol
         "a model without if(), events or switched elements",
         fmt::format("events with --constraints {}", ConstraintMethodName(method)),
         "simulate the model with --constraints lagrange-multipliers or parasitic (docs/events.md)");
+  if (options.project_energy) {
+    // Where the energy projection applies (docs/constraints.md, "Energy projection").
+    const char* hint = "simulate the mechanism with --constraints lagrange-multipliers and --project-energy, or without "
+                       "--project-energy";
+    if (method != ConstraintMethod::kLagrangeMultipliers)
+      ThrowAt({}, "",
+              fmt::format("--project-energy applies to --constraints lagrange-multipliers, not to {}",
+                          model.num_constraints() == 0 && method == ConstraintMethod::kAuto
+                              ? "a model without joints"
+                              : ConstraintMethodName(method)),
+              "a mechanism simulated with lagrange-multipliers",
+              model.num_constraints() == 0 ? std::string("no joints") : ConstraintMethodName(method), hint);
+    if (!options.stabilize)
+      ThrowAt({}, "", "--project-energy needs the projection after each step, which --no-stabilize turns off",
+              "the projection on", "--no-stabilize", hint);
+    if (model.has_events())
+      ThrowAt({}, "",
+              "--project-energy does not apply to a model with events, conditions or switched elements (a reset "
+              "changes the energy at an instant that the balance does not see)",
+              "a model without if(), events or switched elements", "events", hint);
+  }
   if (model.num_constraints() == 0) {
     if (!strategy.RunsWithoutConstraints())
       ThrowAt({}, "", fmt::format("--constraints {}: the model has no constraint source", ConstraintMethodName(method)),

@@ -25,7 +25,8 @@ namespace paynter {
 
 const std::set<std::string>& RunSettingNames() {
   static const std::set<std::string> names = {"t_end", "t0",        "method", "form",      "constraints",    "rtol",
-                                              "atol",  "dt_out",    "step",   "max_steps", "drift_tolerance"};
+                                              "atol",  "dt_out",    "step",   "max_steps", "drift_tolerance",
+                                              "project_energy"};
   return names;
 }
 

@@ -51,7 +51,7 @@ double MethodComparison::MaxDifference(size_t k, size_t c) const {
 }
 
 MethodComparison CompareMethods(RunOptions options) {
-  options.energy = true;
+  options.energy_if_possible = true;
   options.progress = false;
   CheckOutputRows(options);
   MethodComparison c;
@@ -62,6 +62,8 @@ MethodComparison CompareMethods(RunOptions options) {
     try {
       RunOptions o = options;
       o.constraints = m;
+      // The model's run setting project_energy is lagrange-multipliers' alone.
+      o.project_energy = options.project_energy && m == ConstraintMethod::kLagrangeMultipliers;
       PreparedModel prepared = PrepareModel(o);
       RunResult run = RunPrepared(prepared, prepared.compiled(), o);
       r.solution = std::move(run.solution);

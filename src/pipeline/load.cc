@@ -127,7 +127,14 @@ void RunPasses(ModelSpec* spec, const LoadOptions& o, std::optional<LoadPass> la
           method.RewriteSpec(spec, o.parasitic);
         break;
       case LoadPass::kEnergy:
-        if (o.energy) AddEnergyAccounting(spec);
+        if (EnergyRefusal why; o.energy && !AddEnergyAccounting(spec, &why) && o.energy_required)
+          ThrowAt({spec->file}, why.element,
+                  fmt::format("the energy balance (--energy, --project-energy) cannot be written: {}", why.reason),
+                  "storage elements with a constant inertance, capacitance or stiffness (energies p^2/(2 I), "
+                  "q^2/(2 C), k q^2/2), and I and C fields",
+                  why.reason,
+                  "simulate without --energy and --project-energy; write the element's energy as an output of your "
+                  "own to watch it");
         break;
     }
     if (last && p.pass == *last) return;

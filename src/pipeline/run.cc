@@ -286,7 +286,8 @@ LoadOptions LoadOptionsFor(const RunOptions& options) {
   lo.method = options.constraints;
   lo.parasitic.stiffness = options.parasitic_stiffness;
   lo.parasitic.damping = options.parasitic_damping;
-  lo.energy = options.energy;
+  lo.energy = options.energy || options.project_energy || options.energy_if_possible;
+  lo.energy_required = options.energy || options.project_energy;
   lo.poses = options.poses;
   for (const auto& [name, value] : options.params) lo.overrides[name] = value;
   return lo;
@@ -345,6 +346,11 @@ void ApplyModelSettings(RunOptions& options, const std::set<std::string>& given,
       options.form = choice(ParseFormulation);
     } else if (s.name == "constraints") {
       options.constraints = choice(ParseConstraintMethod);
+    } else if (s.name == "project_energy") {
+      if (s.text != "true" && s.text != "false")
+        ThrowAt(s.where, "", "the run setting 'project_energy' is not true or false", "true or false", s.text);
+      options.project_energy = s.text == "true";
+      options.project_energy_from_model = true;
     }
   }
   if (require_t_end && !t_end_set)
@@ -392,7 +398,7 @@ void RequireFiniteOverrides(const RunOptions& options) {
 std::vector<std::string> StageSettings(const RunOptions& options, ConstraintMethod method) {
   std::vector<std::string> settings = {"form=" + FormulationName(options.form),
                                        "method=" + StrategyFor(method).StageKey(LoadOptionsFor(options).parasitic),
-                                       fmt::format("energy={}", options.energy)};
+                                       fmt::format("energy={}", LoadOptionsFor(options).energy)};
   if (options.poses) settings.push_back("poses");
   return settings;
 }
@@ -533,6 +539,12 @@ RunResult RunPrepared(const PreparedModel& prepared, const CompiledModel& cm, co
   co.method_model = prepared.method_model();
   co.assemble = options.assemble || prepared.assemble();
   co.stabilize = options.stabilize;
+  // From the model's run settings it applies where lagrange-multipliers runs
+  // (named, or auto's choice for a model with joints).
+  const bool multipliers = method == ConstraintMethod::kLagrangeMultipliers ||
+                           (method == ConstraintMethod::kAuto &&
+                            ChooseConstraintMethod(cm, nullptr) == ConstraintMethod::kLagrangeMultipliers);
+  co.project_energy = options.project_energy && (!options.project_energy_from_model || multipliers);
   co.drift_tolerance = options.drift_tolerance;
   co.output = output;
   RunResult r;

@@ -452,7 +452,7 @@ namespace {
 std::string PrepareKey(const std::string& text, const fs::path& file, const RunOptions& o) {
   return fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n{}\n", file.string(), FormulationName(o.form),
                      ConstraintMethodName(o.constraints), BackendName(o.backend), BlockSolveName(o.block_solve),
-                     o.energy, o.assemble, o.parasitic_stiffness, o.parasitic_damping) +
+                     o.energy || o.project_energy, o.assemble, o.parasitic_stiffness, o.parasitic_damping) +
          text;
 }
 
