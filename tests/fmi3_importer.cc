@@ -636,8 +636,8 @@ TEST(Fmi3Importer, BouncingBallEventsMatchSimulate) {
   EXPECT_EQ(me.events.at("time_events"), 0);
   const MasterRun cs = RunMaster3(u, "cs", 3.5, 0.01, "--tolerance 1e-10", "cs");
   ExpectClose("ball fmi3 cs", ref, cs.first, 1e-9);
-  // e = 0.5 set after fmi3Reset: its impacts accumulate at 3 sqrt(2 h0/g) = 1.35 s (a Zeno point, which
-  // the FMU does not pass), so the runs end at 1.2 s, after 3 impacts.
+  // e = 0.5 set after fmi3Reset: its impacts accumulate at 3 sqrt(2 h0/g) = 1.35 s (a Zeno point, where
+  // the FMU stops the run: BouncingBallStopsAtItsZenoPoint), so the runs end at 1.2 s, after 3 impacts.
   const Table ref_e = GridRows(Simulate("examples/bouncing_ball.yaml", "--param e=0.5", 1.2, 0.01, u.dir), 1.2, 0.01);
   ExpectClose("ball fmi3 me e=0.5", ref_e, RunMaster3(u, "me", 1.2, 0.01, "--h 1e-3 --then " + e + "=0.5", "me_e").second,
               1e-9);
@@ -662,6 +662,62 @@ TEST(Fmi3Importer, BouncingBallEventsMatchSimulate) {
   const double one = 1;
   EXPECT_ERROR(f.SetFloat64(c, &p, 1, &one, 1), "reinit");
   f.FreeInstance(c);
+}
+
+// The ball with e = 0.5 (set after fmi3Reset, a first run of the default
+// ball to 2 s before it) run to 2 s, past its Zeno point: its impacts come at
+// t_k = t1 (3 - 2^(2-k)), t1 = sqrt(2 h0/g), and accumulate at 3 t1 =
+// 1.35457 s. At the 7th the intervals have shrunk 5 times in a row by the
+// same ratio 1/2, and the FMU ends the run with fmi3Error, as simulate does,
+// naming the event, its firing and the point (t7 + 2 t1/64 = 3 t1), by model
+// exchange (fmi3UpdateDiscreteStates) and by co-simulation (fmi3DoStep) alike,
+// rather than go on until a bounce lower than the tolerance is missed and the
+// ball falls through the floor. What the master got before the error is above
+// the floor and reaches the output time before the 7th impact.
+TEST(Fmi3Importer, BouncingBallStopsAtItsZenoPoint) {
+  Unpacked3 u;
+  ASSERT_NO_FATAL_FAILURE(Export3("examples/bouncing_ball.yaml", "--rtol 1e-10 --atol 1e-12", &u));
+  const double t1 = std::sqrt(2 / 9.81), t7 = t1 * (3 - 1.0 / 32);
+  char point[32];
+  std::snprintf(point, sizeof point, "%.6g", 3 * t1);
+  const std::string e = Vr(u, "e"), h = Vr(u, "h");
+  auto rows = [](const fs::path& csv) {
+    std::vector<std::pair<double, double>> r;  // t, h
+    std::ifstream in(csv);
+    for (std::string line; std::getline(in, line);) {
+      const size_t comma = line.find(',');
+      r.emplace_back(std::stod(line.substr(0, comma)), std::stod(line.substr(comma + 1)));
+    }
+    return r;
+  };
+  for (const std::string kind : {"me", "cs"}) {
+    SCOPED_TRACE(kind);
+    const fs::path csv1 = u.dir / ("zeno_" + kind + "_1.csv"), csv2 = u.dir / ("zeno_" + kind + "_2.csv");
+    const Result r = Shell(std::string(FMI3_MASTER) + " " + u.so + " '" + u.desc.token + "' " + kind +
+                           " 2 0.01 --log --out " + h + " --csv " + csv1.string() + " --then " + e +
+                           "=0.5 --then-csv " + csv2.string() + (kind == "me" ? " --h 1e-3" : " --tolerance 1e-10"));
+    EXPECT_NE(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find(kind == "me" ? "fmi3UpdateDiscreteStates returned status 3" : "fmi3DoStep returned status 3"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("event 'impact' fires ever sooner: 5 times in a row"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(std::string("accumulate at about t = ") + point + ", before the stop time 2 (a Zeno point)"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("Hint: end the run before t = "), std::string::npos) << r.output;
+    const size_t at = r.output.find("its firing 7, t = ");
+    ASSERT_NE(at, std::string::npos) << r.output;
+    EXPECT_NEAR(std::stod(r.output.substr(at + 18)), t7, 1e-9) << r.output;
+    // The default ball's run to 2 s (its point is 4.06 s) is whole and above the floor.
+    const auto first = rows(csv1), second = rows(csv2);
+    ASSERT_EQ(first.size(), 201u);
+    for (const auto& [t, height] : first) EXPECT_GE(height, -1e-12) << "t = " << t;
+    // The e = 0.5 run up to the error: above the floor, to the output time before the 7th impact.
+    ASSERT_FALSE(second.empty());
+    for (const auto& [t, height] : second) EXPECT_GE(height, -1e-6) << "t = " << t;
+    EXPECT_LE(second.back().first, t7);
+    EXPECT_GT(second.back().first, t7 - 0.01 - 1e-9);
+  }
 }
 
 constexpr double kStepTime = 3.0 / 256, kDtOut = 1.0 / 256, kEnd = 32.0 / 256, kH = 1.0 / 131072;

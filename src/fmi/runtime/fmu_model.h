@@ -75,6 +75,11 @@ typedef struct {
 
 extern const PnMode pn_modes[PN_DIM(PN_NUM_MODES)];
 extern const PnEvent pn_events[PN_DIM(PN_NUM_EVENTS)];
+/* The events' names, for messages: event i's is the bytes of pn_event_names
+   from pn_event_name_at[i] to the next 0, written as numbers (no text of the
+   model file reaches the compiler). */
+extern const unsigned char pn_event_names[];
+extern const int pn_event_name_at[PN_DIM(PN_NUM_EVENTS)];
 extern const int pn_reset_state[PN_DIM(PN_NUM_RESETS)];
 extern const int pn_reset_slot[PN_DIM(PN_NUM_RESETS)];
 extern const PnSwitch pn_switches[PN_DIM(PN_NUM_SWITCHES)];
