@@ -176,6 +176,10 @@ std::string ModelSource(const FmuModel& m) {
   c += "};\n\nconst double pn_output_scale[PN_NUM_OUTPUTS > 0 ? PN_NUM_OUTPUTS : 1] = {";
   for (size_t k = 0; k < m.output_scale.size(); ++k) c += (k ? ", " : "") + Number(m.output_scale[k]);
   if (m.output_scale.empty()) c += "1.0";
+  c += "};\n\nconst int pn_output_length[PN_NUM_OUTPUTS > 0 ? PN_NUM_OUTPUTS : 1] = {";
+  for (size_t k = 0; k < m.output_slots.size(); ++k)
+    c += fmt::format("{}{}", k ? ", " : "", k < m.output_length.size() ? m.output_length[k] : 1);
+  if (m.output_slots.empty()) c += "1";
   c += "};\n\nconst unsigned char pn_parameter_kind[PN_NUM_PARAMETERS > 0 ? PN_NUM_PARAMETERS : 1] = {";
   for (size_t k = 0; k < m.parameter_kind.size(); ++k) c += fmt::format("{}{}", k ? ", " : "", int(m.parameter_kind[k]));
   if (m.parameter_kind.empty()) c += "0";

@@ -42,6 +42,10 @@ int pn_run_events(double* s, double* w, PnSolver* ns);     /* after pn_run_rhs: 
 extern const double pn_slot_start[PN_NUM_SLOTS];
 extern const int pn_output_slot[PN_DIM(PN_NUM_OUTPUTS)];
 extern const double pn_output_scale[PN_DIM(PN_NUM_OUTPUTS)]; /* SI value = slot * scale */
+/* per output: the values its value reference gives, 1 for a scalar; FMI 3.0:
+   an array output's length at its first component, 0 at its others (whose
+   value references are no variables) */
+extern const int pn_output_length[PN_DIM(PN_NUM_OUTPUTS)];
 /* per parameter slot: fixed at export, tunable, an input, or calculated */
 enum { PN_FIXED = 0, PN_TUNABLE = 1, PN_INPUT = 2, PN_CALCULATED = 3 };
 extern const unsigned char pn_parameter_kind[PN_DIM(PN_NUM_PARAMETERS)];

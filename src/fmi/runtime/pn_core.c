@@ -859,7 +859,7 @@ static int pn_vr_kind(const PnInstance* m, unsigned vr) {
   if (vr >= PN_FIRST_PARAMETER && vr < PN_FIRST_PARAMETER + PN_NUM_PARAMETERS) return 2;
   if (vr >= PN_FIRST_STATE && vr < PN_FIRST_STATE + PN_NUM_STATES) return 3;
   if (vr >= PN_FIRST_DERIVATIVE && vr < PN_FIRST_DERIVATIVE + PN_NUM_STATES) return 4;
-  if (vr >= PN_NUM_SLOTS && vr < PN_NUM_SLOTS + PN_NUM_OUTPUTS) return 5;
+  if (vr >= PN_NUM_SLOTS && vr < PN_NUM_SLOTS + PN_NUM_OUTPUTS) return pn_output_length[vr - PN_NUM_SLOTS] > 0 ? 5 : 0;
   if (m->indicator_variables && vr >= PN_NUM_SLOTS + PN_NUM_OUTPUTS &&
       vr < PN_NUM_SLOTS + PN_NUM_OUTPUTS + PN_NUM_INDICATORS)
     return 6;
@@ -874,8 +874,13 @@ static int pn_reinit(int i) {
   return 0;
 }
 
+size_t pn_value_count(const PnInstance* m, unsigned vr) {
+  const int kind = pn_vr_kind(m, vr);
+  return kind == 5 ? (size_t)pn_output_length[vr - PN_NUM_SLOTS] : (kind != 0 ? 1 : 0);
+}
+
 int pn_get_real(PnInstance* m, const char* fn, const unsigned* vr, size_t nvr, double* value) {
-  size_t i;
+  size_t i, j = 0; /* value[j]: the next value */
   if (pn_check_array(m, fn, nvr, vr, value)) return 1;
   for (i = 0; i < nvr; ++i) {
     const int kind = pn_vr_kind(m, vr[i]);
@@ -884,15 +889,17 @@ int pn_get_real(PnInstance* m, const char* fn, const unsigned* vr, size_t nvr, d
       return 1;
     }
     if (kind == 4 && pn_eval_rhs(m)) return 1;
-    if (kind == 5) {
+    if (kind == 5) { /* an output, or an array output's components in order */
+      const int k = (int)(vr[i] - PN_NUM_SLOTS);
+      int e;
       if (pn_eval_outputs(m)) return 1;
-      value[i] = m->s[pn_output_slot[vr[i] - PN_NUM_SLOTS]] * pn_output_scale[vr[i] - PN_NUM_SLOTS];
+      for (e = k; e < k + pn_output_length[k]; ++e) value[j++] = m->s[pn_output_slot[e]] * pn_output_scale[e];
     } else if (kind == 6) {
       double z[PN_NI1];
       if (pn_get_indicators(m, fn, z, PN_NUM_INDICATORS)) return 1;
-      value[i] = z[vr[i] - PN_NUM_SLOTS - PN_NUM_OUTPUTS];
+      value[j++] = z[vr[i] - PN_NUM_SLOTS - PN_NUM_OUTPUTS];
     } else {
-      value[i] = m->s[vr[i]];
+      value[j++] = m->s[vr[i]];
     }
   }
   return 0;

@@ -118,7 +118,11 @@ int pn_initialize(PnInstance* m);
 
 /* ---- variables: a slot's value reference is its index; the outputs follow
    the slots, and (FMI 3.0) the event indicators the outputs ---- */
-/* 0 on success; an unknown value reference is an error (logged). */
+/* How many values a value reference gives: 1, an array output's length
+   (FMI 3.0), 0 for no variable. */
+size_t pn_value_count(const PnInstance* m, unsigned vr);
+/* The values of the value references in order (an array output's all its
+   components); 0 on success; an unknown value reference is an error (logged). */
 int pn_get_real(PnInstance* m, const char* fn, const unsigned* vr, size_t nvr, double* value);
 /* Sets parameters, inputs and start values: each value checked (it may be set,
    in this state: the masks of states in which a tunable parameter, an input
