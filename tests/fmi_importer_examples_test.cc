@@ -238,6 +238,72 @@ TEST(FmiImporter, BouncingBallStopsAtItsZenoPoint) {
   f.FreeInstance(c);
 }
 
+// An event whose intervals shrink by no single ratio: a tick at t >= tk that
+// moves tk on by d, d shrinking by 0.5 and 0.9 in turn. The same-ratio rule
+// never holds (consecutive ratios differ by 80 %); the other does at the 20th
+// interval in a row at most 0.95 of the one before: firing 22, at 0.1 + the
+// first 21 intervals (0.05, 0.045, 0.0225, 0.02025, ...), where simulate
+// stops too. The point predicted from the last interval and its ratio 1/2 is
+// that time plus the last interval. Model exchange (the tick a time event the
+// FMU announces) and co-simulation, with the stop time 1.
+TEST(FmiImporter, TicksComingEverSoonerStopTheRun) {
+  const fs::path model = TestDir("TicksComingEverSoonerModel") / "ticks.yaml";
+  std::ofstream(model) << "name: ticks\nparameters: {m: 1}\nelements:\n"
+                          "  - {name: mass, kind: I, inertance: m}\n  - {name: push, kind: Se, effort: 0}\n"
+                          "bonds: [[push, mass]]\ndisplacements:\n  - {name: tk, rate: 0, initial: 0.1}\n"
+                          "  - {name: d, rate: 0, initial: 0.1}\n  - {name: s, rate: 0, initial: 0}\n"
+                          "events:\n  - name: tick\n    when: t >= tk\n    reset:\n      tk: tk + d*(0.5 + 0.4*s)\n"
+                          "      d: d*(0.5 + 0.4*s)\n      s: 1 - s\noutputs:\n  tk: tk\n";
+  double t22 = 0.1, d = 0.1, last = 0;
+  for (int k = 0; k < 21; ++k) last = d *= k % 2 ? 0.9 : 0.5, t22 += d;
+  char point[32];
+  std::snprintf(point, sizeof point, "%.6g", t22 + last);
+  auto expect_message = [&](const char* what, const std::string& log) {
+    SCOPED_TRACE(what);
+    EXPECT_NE(log.find("event 'tick' fires ever sooner: 20 times in a row, each interval at most 0.95 of the one before"),
+              std::string::npos)
+        << log;
+    EXPECT_NE(log.find(std::string("accumulate at about t = ") + point + ", before the stop time 1 (a Zeno point)"),
+              std::string::npos)
+        << log;
+    const size_t at = log.find("its firing 22, t = ");
+    ASSERT_NE(at, std::string::npos) << log;
+    EXPECT_NEAR(std::stod(log.substr(at + 19)), t22, 1e-12) << log;
+  };
+  const Result sim = Shell(std::string(PAYNTER_EXE) + " simulate " + model.string() + " --t-end 1 -o " +
+                           (model.parent_path() / "ticks.csv").string());
+  EXPECT_NE(sim.status, 0);
+  EXPECT_NE(sim.output.find("firing 22 of 'tick'"), std::string::npos) << sim.output;
+
+  Unpacked u;
+  ASSERT_NO_FATAL_FAILURE(ExportAndUnpack(model.string(), "--rtol 1e-10 --atol 1e-12", &u));
+  EventCounts count;
+  std::string failure;
+  const Table me = RunModelExchangeWithEvents(u, 1, 0.01, 1e-3, &count, {}, true, &failure);
+  expect_message("me", failure);
+  EXPECT_EQ(count.time_events, 22);  // announced and reached; the 22nd refused
+  ASSERT_FALSE(me.rows.empty());
+  EXPECT_GT(me.rows.back()[0], t22 - 0.01);
+
+  Fmu& f = u.fmu;
+  Component c = f.Instantiate("cs", fmi2CoSimulation, u.desc.guid.c_str(), "", &kCallbacks, 0, 0);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(f.SetupExperiment(c, 1, 1e-10, 0.0, 1, 1.0), kOK);
+  EXPECT_EQ(f.EnterInitializationMode(c), kOK);
+  EXPECT_EQ(f.ExitInitializationMode(c), kOK);
+  g_log.clear();
+  Status st = kOK;
+  int k = 0;
+  for (; k < 100; ++k)
+    if ((st = f.DoStep(c, k * 0.01, 0.01, 1)) != kOK) break;
+  EXPECT_EQ(st, kError);
+  EXPECT_EQ(k, static_cast<int>(t22 / 0.01));  // the step the 22nd tick falls in
+  std::string log;
+  for (const std::string& line : g_log) log += line + "\n";
+  expect_message("cs", log);
+  f.FreeInstance(c);
+}
+
 // The 1 kHz sampled PI controller of examples/dc_motor_sampled_control.yaml
 // (a discrete_pid block: an event `t >= tk` at every sample, resetting the
 // held voltage, the integral and tk; the setpoint's step_at(0.1) is a
