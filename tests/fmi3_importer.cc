@@ -920,6 +920,40 @@ TEST(Fmi3Importer, VectorOutputsAreArrays) {
   EXPECT_EQ(b4.desc.Find("FJ3x"), nullptr);
 }
 
+// The rule by names, on a mass on a spring: outputs r_1, r_2, r_3 are the
+// array r (components numbered as a vector bond of dimension 6 numbers its
+// parts); x_1, x_2 would be the array x, but an output x is there, so it is
+// x_vector; a_x, a_y in two display units, and p_x alone, stay scalars.
+TEST(Fmi3Importer, VectorOutputsByTheirNames) {
+  const fs::path model = TestDir("VectorOutputsByTheirNamesModel") / "named.yaml";
+  std::ofstream(model) << "name: named\nparameters: {m: 1, k: 100}\nelements:\n"
+                          "  - {name: mass, kind: I, inertance: m}\n  - {name: spring, kind: C, stiffness: k, initial: 0.1}\n"
+                          "  - {name: v, kind: \"1\"}\nbonds: [[v, mass], [v, spring]]\noutputs:\n"
+                          "  r_1: q_spring\n  r_2: 2*q_spring\n  r_3: 3*q_spring\n  x: q_spring\n  x_1: f_v\n  x_2: -f_v\n"
+                          "  a_x: q_spring m\n  a_y: q_spring mm\n  p_x: p_mass\n";
+  Unpacked3 u;
+  ASSERT_NO_FATAL_FAILURE(Export3(model.string(), "", &u));
+  std::vector<std::pair<std::string, unsigned>> outputs;
+  for (unsigned vr : u.desc.outputs) outputs.emplace_back(u.desc.ByVr(vr)->name, u.desc.ByVr(vr)->dimension);
+  EXPECT_EQ(outputs, (std::vector<std::pair<std::string, unsigned>>{
+                         {"r", 3}, {"x", 0}, {"x_vector", 2}, {"a_x", 0}, {"a_y", 0}, {"p_x", 0}}));
+  Fmu3 f;
+  ASSERT_NO_FATAL_FAILURE(f.Load(u.so));
+  fmi3Instance c = f.InstantiateModelExchange("me", u.desc.token.c_str(), nullptr, false, true, nullptr, LogMessage);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(f.EnterInitializationMode(c, false, 0, 0, false, 0), fmi3OK);
+  EXPECT_EQ(f.ExitInitializationMode(c), fmi3OK);
+  const unsigned vrs[3] = {u.desc.outputs[0], u.desc.outputs[1], u.desc.outputs[3]};
+  double v[5] = {0, 0, 0, 0, 0};
+  EXPECT_EQ(f.GetFloat64(c, vrs, 3, v, 5), fmi3OK);
+  EXPECT_NEAR(v[0], 0.1, 1e-16);  // r: q, 2 q, 3 q at q = 0.1
+  EXPECT_NEAR(v[1], 0.2, 1e-16);
+  EXPECT_NEAR(v[2], 0.3, 1e-15);
+  EXPECT_NEAR(v[3], 0.1, 1e-16);  // x
+  EXPECT_NEAR(v[4], 0.1, 1e-16);  // a_x in m (SI), as a_y is
+  f.FreeInstance(c);
+}
+
 // The command's errors: a version paynter does not export, and with
 // --fmi-version 3 the errors of FMI 2.0's export (a model with constraint
 // rows, an input whose law varies by itself), located as every paynter
