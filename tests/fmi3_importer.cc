@@ -59,6 +59,7 @@ struct Variable3 {
   bool has_start = false, reinit = false;
   double start = 0;
   long derivative = -1;  // the state's value reference
+  unsigned dimension = 0;  // an array's length (its <Dimension start>), 0 for a scalar
 };
 
 struct Description3 {
@@ -147,7 +148,15 @@ Description3 CheckModelDescription3(const std::string& xml) {
     if (v.has_start) v.start = std::stod(n.Get("start"));
     if (n.Has("derivative")) v.derivative = std::stol(n.Get("derivative"));
     v.reinit = n.Get("reinit") == "true";
-    EXPECT_TRUE(n.children.empty()) << v.name << ": a scalar (no <Dimension>)";
+    // A scalar, or an array output of one fixed dimension (<Dimension start="n"/>).
+    EXPECT_LE(n.children.size(), 1u) << v.name;
+    for (const Node& dim : n.children) {
+      EXPECT_EQ(dim.name, "Dimension") << v.name;
+      EXPECT_TRUE(dim.Has("start") && !dim.Has("valueReference")) << v.name << ": a fixed dimension";
+      if (dim.Has("start")) v.dimension = static_cast<unsigned>(std::stoul(dim.Get("start")));
+      EXPECT_GE(v.dimension, 2u) << v.name;
+      EXPECT_EQ(v.causality, "output") << v.name << ": paynter's arrays are outputs";
+    }
     EXPECT_TRUE(names.insert(v.name).second) << "name " << v.name << " twice";
     EXPECT_TRUE(vrs.insert(v.vr).second) << "value reference " << v.vr << " twice";
     const std::vector<std::string> allowed = AllowedInitial3(v.causality, v.variability);
@@ -328,8 +337,13 @@ struct MasterRun {
   std::map<std::string, long> events;  // model exchange: the first run's counts
 };
 
+// The outputs' names, an array's components as name[1], name[2], ...
 std::vector<unsigned> OutputRefs(const Description3& d, std::vector<std::string>* names) {
-  for (unsigned vr : d.outputs) names->push_back(d.ByVr(vr)->name);
+  for (unsigned vr : d.outputs) {
+    const Variable3* v = d.ByVr(vr);
+    if (v->dimension == 0) names->push_back(v->name);
+    for (unsigned j = 1; j <= v->dimension; ++j) names->push_back(v->name + "[" + std::to_string(j) + "]");
+  }
   return d.outputs;
 }
 
@@ -339,7 +353,10 @@ MasterRun RunMaster3(const Unpacked3& u, const std::string& kind, double t_end, 
   std::vector<std::string> names;
   const std::vector<unsigned> vrs = OutputRefs(u.desc, &names);
   std::string out;
-  for (unsigned vr : vrs) out += (out.empty() ? "" : ",") + std::to_string(vr);
+  for (unsigned vr : vrs) {
+    const unsigned n = u.desc.ByVr(vr)->dimension;
+    out += (out.empty() ? "" : ",") + std::to_string(vr) + (n ? ":" + std::to_string(n) : "");
+  }
   const fs::path csv1 = u.dir / (name + "_1.csv"), csv2 = u.dir / (name + "_2.csv"), events = u.dir / (name + ".events");
   const Result r = Shell(std::string(FMI3_MASTER) + " " + u.so + " '" + u.desc.token + "' " + kind + " " + Num(t_end) +
                          " " + Num(dt_out) + " --out " + out + " --csv " + csv1.string() + " --then-csv " +
@@ -354,7 +371,8 @@ MasterRun RunMaster3(const Unpacked3& u, const std::string& kind, double t_end, 
       std::stringstream row(line);
       std::vector<double> values;
       for (std::string c; std::getline(row, c, ',');) values.push_back(std::stod(c));
-      for (size_t k = 1; k < values.size() && k - 1 < names.size(); ++k) values[k] *= u.desc.DisplayFactor(names[k - 1]);
+      for (size_t k = 1; k < values.size() && k - 1 < names.size(); ++k)
+        values[k] *= u.desc.DisplayFactor(names[k - 1].substr(0, names[k - 1].find('[')));
       table->rows.push_back(values);
     }
   }
@@ -636,8 +654,8 @@ TEST(Fmi3Importer, BouncingBallEventsMatchSimulate) {
   EXPECT_EQ(me.events.at("time_events"), 0);
   const MasterRun cs = RunMaster3(u, "cs", 3.5, 0.01, "--tolerance 1e-10", "cs");
   ExpectClose("ball fmi3 cs", ref, cs.first, 1e-9);
-  // e = 0.5 set after fmi3Reset: its impacts accumulate at 3 sqrt(2 h0/g) = 1.35 s (a Zeno point, which
-  // the FMU does not pass), so the runs end at 1.2 s, after 3 impacts.
+  // e = 0.5 set after fmi3Reset: its impacts accumulate at 3 sqrt(2 h0/g) = 1.35 s (a Zeno point, where
+  // the FMU stops the run: BouncingBallStopsAtItsZenoPoint), so the runs end at 1.2 s, after 3 impacts.
   const Table ref_e = GridRows(Simulate("examples/bouncing_ball.yaml", "--param e=0.5", 1.2, 0.01, u.dir), 1.2, 0.01);
   ExpectClose("ball fmi3 me e=0.5", ref_e, RunMaster3(u, "me", 1.2, 0.01, "--h 1e-3 --then " + e + "=0.5", "me_e").second,
               1e-9);
@@ -662,6 +680,62 @@ TEST(Fmi3Importer, BouncingBallEventsMatchSimulate) {
   const double one = 1;
   EXPECT_ERROR(f.SetFloat64(c, &p, 1, &one, 1), "reinit");
   f.FreeInstance(c);
+}
+
+// The ball with e = 0.5 (set after fmi3Reset, a first run of the default
+// ball to 2 s before it) run to 2 s, past its Zeno point: its impacts come at
+// t_k = t1 (3 - 2^(2-k)), t1 = sqrt(2 h0/g), and accumulate at 3 t1 =
+// 1.35457 s. At the 7th the intervals have shrunk 5 times in a row by the
+// same ratio 1/2, and the FMU ends the run with fmi3Error, as simulate does,
+// naming the event, its firing and the point (t7 + 2 t1/64 = 3 t1), by model
+// exchange (fmi3UpdateDiscreteStates) and by co-simulation (fmi3DoStep) alike,
+// rather than go on until a bounce lower than the tolerance is missed and the
+// ball falls through the floor. What the master got before the error is above
+// the floor and reaches the output time before the 7th impact.
+TEST(Fmi3Importer, BouncingBallStopsAtItsZenoPoint) {
+  Unpacked3 u;
+  ASSERT_NO_FATAL_FAILURE(Export3("examples/bouncing_ball.yaml", "--rtol 1e-10 --atol 1e-12", &u));
+  const double t1 = std::sqrt(2 / 9.81), t7 = t1 * (3 - 1.0 / 32);
+  char point[32];
+  std::snprintf(point, sizeof point, "%.6g", 3 * t1);
+  const std::string e = Vr(u, "e"), h = Vr(u, "h");
+  auto rows = [](const fs::path& csv) {
+    std::vector<std::pair<double, double>> r;  // t, h
+    std::ifstream in(csv);
+    for (std::string line; std::getline(in, line);) {
+      const size_t comma = line.find(',');
+      r.emplace_back(std::stod(line.substr(0, comma)), std::stod(line.substr(comma + 1)));
+    }
+    return r;
+  };
+  for (const std::string kind : {"me", "cs"}) {
+    SCOPED_TRACE(kind);
+    const fs::path csv1 = u.dir / ("zeno_" + kind + "_1.csv"), csv2 = u.dir / ("zeno_" + kind + "_2.csv");
+    const Result r = Shell(std::string(FMI3_MASTER) + " " + u.so + " '" + u.desc.token + "' " + kind +
+                           " 2 0.01 --log --out " + h + " --csv " + csv1.string() + " --then " + e +
+                           "=0.5 --then-csv " + csv2.string() + (kind == "me" ? " --h 1e-3" : " --tolerance 1e-10"));
+    EXPECT_NE(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find(kind == "me" ? "fmi3UpdateDiscreteStates returned status 3" : "fmi3DoStep returned status 3"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("event 'impact' fires ever sooner: 5 times in a row"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(std::string("accumulate at about t = ") + point + ", before the stop time 2 (a Zeno point)"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("Hint: end the run before t = "), std::string::npos) << r.output;
+    const size_t at = r.output.find("its firing 7, t = ");
+    ASSERT_NE(at, std::string::npos) << r.output;
+    EXPECT_NEAR(std::stod(r.output.substr(at + 18)), t7, 1e-9) << r.output;
+    // The default ball's run to 2 s (its point is 4.06 s) is whole and above the floor.
+    const auto first = rows(csv1), second = rows(csv2);
+    ASSERT_EQ(first.size(), 201u);
+    for (const auto& [t, height] : first) EXPECT_GE(height, -1e-12) << "t = " << t;
+    // The e = 0.5 run up to the error: above the floor, to the output time before the 7th impact.
+    ASSERT_FALSE(second.empty());
+    for (const auto& [t, height] : second) EXPECT_GE(height, -1e-6) << "t = " << t;
+    EXPECT_LE(second.back().first, t7);
+    EXPECT_GT(second.back().first, t7 - 0.01 - 1e-9);
+  }
 }
 
 constexpr double kStepTime = 3.0 / 256, kDtOut = 1.0 / 256, kEnd = 32.0 / 256, kH = 1.0 / 131072;
@@ -747,6 +821,137 @@ TEST(Fmi3Importer, SampledControllerTimeEventsMatchSimulate) {
   EXPECT_GE(me.events.at("time_events"), 299);  // the samples, announced
   EXPECT_GE(me.events.at("resets"), 299);
   ExpectClose("sampled fmi3 cs", ref, RunMaster3(u, "cs", t_end, dt, "--tolerance 1e-10", "cs").first, 1e-9);
+}
+
+// Outputs that form a vector by their names are one array output in FMI 3.0.
+// examples/rigid_body_vector.yaml writes its body's angular velocity, the
+// vector 1-junction w, as the outputs wx, wy, wz (paynter names a vector's
+// components x, y, z): its FMU has the array output `w` (<Dimension
+// start="3"/>, the value reference wx had), and no variables wx, wy, wz;
+// fmi3GetFloat64 of w gives the three values, which are the columns wx, wy,
+// wz of `paynter simulate` (co-simulation at rtol 1e-10 against dopri5 at
+// 1e-10: within 1e-8; model exchange, the master's RK4 at 1e-3, against
+// simulate's rk4 at the same step: rounding). kinetic and work stay
+// scalars, and FMI 2.0's export keeps wx, wy, wz. B4's joint force FJ3x,
+// FJ3y, FJ3z is the array FJ3, its X3, Y3, Z3 (no common prefix) scalars.
+TEST(Fmi3Importer, VectorOutputsAreArrays) {
+  Unpacked3 u;
+  ASSERT_NO_FATAL_FAILURE(Export3("examples/rigid_body_vector.yaml", "--rtol 1e-10 --atol 1e-12", &u));
+  const Variable3* w = u.desc.Find("w");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->dimension, 3u);
+  EXPECT_EQ(w->causality, "output");
+  for (const char* c : {"wx", "wy", "wz"}) EXPECT_EQ(u.desc.Find(c), nullptr) << c;
+  ASSERT_EQ(u.desc.outputs.size(), 3u);
+  EXPECT_EQ(u.desc.outputs[0], w->vr);
+  EXPECT_EQ(u.desc.ByVr(u.desc.outputs[1])->name, "kinetic");
+  EXPECT_EQ(u.desc.ByVr(u.desc.outputs[1])->dimension, 0u);
+
+  // The array's values are simulate's scalars.
+  auto components = [](Table t) {  // w[1], w[2], w[3] under simulate's names
+    for (std::string& c : t.columns)
+      if (c.rfind("w[", 0) == 0) c = std::string("w") + "xyz"[c[2] - '1'];
+    return t;
+  };
+  const Table ref = Simulate("examples/rigid_body_vector.yaml", "", 5, 0.05, u.dir);
+  const Table rk4 = Simulate("examples/rigid_body_vector.yaml", "--method rk4 --step 1e-3", 5, 0.05, u.dir);
+  const Table cs = components(RunMaster3(u, "cs", 5, 0.05, "--tolerance 1e-10", "cs").first);
+  ASSERT_EQ(cs.columns, (std::vector<std::string>{"t", "wx", "wy", "wz", "kinetic", "work"}));
+  ExpectClose("w fmi3 cs", ref, cs, 1e-8);
+  ExpectClose("w fmi3 me", rk4, components(RunMaster3(u, "me", 5, 0.05, "--h 1e-3", "me").first), 1e-10);
+  // The body tumbles: each component moves.
+  for (int c = 1; c <= 3; ++c) {
+    double lo = INFINITY, hi = -INFINITY;
+    for (const auto& row : ref.rows) lo = std::min(lo, row[c]), hi = std::max(hi, row[c]);
+    EXPECT_GT(hi - lo, 1e-2) << ref.columns[c];
+  }
+
+  // Through the functions: the array's value reference gives 3 values, with
+  // a scalar's after them; a count that is not the values' is an error, and
+  // wy's former value reference is no variable.
+  Fmu3 f;
+  ASSERT_NO_FATAL_FAILURE(f.Load(u.so));
+  fmi3Instance c = f.InstantiateCoSimulation("cs", u.desc.token.c_str(), nullptr, false, true, false, false, nullptr, 0,
+                                             nullptr, LogMessage, nullptr);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(f.EnterInitializationMode(c, false, 0, 0, true, 1), fmi3OK);
+  EXPECT_EQ(f.ExitInitializationMode(c), fmi3OK);
+  const unsigned vrs[2] = {w->vr, u.desc.outputs[1]};
+  double v[4] = {0, 0, 0, 0};
+  EXPECT_EQ(f.GetFloat64(c, vrs, 2, v, 4), fmi3OK);
+  const double Ix = 1, Iy = 2, Iz = 3;  // the model's inertias; w starts at (0.1, 1, 0.1)
+  EXPECT_NEAR(v[0], 0.1, 1e-16);
+  EXPECT_NEAR(v[1], 1.0, 1e-15);
+  EXPECT_NEAR(v[2], 0.1, 1e-16);
+  EXPECT_NEAR(v[3], (Ix * 0.01 + Iy * 1 + Iz * 0.01) / 2, 1e-15);
+  fmi3Boolean event = fmi3False, terminate = fmi3False, early = fmi3False;
+  double last = 0, scalars[3] = {0, 0, 0};
+  EXPECT_EQ(f.DoStep(c, 0, 0.5, fmi3True, &event, &terminate, &early, &last), fmi3OK);
+  EXPECT_EQ(f.GetFloat64(c, vrs, 1, v, 3), fmi3OK);
+  const Table at = Simulate("examples/rigid_body_vector.yaml", "", 0.5, 0.5, u.dir);
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(v[k], at.rows.back()[1 + k], 1e-8) << k;
+  EXPECT_ERROR(f.GetFloat64(c, vrs, 1, scalars, 1), "1 values for 1 value references, which have 3");
+  f.FreeInstance(c);
+  c = f.InstantiateCoSimulation("cs", u.desc.token.c_str(), nullptr, false, true, false, false, nullptr, 0, nullptr,
+                                LogMessage, nullptr);
+  ASSERT_NE(c, nullptr);
+  const unsigned wy = w->vr + 1;
+  EXPECT_ERROR(f.GetFloat64(c, &wy, 1, scalars, 1), "unknown value reference");
+  f.FreeInstance(c);
+
+  // FMI 2.0 has no arrays: the export keeps the scalars.
+  const fs::path fmu2 = u.dir / "w2.fmu";
+  const Result r2 = Shell(std::string(PAYNTER_EXE) + " fmu " + Source("examples/rigid_body_vector.yaml") + " -o " +
+                          fmu2.string() + " && unzip -p " + fmu2.string() + " modelDescription.xml");
+  ASSERT_EQ(r2.status, 0) << r2.output;
+  for (const char* name : {"wx", "wy", "wz"})
+    EXPECT_NE(r2.output.find(std::string("<ScalarVariable name=\"") + name + "\""), std::string::npos) << name;
+  EXPECT_EQ(r2.output.find("Dimension"), std::string::npos);
+
+  // B4: the joint force is an array, the coordinates X3, Y3, Z3 are not.
+  Unpacked3 b4;
+  ASSERT_NO_FATAL_FAILURE(Export3("examples/B4_spatial_arm.yaml", "", &b4));
+  ASSERT_NE(b4.desc.Find("FJ3"), nullptr);
+  EXPECT_EQ(b4.desc.Find("FJ3")->dimension, 3u);
+  for (const char* name : {"X3", "Y3", "Z3", "s", "theta1"}) {
+    ASSERT_NE(b4.desc.Find(name), nullptr) << name;
+    EXPECT_EQ(b4.desc.Find(name)->dimension, 0u) << name;
+  }
+  EXPECT_EQ(b4.desc.Find("FJ3x"), nullptr);
+}
+
+// The rule by names, on a mass on a spring: outputs r_1, r_2, r_3 are the
+// array r (components numbered as a vector bond of dimension 6 numbers its
+// parts); x_1, x_2 would be the array x, but an output x is there, so it is
+// x_vector; a_x, a_y in two display units, and p_x alone, stay scalars.
+TEST(Fmi3Importer, VectorOutputsByTheirNames) {
+  const fs::path model = TestDir("VectorOutputsByTheirNamesModel") / "named.yaml";
+  std::ofstream(model) << "name: named\nparameters: {m: 1, k: 100}\nelements:\n"
+                          "  - {name: mass, kind: I, inertance: m}\n  - {name: spring, kind: C, stiffness: k, initial: 0.1}\n"
+                          "  - {name: v, kind: \"1\"}\nbonds: [[v, mass], [v, spring]]\noutputs:\n"
+                          "  r_1: q_spring\n  r_2: 2*q_spring\n  r_3: 3*q_spring\n  x: q_spring\n  x_1: f_v\n  x_2: -f_v\n"
+                          "  a_x: q_spring m\n  a_y: q_spring mm\n  p_x: p_mass\n";
+  Unpacked3 u;
+  ASSERT_NO_FATAL_FAILURE(Export3(model.string(), "", &u));
+  std::vector<std::pair<std::string, unsigned>> outputs;
+  for (unsigned vr : u.desc.outputs) outputs.emplace_back(u.desc.ByVr(vr)->name, u.desc.ByVr(vr)->dimension);
+  EXPECT_EQ(outputs, (std::vector<std::pair<std::string, unsigned>>{
+                         {"r", 3}, {"x", 0}, {"x_vector", 2}, {"a_x", 0}, {"a_y", 0}, {"p_x", 0}}));
+  Fmu3 f;
+  ASSERT_NO_FATAL_FAILURE(f.Load(u.so));
+  fmi3Instance c = f.InstantiateModelExchange("me", u.desc.token.c_str(), nullptr, false, true, nullptr, LogMessage);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(f.EnterInitializationMode(c, false, 0, 0, false, 0), fmi3OK);
+  EXPECT_EQ(f.ExitInitializationMode(c), fmi3OK);
+  const unsigned vrs[3] = {u.desc.outputs[0], u.desc.outputs[1], u.desc.outputs[3]};
+  double v[5] = {0, 0, 0, 0, 0};
+  EXPECT_EQ(f.GetFloat64(c, vrs, 3, v, 5), fmi3OK);
+  EXPECT_NEAR(v[0], 0.1, 1e-16);  // r: q, 2 q, 3 q at q = 0.1
+  EXPECT_NEAR(v[1], 0.2, 1e-16);
+  EXPECT_NEAR(v[2], 0.3, 1e-15);
+  EXPECT_NEAR(v[3], 0.1, 1e-16);  // x
+  EXPECT_NEAR(v[4], 0.1, 1e-16);  // a_x in m (SI), as a_y is
+  f.FreeInstance(c);
 }
 
 // The command's errors: a version paynter does not export, and with

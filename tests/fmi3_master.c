@@ -14,7 +14,8 @@
  *   fmi3_master SO TOKEN me|cs T_END DT_OUT [options]
  *     --h H                   model exchange: the largest Runge-Kutta step
  *     --tolerance R           fmi3EnterInitializationMode's tolerance
- *     --out VR[,VR...]        the outputs to record (value references)
+ *     --out VR[:N][,VR[:N]...] the outputs to record (value references; VR:N
+ *                             an array output of N values, all recorded)
  *     --input VR=const:V | VR=step:T0:A0:A1 | VR=sine:OFFSET:AMP:FREQ
  *     --param VR=VALUE        set before initialization
  *     --csv FILE              where the first run's rows go
@@ -82,7 +83,7 @@ static Signal inputs[MAX_VARS];
 static int num_inputs = 0;
 static fmi3ValueReference param_vr[MAX_VARS], then_vr[MAX_VARS], out_vr[MAX_VARS];
 static double param_value[MAX_VARS], then_value[MAX_VARS];
-static int num_params = 0, num_then = 0, num_out = 0, logging = 0;
+static int num_params = 0, num_then = 0, num_out = 0, num_out_values = 0, logging = 0;
 static size_t nx = 0, nz = 0;
 static int model_exchange = 0;
 static double t_end = 0, dt_out = 0, h_max = 0, tolerance = 0;
@@ -144,9 +145,10 @@ static double next_input_jump(double t) {
 static void record(FILE* out, fmi3Instance c, double t) {
   double v[MAX_VARS];
   int i;
-  if (num_out > 0) check(F.GetFloat64(c, out_vr, (size_t)num_out, v, (size_t)num_out), "fmi3GetFloat64 (outputs)");
+  if (num_out > 0)
+    check(F.GetFloat64(c, out_vr, (size_t)num_out, v, (size_t)num_out_values), "fmi3GetFloat64 (outputs)");
   fprintf(out, "%.17g", t);
-  for (i = 0; i < num_out; ++i) fprintf(out, ",%.17g", v[i]);
+  for (i = 0; i < num_out_values; ++i) fprintf(out, ",%.17g", v[i]);
   fprintf(out, "\n");
 }
 
@@ -389,6 +391,15 @@ int main(int argc, char** argv) {
         if (num_out == MAX_VARS) fail("too many outputs");
         out_vr[num_out++] = (fmi3ValueReference)strtoul(p, &end, 10);
         if (end == p) fail("bad --out %s", v);
+        if (*end == ':') {
+          const char* size = end + 1;
+          const long n = strtol(size, &end, 10);
+          if (end == size || n < 1) fail("bad --out %s", v);
+          num_out_values += (int)n;
+        } else {
+          ++num_out_values;
+        }
+        if (num_out_values > MAX_VARS) fail("too many output values");
         p = *end == ',' ? end + 1 : end;
       }
     } else if (strcmp(a, "--input") == 0) {

@@ -5,7 +5,9 @@
 # fmi3BuildDescription.xsd: xmllint --schema on B1, B4 (a mechanism in joint
 # coordinates), the DC motor with units and an input, one exported for
 # co-simulation alone, one for model exchange alone, and models with events
-# (event indicators, as variables). Then descriptions
+# (event indicators, as variables), and array outputs (outputs that form a
+# vector by their names: B4's joint force, the fourbar's planar velocities and
+# forces, the rigid body's angular velocity). Then descriptions
 # broken on purpose must fail, so that the check itself is known to bite.
 set -euo pipefail
 exe=$1 src=$2
@@ -36,6 +38,15 @@ check sampled dc_motor_sampled_control
 grep -q 'fmiVersion="3.0"' ball.xml
 [ "$(grep -c '<EventIndicator ' ball.xml)" = 1 ]
 grep -q 'reinit="true"' ball.xml
+# array outputs: FJ3 (FJ3x, FJ3y, FJ3z); crank_v, coupler_v, rocker_v, FO, FD (x and y); w (wx, wy, wz)
+check body rigid_body_vector
+[ "$(grep -c '<Dimension start="3"/>' b4.xml)" = 1 ]
+[ "$(grep -c '<Dimension start="2"/>' fourbar.xml)" = 5 ]
+grep -q '<Float64 name="w" valueReference="[0-9]*" description="output: the vector (wx, wy, wz)' body.xml
+if grep -q 'name="wy"' body.xml; then
+  echo "the component wy of the array w is a variable of its own" >&2
+  exit 1
+fi
 # The check bites: an unknown causality, a unit attribute of no unit, an FMI 2.0 element, a build
 # description without its configuration's model identifier fail.
 bites() {  # file, sed expression, what

@@ -181,8 +181,12 @@ struct EventCounts {
   int state_events = 0, time_events = 0, resets = 0;
 };
 
-// Model exchange with events (state events located on the step's interpolant, time events announced).
-Table RunModelExchangeWithEvents(Unpacked& u, double t_end, double dt_out, double h, EventCounts* count);
+// Model exchange with events (state events located on the step's interpolant, time events announced);
+// the parameters set before initialization; with `failure`, an error of fmi2NewDiscreteStates ends the run
+// and *failure says what the FMU logged then.
+Table RunModelExchangeWithEvents(Unpacked& u, double t_end, double dt_out, double h, EventCounts* count,
+                                 const std::vector<std::pair<std::string, double>>& params = {},
+                                 bool stop_time_defined = true, std::string* failure = nullptr);
 // simulate's rows at the output times k dt_out of a model with events.
 Table GridRows(const Table& csv, double t_end, double dt_out);
 

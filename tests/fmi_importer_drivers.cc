@@ -175,8 +175,12 @@ void ExpectClose(const char* what, const Table& ref, const Table& got, double to
 // ends) to 4 units of rounding of t, the FMU is put at the first point past
 // it and event mode entered (fmi2NewDiscreteStates until it asks for no
 // more), and the states are read again. An output time that an event falls
-// on gives the row before the event, as simulate's CSV does.
-Table RunModelExchangeWithEvents(Unpacked& u, double t_end, double dt_out, double h, EventCounts* count) {
+// on gives the row before the event, as simulate's CSV does. With `failure`,
+// fmi2NewDiscreteStates returning an error ends the run (the rows up to it
+// are kept) and *failure holds what the FMU logged in that call.
+Table RunModelExchangeWithEvents(Unpacked& u, double t_end, double dt_out, double h, EventCounts* count,
+                                 const std::vector<std::pair<std::string, double>>& params, bool stop_time_defined,
+                                 std::string* failure) {
   Table tab;
   Fmu& f = u.fmu;
   Component c = f.Instantiate("me", fmi2ModelExchange, u.desc.guid.c_str(), "", &kCallbacks, 0, 0);
@@ -189,7 +193,7 @@ Table RunModelExchangeWithEvents(Unpacked& u, double t_end, double dt_out, doubl
   const std::vector<unsigned> out = OutputRefs(u.desc, &names);
   tab.columns = {"t"};
   tab.columns.insert(tab.columns.end(), names.begin(), names.end());
-  bool next_defined = false, stop = false;
+  bool next_defined = false, stop = false, failed = false;
   double next_time = 0;
   auto sign = [](double v) { return v > 0 ? 1 : (v < 0 ? -1 : 0); };
   auto at = [&](double time, const std::vector<double>& state) {
@@ -213,7 +217,14 @@ Table RunModelExchangeWithEvents(Unpacked& u, double t_end, double dt_out, doubl
     info.newDiscreteStatesNeeded = fmi2True;
     bool reset = false;
     for (int k = 0; k < 100 && info.newDiscreteStatesNeeded; ++k) {
-      EXPECT_EQ(f.NewDiscreteStates(c, &info), kOK) << (g_log.empty() ? "" : g_log.back());
+      const size_t logged = g_log.size();
+      const Status st = f.NewDiscreteStates(c, &info);
+      if (st == kError && failure) {
+        for (size_t i = logged; i < g_log.size(); ++i) *failure += g_log[i] + "\n";
+        failed = stop = true;
+        return;
+      }
+      EXPECT_EQ(st, kOK) << (g_log.empty() ? "" : g_log.back());
       reset = reset || info.valuesOfContinuousStatesChanged;
     }
     EXPECT_FALSE(info.newDiscreteStatesNeeded);
@@ -235,7 +246,11 @@ Table RunModelExchangeWithEvents(Unpacked& u, double t_end, double dt_out, doubl
       y[i] = (2 * s3 - 3 * s2 + 1) * x[i] + (s3 - 2 * s2 + s) * hs * k1[i] + (-2 * s3 + 3 * s2) * x1[i] +
              (s3 - s2) * hs * f1[i];
   };
-  EXPECT_EQ(f.SetupExperiment(c, 0, 0, 0.0, 1, t_end), kOK);
+  EXPECT_EQ(f.SetupExperiment(c, 0, 0, 0.0, stop_time_defined ? 1 : 0, t_end), kOK);
+  for (const auto& [name, value] : params) {
+    const unsigned vr = u.desc.vr_of.at(name);
+    EXPECT_EQ(f.SetReal(c, &vr, 1, &value), kOK) << name;
+  }
   EXPECT_EQ(f.EnterInitializationMode(c), kOK);
   EXPECT_EQ(f.ExitInitializationMode(c), kOK);
   event_iteration();
@@ -306,9 +321,10 @@ Table RunModelExchangeWithEvents(Unpacked& u, double t_end, double dt_out, doubl
         event_iteration();
       }
     }
+    if (failed) break;
     if (!recorded) record(T, x);
   }
-  EXPECT_EQ(f.Terminate(c), kOK);
+  if (!failed) EXPECT_EQ(f.Terminate(c), kOK);
   f.FreeInstance(c);
   return tab;
 }

@@ -102,7 +102,8 @@ TEST(FmiImporter, BouncingBallEventsMatchSimulate) {
   EXPECT_EQ(count.state_events, 2 * impacts);
   EXPECT_EQ(count.time_events, 0);
   // The restitution set between runs (a tunable parameter read by the reset only).
-  // Before its Zeno point (3 sqrt(2 h0/g) = 1.35 s), where simulate stops with an error.
+  // Before its Zeno point (3 sqrt(2 h0/g) = 1.35 s), where simulate and the FMU stop with an error
+  // (BouncingBallStopsAtItsZenoPoint).
   const Table ref_e = GridRows(Simulate("examples/bouncing_ball.yaml", "--param e=0.5", 1.2, 0.01, u.dir), 1.2, 0.01);
   ExpectClose("ball e=0.5 cs", ref_e, RunCoSimulation(u, 1.2, 0.01, {{"e", 0.5}}), 1e-9);
   // The master on the standard's own headers (tests/fmi2_master.c), by co-simulation.
@@ -120,6 +121,187 @@ TEST(FmiImporter, BouncingBallEventsRk4CoSimulation) {
   ASSERT_NO_FATAL_FAILURE(ExportAndUnpack("examples/bouncing_ball.yaml", "--kind cs --method rk4 --step 1e-2", &u));
   const Table ref = GridRows(Simulate("examples/bouncing_ball.yaml", "", 3.5, 0.01, u.dir), 3.5, 0.01);
   ExpectClose("ball cs rk4", ref, RunCoSimulation(u, 3.5, 0.01), 1e-9);
+}
+
+// The ball with e = 0.5: its impacts come at t_k = t1 (3 - 2^(2-k)), t1 =
+// sqrt(2 h0/g), and accumulate at 3 t1 = 1.35457 s (a Zeno point). At the 7th
+// the intervals have shrunk 5 times in a row by the same ratio 1/2, and the
+// FMU stops the run there with fmi2Error, as simulate stops, naming the event
+// and the point (t7 + the intervals to come, 2 t1/64, = 3 t1 exactly), rather
+// than go on until a bounce lower than the integrator's tolerance is missed
+// and the ball falls through the floor. Co-simulation by tests/fmi2_master.c
+// and model exchange by this importer, each run to 2 s with the stop time
+// given: what they returned before the error is above the floor and reaches
+// the communication point before the 7th impact. Without a stop time the rule
+// alone decides: the default ball (e = 0.8, accumulating at 4.065 s) stops at
+// its 7th impact, t1 (9 - 8 0.8^6) = 3.117 s (its point 9 t1), though the run
+// asked for 3.5 s only (with the stop time 3.5 it runs through,
+// BouncingBallEventsMatchSimulate).
+TEST(FmiImporter, BouncingBallStopsAtItsZenoPoint) {
+  Unpacked u;
+  ASSERT_NO_FATAL_FAILURE(ExportAndUnpack("examples/bouncing_ball.yaml", "--rtol 1e-10 --atol 1e-12", &u));
+  const double t1 = std::sqrt(2 / 9.81), t7 = t1 * (3 - 1.0 / 32), t7_default = t1 * (9 - 8 * std::pow(0.8, 6));
+  auto g6 = [](double x) {  // as the FMU prints the point
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", x);
+    return std::string(buf);
+  };
+  // The message names the event, the firing and its time, the point and the hint.
+  auto expect_message = [](const char* what, const std::string& log, double t_stop, const std::string& point,
+                           const char* until) {
+    SCOPED_TRACE(what);
+    EXPECT_NE(log.find("event 'impact' fires ever sooner: 5 times in a row"), std::string::npos) << log;
+    EXPECT_NE(log.find("accumulate at about t = " + point + ", " + until), std::string::npos) << log;
+    EXPECT_NE(log.find("(a Zeno point); the run stops at its firing 7, t = "), std::string::npos) << log;
+    EXPECT_NE(log.find("Hint: end the run before t = "), std::string::npos) << log;
+    const size_t at = log.find("firing 7, t = ");
+    ASSERT_NE(at, std::string::npos) << log;
+    EXPECT_NEAR(std::stod(log.substr(at + 14)), t_stop, 1e-9) << log;
+  };
+  // The rows returned before the error: above the floor (up to the
+  // integrator's error), up to the last communication point before t_stop.
+  auto expect_rows = [](const char* what, const Table& tab, double t_stop, double dt_out) {
+    SCOPED_TRACE(what);
+    const int h = tab.Column("h");
+    ASSERT_GE(h, 0);
+    ASSERT_FALSE(tab.rows.empty());
+    for (const auto& row : tab.rows) EXPECT_GE(row[h], -1e-6) << "t = " << row[0];
+    EXPECT_LE(tab.rows.back()[0], t_stop);
+    EXPECT_GT(tab.rows.back()[0], t_stop - dt_out - 1e-9);
+  };
+  const unsigned e = u.desc.vr_of.at("e"), h = u.desc.vr_of.at("h");
+
+  // Co-simulation by the master on the standard's headers.
+  const fs::path csv = u.dir / "zeno_cs.csv";
+  const Result r = Shell(std::string(FMI2_MASTER) + " " + u.so + " '" + u.desc.guid + "' cs 2 0.01 --nx 2 --out " +
+                         std::to_string(h) + " --csv " + csv.string() + " --tolerance 1e-10 --param " +
+                         std::to_string(e) + "=0.5");
+  EXPECT_NE(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("fmi2DoStep returned status 3"), std::string::npos) << r.output;
+  expect_message("cs", r.output, t7, g6(3 * t1), "before the stop time 2");
+  Table cs;
+  cs.columns = {"t", "h"};
+  std::ifstream in(csv);
+  for (std::string line; std::getline(in, line);) {
+    const size_t comma = line.find(',');
+    cs.rows.push_back({std::stod(line.substr(0, comma)), std::stod(line.substr(comma + 1))});
+  }
+  expect_rows("cs", cs, t7, 0.01);
+
+  // Model exchange by this importer: fmi2NewDiscreteStates at the 7th impact fails; 6 impacts reset the ball.
+  EventCounts count;
+  std::string failure;
+  const Table me = RunModelExchangeWithEvents(u, 2, 0.01, 1e-3, &count, {{"e", 0.5}}, true, &failure);
+  expect_message("me", failure, t7, g6(3 * t1), "before the stop time 2");
+  expect_rows("me", me, t7, 0.01);
+  EXPECT_EQ(count.resets, 6);
+
+  // No stop time: the default ball stops at its 7th impact, in model exchange ...
+  failure.clear();
+  count = EventCounts{};
+  const Table me_default = RunModelExchangeWithEvents(u, 3.5, 0.01, 1e-3, &count, {}, false, &failure);
+  expect_message("me, no stop time", failure, t7_default, g6(9 * t1), "and no stop time was given");
+  expect_rows("me, no stop time", me_default, t7_default, 0.01);
+  // ... and in co-simulation, where fmi2DoStep leaves the FMU at the step's start.
+  Fmu& f = u.fmu;
+  Component c = f.Instantiate("cs", fmi2CoSimulation, u.desc.guid.c_str(), "", &kCallbacks, 0, 0);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(f.SetupExperiment(c, 1, 1e-10, 0.0, 0, 0.0), kOK);
+  EXPECT_EQ(f.EnterInitializationMode(c), kOK);
+  EXPECT_EQ(f.ExitInitializationMode(c), kOK);
+  g_log.clear();
+  Status st = kOK;
+  int k = 0;
+  for (; k < 350; ++k)
+    if ((st = f.DoStep(c, k * 0.01, 0.01, 1)) != kOK) break;
+  const double t = k * 0.01;  // the failed step's start
+  EXPECT_EQ(st, kError);
+  std::string log;
+  for (const std::string& line : g_log) log += line + "\n";
+  expect_message("cs, no stop time", log, t7_default, g6(9 * t1), "and no stop time was given");
+  double last = 0, height = 0;
+  EXPECT_EQ(f.GetRealStatus(c, fmi2LastSuccessfulTime, &last), kOK);
+  EXPECT_NEAR(last, t, 1e-12);
+  EXPECT_LE(last, t7_default);
+  EXPECT_GT(last, t7_default - 0.01);
+  EXPECT_EQ(f.GetReal(c, &h, 1, &height), kOK);
+  EXPECT_GE(height, 0);
+  // After fmi2Reset, the e = 0.5 ball up to 1.3 s (5 impacts, before its point) runs whole.
+  EXPECT_EQ(f.Reset(c), kOK);
+  EXPECT_EQ(f.SetupExperiment(c, 1, 1e-10, 0.0, 1, 1.3), kOK);
+  const double half = 0.5;
+  EXPECT_EQ(f.SetReal(c, &e, 1, &half), kOK);
+  EXPECT_EQ(f.EnterInitializationMode(c), kOK);
+  EXPECT_EQ(f.ExitInitializationMode(c), kOK);
+  for (k = 0; k < 130; ++k) ASSERT_EQ(f.DoStep(c, k * 0.01, 0.01, 1), kOK) << "t = " << k * 0.01;
+  EXPECT_EQ(f.Terminate(c), kOK);
+  f.FreeInstance(c);
+}
+
+// An event whose intervals shrink by no single ratio: a tick at t >= tk that
+// moves tk on by d, d shrinking by 0.5 and 0.9 in turn. The same-ratio rule
+// never holds (consecutive ratios differ by 80 %); the other does at the 20th
+// interval in a row at most 0.95 of the one before: firing 22, at 0.1 + the
+// first 21 intervals (0.05, 0.045, 0.0225, 0.02025, ...), where simulate
+// stops too. The point predicted from the last interval and its ratio 1/2 is
+// that time plus the last interval. Model exchange (the tick a time event the
+// FMU announces) and co-simulation, with the stop time 1.
+TEST(FmiImporter, TicksComingEverSoonerStopTheRun) {
+  const fs::path model = TestDir("TicksComingEverSoonerModel") / "ticks.yaml";
+  std::ofstream(model) << "name: ticks\nparameters: {m: 1}\nelements:\n"
+                          "  - {name: mass, kind: I, inertance: m}\n  - {name: push, kind: Se, effort: 0}\n"
+                          "bonds: [[push, mass]]\ndisplacements:\n  - {name: tk, rate: 0, initial: 0.1}\n"
+                          "  - {name: d, rate: 0, initial: 0.1}\n  - {name: s, rate: 0, initial: 0}\n"
+                          "events:\n  - name: tick\n    when: t >= tk\n    reset:\n      tk: tk + d*(0.5 + 0.4*s)\n"
+                          "      d: d*(0.5 + 0.4*s)\n      s: 1 - s\noutputs:\n  tk: tk\n";
+  double t22 = 0.1, d = 0.1, last = 0;
+  for (int k = 0; k < 21; ++k) last = d *= k % 2 ? 0.9 : 0.5, t22 += d;
+  char point[32];
+  std::snprintf(point, sizeof point, "%.6g", t22 + last);
+  auto expect_message = [&](const char* what, const std::string& log) {
+    SCOPED_TRACE(what);
+    EXPECT_NE(log.find("event 'tick' fires ever sooner: 20 times in a row, each interval at most 0.95 of the one before"),
+              std::string::npos)
+        << log;
+    EXPECT_NE(log.find(std::string("accumulate at about t = ") + point + ", before the stop time 1 (a Zeno point)"),
+              std::string::npos)
+        << log;
+    const size_t at = log.find("its firing 22, t = ");
+    ASSERT_NE(at, std::string::npos) << log;
+    EXPECT_NEAR(std::stod(log.substr(at + 19)), t22, 1e-12) << log;
+  };
+  const Result sim = Shell(std::string(PAYNTER_EXE) + " simulate " + model.string() + " --t-end 1 -o " +
+                           (model.parent_path() / "ticks.csv").string());
+  EXPECT_NE(sim.status, 0);
+  EXPECT_NE(sim.output.find("firing 22 of 'tick'"), std::string::npos) << sim.output;
+
+  Unpacked u;
+  ASSERT_NO_FATAL_FAILURE(ExportAndUnpack(model.string(), "--rtol 1e-10 --atol 1e-12", &u));
+  EventCounts count;
+  std::string failure;
+  const Table me = RunModelExchangeWithEvents(u, 1, 0.01, 1e-3, &count, {}, true, &failure);
+  expect_message("me", failure);
+  EXPECT_EQ(count.time_events, 22);  // announced and reached; the 22nd refused
+  ASSERT_FALSE(me.rows.empty());
+  EXPECT_GT(me.rows.back()[0], t22 - 0.01);
+
+  Fmu& f = u.fmu;
+  Component c = f.Instantiate("cs", fmi2CoSimulation, u.desc.guid.c_str(), "", &kCallbacks, 0, 0);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(f.SetupExperiment(c, 1, 1e-10, 0.0, 1, 1.0), kOK);
+  EXPECT_EQ(f.EnterInitializationMode(c), kOK);
+  EXPECT_EQ(f.ExitInitializationMode(c), kOK);
+  g_log.clear();
+  Status st = kOK;
+  int k = 0;
+  for (; k < 100; ++k)
+    if ((st = f.DoStep(c, k * 0.01, 0.01, 1)) != kOK) break;
+  EXPECT_EQ(st, kError);
+  EXPECT_EQ(k, static_cast<int>(t22 / 0.01));  // the step the 22nd tick falls in
+  std::string log;
+  for (const std::string& line : g_log) log += line + "\n";
+  expect_message("cs", log);
+  f.FreeInstance(c);
 }
 
 // The 1 kHz sampled PI controller of examples/dc_motor_sampled_control.yaml

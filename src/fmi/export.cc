@@ -409,6 +409,67 @@ std::string Unique(std::set<std::string>& taken, const std::string& name, const 
   return n;
 }
 
+// The length of the vector that the outputs from k on form by their names,
+// as paynter names the components of a vector (docs/model-format.md, "Vector
+// bonds"; docs/multibody.md): `<P>x, <P>y` and `<P>z` if it follows, or
+// `<P>_1, <P>_2, ..., <P>_n`; 0 when they form none. *name: the vector's
+// (P, without a trailing '_').
+size_t VectorAt(const std::vector<std::string>& names, size_t k, std::string* name) {
+  const std::string& first = names[k];
+  size_t n = 0;
+  std::string p;
+  if (first.size() > 1 && first.back() == 'x') {
+    p = first.substr(0, first.size() - 1);
+    for (const char* c : {"y", "z"})
+      if (k + n + 1 < names.size() && names[k + n + 1] == p + c) ++n;
+      else break;
+    n = n > 0 ? n + 1 : 0;
+  } else if (first.size() > 2 && first.compare(first.size() - 2, 2, "_1") == 0) {
+    p = first.substr(0, first.size() - 2);
+    while (k + n + 1 < names.size() && names[k + n + 1] == p + "_" + std::to_string(n + 2)) ++n;
+    n = n > 0 ? n + 1 : 0;
+  }
+  if (!p.empty() && p.back() == '_') p.pop_back();
+  *name = p;
+  return p.empty() ? 0 : n;
+}
+
+// FMI 3.0: outputs that form a vector by their names (VectorAt), in one unit,
+// are one array output named as the vector, with the value reference of its
+// first component; its components are no variables of their own. The
+// outputs are m's variables from `first` on.
+void GroupVectorOutputs(fmi::FmuModel* m, size_t first, std::set<std::string>& taken) {
+  const size_t num = m->output_slots.size();
+  std::vector<std::string> names;
+  for (size_t k = 0; k < num; ++k) names.push_back(m->variables[first + k].name);
+  m->output_length.assign(num, 1);
+  for (size_t k = 0; k < num;) {
+    std::string name;
+    size_t n = VectorAt(names, k, &name);
+    for (size_t j = 1; j < n; ++j) {
+      const fmi::Variable &a = m->variables[first + k], &b = m->variables[first + k + j];
+      if (b.unit != a.unit || b.display_unit != a.display_unit || m->output_scale[k + j] != m->output_scale[k]) n = 0;
+    }
+    if (n == 0) {
+      ++k;
+      continue;
+    }
+    fmi::Variable& v = m->variables[first + k];
+    std::string parts, laws;
+    for (size_t j = 0; j < n; ++j) {
+      fmi::Variable& c = m->variables[first + k + j];
+      parts += (j ? ", " : "") + c.name;
+      laws += (j ? "; " : "") + c.description.substr(c.description.rfind("output: ", 0) == 0 ? 8 : 0);
+      c.array_component = j > 0;
+      m->output_length[k + j] = j == 0 ? static_cast<int>(n) : 0;
+    }
+    v.name = Unique(taken, name, "_vector");
+    v.description = fmt::format("output: the vector ({}): {}", parts, laws);
+    v.dimension = static_cast<int>(n);
+    k += n;
+  }
+}
+
 std::string ReadFile(const fs::path& path) {
   std::ifstream f(path, std::ios::binary);
   std::ostringstream s;
@@ -700,6 +761,7 @@ FmuReport ExportFmu(const FmuOptions& o) {
     m.output_scale.push_back(scale);
     add(v);
   }
+  if (o.fmi_version == 3) GroupVectorOutputs(&m, m.variables.size() - output_names.size(), taken);
   // FMI 3.0: the event indicators are variables too (fmu_model.h's order), after the outputs.
   if (o.fmi_version == 3) {
     std::vector<std::string> what;

@@ -25,6 +25,8 @@ struct Variable {
   std::string display_unit = "";  // one of that unit's display units ("" none)
   bool reinit = false;            // FMI 3.0: a state an event's reset sets
   bool event_indicator = false;   // FMI 3.0: an event indicator (its value is GetEventIndicators')
+  int dimension = 0;              // FMI 3.0: an array output's length (0: a scalar)
+  bool array_component = false;   // FMI 3.0: a component of an array output, not a variable of its own
 };
 
 // A <Unit>: an SI unit (its name as paynter writes it, the exponents of its
@@ -52,6 +54,10 @@ struct FmuModel {
   std::vector<ParameterKind> parameter_kind;  // per parameter of `lowered`
   std::vector<int> output_slots;
   std::vector<double> output_scale;  // per output: SI value = slot value * scale (the unit written)
+  // Per output: how many values its value reference gives: 1, or (FMI 3.0)
+  // an array's length at its first component and 0 at its others (no
+  // variable); empty: 1 for every output.
+  std::vector<int> output_length;
   std::vector<Variable> variables;   // in the order of ModelVariables
   std::vector<UnitDefinition> units;
   // The right-hand side, the outputs, the calculated parameters from the

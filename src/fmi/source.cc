@@ -1,7 +1,8 @@
 // fmi/source.cc — the model-specific C of an FMU: model.h (sizes, the types
 // the runtime shares with it) and model.c (start values, the blocks' tables
 // and the functions that run the right-hand side and the outputs). Only
-// numbers and generated identifiers are printed: no name from the model.
+// numbers and generated identifiers are printed: no name from the model (the
+// events' names, for messages, are arrays of byte values).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -94,9 +95,25 @@ std::string EventTables(const FmuModel& m) {
     switches.push_back(fmt::format("{{{}, {}, {}, {}, {}, {}, {{{}, {}}}}}", s.kind, s.held_slot, s.direction_slot,
                                    s.effort_slot, s.flow_slot, s.limit_slot, s.indicator_slots[0], s.indicator_slots[1]));
   for (int slope : m.time_slope) slopes.push_back(std::to_string(slope));
+  // The events' names, for the runtime's messages, as byte values: a control
+  // character becomes '?', and a name is cut at 120 bytes.
+  std::string names, name_at;
+  size_t at = 0;
+  for (const EventRow& r : l.event_rows) {
+    name_at += (name_at.empty() ? "" : ", ") + std::to_string(at);
+    const std::string name = r.name.substr(0, 120);
+    for (unsigned char ch : name) {
+      names += fmt::format("{}{}", names.empty() ? "" : ", ", ch < 32 || ch == 127 ? int('?') : int(ch));
+      ++at;
+    }
+    names += names.empty() ? "0" : ", 0";
+    ++at;
+  }
   std::string c = "\n/* events (fmu_model.h) */\n";
   c += table("const PnMode pn_modes[PN_DIM(PN_NUM_MODES)]", modes, "{0, 0, 0}");
   c += table("const PnEvent pn_events[PN_DIM(PN_NUM_EVENTS)]", events, "{0, 0, 0, 0}");
+  c += "const unsigned char pn_event_names[] = {" + (names.empty() ? std::string("0") : names) + "};\n";
+  c += "const int pn_event_name_at[PN_DIM(PN_NUM_EVENTS)] = {" + (name_at.empty() ? std::string("0") : name_at) + "};\n";
   c += table("const int pn_reset_state[PN_DIM(PN_NUM_RESETS)]", reset_state, "0");
   c += table("const int pn_reset_slot[PN_DIM(PN_NUM_RESETS)]", reset_slot, "0");
   c += table("const PnSwitch pn_switches[PN_DIM(PN_NUM_SWITCHES)]", switches, "{0, 0, 0, 0, 0, 0, {0, 0}}");
@@ -159,6 +176,10 @@ std::string ModelSource(const FmuModel& m) {
   c += "};\n\nconst double pn_output_scale[PN_NUM_OUTPUTS > 0 ? PN_NUM_OUTPUTS : 1] = {";
   for (size_t k = 0; k < m.output_scale.size(); ++k) c += (k ? ", " : "") + Number(m.output_scale[k]);
   if (m.output_scale.empty()) c += "1.0";
+  c += "};\n\nconst int pn_output_length[PN_NUM_OUTPUTS > 0 ? PN_NUM_OUTPUTS : 1] = {";
+  for (size_t k = 0; k < m.output_slots.size(); ++k)
+    c += fmt::format("{}{}", k ? ", " : "", k < m.output_length.size() ? m.output_length[k] : 1);
+  if (m.output_slots.empty()) c += "1";
   c += "};\n\nconst unsigned char pn_parameter_kind[PN_NUM_PARAMETERS > 0 ? PN_NUM_PARAMETERS : 1] = {";
   for (size_t k = 0; k < m.parameter_kind.size(); ++k) c += fmt::format("{}{}", k ? ", " : "", int(m.parameter_kind[k]));
   if (m.parameter_kind.empty()) c += "0";

@@ -154,6 +154,7 @@ std::string ModelDescription3(const FmuModel& m) {
   x += fmt::format("  <DefaultExperiment startTime=\"0\" tolerance=\"{}\"/>\n", Real(o.rtol));
   x += "  <ModelVariables>\n";
   for (const Variable& v : m.variables) {
+    if (v.array_component) continue;
     x += fmt::format("    <Float64 name=\"{}\" valueReference=\"{}\" description=\"{}\" causality=\"{}\" "
                      "variability=\"{}\"",
                      Escape(v.name), v.value_reference, Escape(v.description), v.causality, v.variability);
@@ -164,12 +165,12 @@ std::string ModelDescription3(const FmuModel& m) {
     if (v.start) x += fmt::format(" start=\"{}\"", Real(*v.start));
     if (v.derivative_of > 0) x += fmt::format(" derivative=\"{}\"", m.variables[v.derivative_of - 1].value_reference);
     if (v.reinit) x += " reinit=\"true\"";
-    x += "/>\n";
+    x += v.dimension > 0 ? fmt::format(">\n      <Dimension start=\"{}\"/>\n    </Float64>\n", v.dimension) : "/>\n";
   }
   x += "  </ModelVariables>\n  <ModelStructure>\n";
   auto unknowns = [&](const char* tag, auto wanted) {
     for (const Variable& v : m.variables)
-      if (wanted(v)) x += fmt::format("    <{} valueReference=\"{}\"/>\n", tag, v.value_reference);
+      if (!v.array_component && wanted(v)) x += fmt::format("    <{} valueReference=\"{}\"/>\n", tag, v.value_reference);
   };
   unknowns("Output", [](const Variable& v) { return v.causality == "output"; });
   unknowns("ContinuousStateDerivative", [](const Variable& v) { return v.derivative_of > 0; });

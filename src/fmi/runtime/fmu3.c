@@ -45,11 +45,20 @@ static fmi3Status pn3_error(PnInstance* m) {
   return fmi3Error;
 }
 
-/* Every variable is a scalar: one value per value reference. */
-static int pn3_scalars(PnInstance* m, const char* fn, size_t nvr, size_t n_values) {
-  if (n_values == nvr) return 1;
-  pn_log(m, PN_STATUS_ERROR, PN_LOG_ERROR, "%s: %u values for %u value references (every variable is a scalar)", fn,
-         (unsigned)n_values, (unsigned)nvr);
+/* The number of values is the value references': one for a scalar, an array
+   output's length for it (an unknown value reference counted as one, and
+   reported by the core). */
+static int pn3_values(PnInstance* m, const char* fn, const fmi3ValueReference* vr, size_t nvr, size_t n_values) {
+  size_t i, n = 0;
+  for (i = 0; i < nvr && vr; ++i) {
+    const size_t count = pn_value_count(m, vr[i]);
+    n += count > 0 ? count : 1;
+  }
+  if (!vr) n = nvr;
+  if (n_values == n) return 1;
+  pn_log(m, PN_STATUS_ERROR, PN_LOG_ERROR,
+         "%s: %u values for %u value references, which have %u (a scalar has one value, an array output its length)",
+         fn, (unsigned)n_values, (unsigned)nvr, (unsigned)n);
   return 0;
 }
 
@@ -241,12 +250,12 @@ fmi3Status fmi3Reset(fmi3Instance c) {
   return fmi3OK;
 }
 
-/* ---- variables: all Float64 scalars ---- */
+/* ---- variables: all Float64, scalars and array outputs ---- */
 
 fmi3Status fmi3GetFloat64(fmi3Instance c, const fmi3ValueReference vr[], size_t nvr, fmi3Float64 values[],
                           size_t nValues) {
   PnInstance* m = pn3(c);
-  if (!pn_allowed(m, "fmi3GetFloat64", PN_ANY) || !pn3_scalars(m, "fmi3GetFloat64", nvr, nValues) ||
+  if (!pn_allowed(m, "fmi3GetFloat64", PN_ANY) || !pn3_values(m, "fmi3GetFloat64", vr, nvr, nValues) ||
       pn_get_real(m, "fmi3GetFloat64", vr, nvr, values))
     return pn3_error(m);
   return fmi3OK;
@@ -257,7 +266,7 @@ fmi3Status fmi3SetFloat64(fmi3Instance c, const fmi3ValueReference vr[], size_t 
   PnInstance* m = pn3(c);
   const int me = m && m->kind == PN_ME;
   if (!pn_allowed(m, "fmi3SetFloat64", PN_INSTANTIATED | PN_INIT | PN_EVENT | PN_CONT | PN_STEP_COMPLETE) ||
-      !pn3_scalars(m, "fmi3SetFloat64", nvr, nValues) ||
+      !pn3_values(m, "fmi3SetFloat64", vr, nvr, nValues) ||
       pn_set_real(m, "fmi3SetFloat64", vr, nvr, values, PN_INSTANTIATED | PN_INIT | (me ? PN_EVENT : PN_STEP_COMPLETE),
                   PN_INSTANTIATED | PN_INIT | (me ? PN_EVENT | PN_CONT : PN_STEP_COMPLETE),
                   PN_INSTANTIATED | PN_INIT | (me ? PN_EVENT | PN_CONT : 0)))

@@ -42,6 +42,10 @@ int pn_run_events(double* s, double* w, PnSolver* ns);     /* after pn_run_rhs: 
 extern const double pn_slot_start[PN_NUM_SLOTS];
 extern const int pn_output_slot[PN_DIM(PN_NUM_OUTPUTS)];
 extern const double pn_output_scale[PN_DIM(PN_NUM_OUTPUTS)]; /* SI value = slot * scale */
+/* per output: the values its value reference gives, 1 for a scalar; FMI 3.0:
+   an array output's length at its first component, 0 at its others (whose
+   value references are no variables) */
+extern const int pn_output_length[PN_DIM(PN_NUM_OUTPUTS)];
 /* per parameter slot: fixed at export, tunable, an input, or calculated */
 enum { PN_FIXED = 0, PN_TUNABLE = 1, PN_INPUT = 2, PN_CALCULATED = 3 };
 extern const unsigned char pn_parameter_kind[PN_DIM(PN_NUM_PARAMETERS)];
@@ -75,6 +79,11 @@ typedef struct {
 
 extern const PnMode pn_modes[PN_DIM(PN_NUM_MODES)];
 extern const PnEvent pn_events[PN_DIM(PN_NUM_EVENTS)];
+/* The events' names, for messages: event i's is the bytes of pn_event_names
+   from pn_event_name_at[i] to the next 0, written as numbers (no text of the
+   model file reaches the compiler). */
+extern const unsigned char pn_event_names[];
+extern const int pn_event_name_at[PN_DIM(PN_NUM_EVENTS)];
 extern const int pn_reset_state[PN_DIM(PN_NUM_RESETS)];
 extern const int pn_reset_slot[PN_DIM(PN_NUM_RESETS)];
 extern const PnSwitch pn_switches[PN_DIM(PN_NUM_SWITCHES)];

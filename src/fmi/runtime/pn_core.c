@@ -23,6 +23,14 @@
    without time advancing before the run is stopped as chattering */
 #define PN_SETTLE_ROUNDS 20
 #define PN_MAX_EVENT_BURST 100
+/* A Zeno point, as paynter's simulate tells it (src/simulation/events.h): an
+   event that fires PN_ZENO_FIRINGS times in a row, each interval at most
+   PN_ZENO_RATIO of the one before, or PN_ZENO_GEOMETRIC times in a row with
+   intervals shrinking by the same ratio (to PN_ZENO_SAME_RATIO of it) */
+#define PN_ZENO_FIRINGS 20
+#define PN_ZENO_GEOMETRIC 5
+#define PN_ZENO_RATIO 0.95
+#define PN_ZENO_SAME_RATIO 0.1
 
 void pn_log(PnInstance* m, int status, int category, const char* format, ...) {
   char text[600];
@@ -273,6 +281,18 @@ static int pn_eval_parameters(PnInstance* m) {
   return rc;
 }
 
+/* No event has fired yet (the Zeno rule starts afresh). */
+static void pn_clear_firings(PnInstance* m) {
+  int i;
+  for (i = 0; i < PN_DIM(PN_NUM_EVENTS); ++i) {
+    m->firings[i].last = 0;
+    m->firings[i].interval = -1;
+    m->firings[i].ratio = 0;
+    m->firings[i].shrinking = m->firings[i].geometric = 0;
+    m->firings[i].count = 0;
+  }
+}
+
 void pn_reset_values(PnInstance* m) {
   memcpy(m->s, pn_slot_start, sizeof m->s);
   memset(m->w_rhs, 0, sizeof m->w_rhs);
@@ -288,6 +308,7 @@ void pn_reset_values(PnInstance* m) {
   m->events = 0;
   m->last_event_t = 0;
   m->burst = 0;
+  pn_clear_firings(m);
   m->stopped = 0;
   m->stop_time = HUGE_VAL;
 }
@@ -453,16 +474,64 @@ static int pn_take_signs(PnInstance* m) {
 /* What an event did. */
 enum { PN_EV_NONE = 0, PN_EV_CHANGED = 1, PN_EV_STOP = 2, PN_EV_STATES = 4, PN_EV_FAILED = 8 };
 
-/* The event at the instance's point with the crossings m->crossed: the
-   crossed conditions' modes follow the crossing, the events' resets (all
-   computed from the values before any is applied), the switched elements'
-   new modes, then every mode settled against the state. Returns PN_EV_*
-   flags; PN_EV_NONE when the crossings changed nothing (a direction no event
-   asks for). */
+/* Event i fires at the instance's time: its firings so far checked for a
+   Zeno point (an event with `stop: true` ends the run anyway). The intervals
+   to come, if they shrink as the last did, add up to interval r / (1 - r):
+   when the point they accumulate at lies before the stop time, or no stop
+   time was given (model exchange may give none), the run ends here with an
+   error, as simulate's does, rather than go on towards a point where a
+   crossing would be missed (a bouncing ball would fall through its floor).
+   Returns 1 (logged) at a Zeno point, else 0. */
+static int pn_accumulation(PnInstance* m, int i) {
+  PnFirings* f = &m->firings[i];
+  const double t = m->s[0];
+  const char* name = (const char*)pn_event_names + pn_event_name_at[i];
+  double interval, before, ratio, point;
+  int shrinks;
+  char until[160];
+  if (pn_events[i].stop) return 0;
+  if (f->count++ == 0) {
+    f->last = t;
+    return 0;
+  }
+  interval = t - f->last;
+  before = f->interval;
+  shrinks = before > 0 && interval <= PN_ZENO_RATIO * before;
+  ratio = shrinks ? interval / before : 0;
+  f->shrinking = shrinks ? f->shrinking + 1 : 0;
+  f->geometric = !shrinks ? 0 : (f->ratio > 0 && fabs(ratio - f->ratio) <= PN_ZENO_SAME_RATIO * f->ratio ? f->geometric + 1 : 1);
+  f->ratio = ratio;
+  f->interval = interval;
+  f->last = t;
+  if (f->shrinking < PN_ZENO_FIRINGS && f->geometric < PN_ZENO_GEOMETRIC) return 0;
+  point = t + interval * ratio / (1 - ratio);
+  if (point > m->stop_time) return 0;
+  if (m->stop_time < HUGE_VAL)
+    snprintf(until, sizeof until, "before the stop time %.17g", m->stop_time);
+  else
+    snprintf(until, sizeof until, "and no stop time was given: the run cannot go on past that point");
+  if (f->shrinking >= PN_ZENO_FIRINGS)
+    pn_log(m, PN_STATUS_ERROR, PN_LOG_ERROR,
+           "event '%s' fires ever sooner: %d times in a row, each interval at most %g of the one before (the last "
+           "%.3g s), so its firings accumulate at about t = %.6g, %s (a Zeno point); the run stops at its firing %ld, "
+           "t = %.17g. Hint: end the run before t = %.4g, or give the model what happens there (an event with "
+           "'stop: true', or a mode in which the ball rests)",
+           name, f->shrinking, PN_ZENO_RATIO, interval, point, until, f->count, t, point);
+  else
+    pn_log(m, PN_STATUS_ERROR, PN_LOG_ERROR,
+           "event '%s' fires ever sooner: %d times in a row, each interval %.3g times the one before (the same "
+           "ratio to within %g %%; the last %.3g s), so its firings accumulate at about t = %.6g, %s (a Zeno point); the run stops "
+           "at its firing %ld, t = %.17g. Hint: end the run before t = %.4g, or give the model what happens there "
+           "(an event with 'stop: true', or a mode in which the ball rests)",
+           name, f->geometric, ratio, 100 * PN_ZENO_SAME_RATIO, interval, point, until, f->count, t, point);
+  return 1;
+}
+
 /* Event i fires: its stop, and its reset values (from the slots as they are)
-   appended at m->reset_value[*num_resets]; 0 on success. */
+   appended at m->reset_value[*num_resets]; 0 on success (1 at a Zeno point). */
 static int pn_fire(PnInstance* m, int i, int* stop, int* num_resets) {
   int j;
+  if (pn_accumulation(m, i)) return 1;
   *stop = *stop || pn_events[i].stop;
   for (j = 0; j < pn_events[i].num_resets; ++j) {
     const int r = pn_events[i].first_reset + j;
@@ -488,6 +557,12 @@ static void pn_apply_resets(PnInstance* m, const char* now) {
   if (n > 0) pn_invalidate(m);
 }
 
+/* The event at the instance's point with the crossings m->crossed: the
+   crossed conditions' modes follow the crossing, the events' resets (all
+   computed from the values before any is applied), the switched elements'
+   new modes, then every mode settled against the state. Returns PN_EV_*
+   flags; PN_EV_NONE when the crossings changed nothing (a direction no event
+   asks for). */
 static int pn_handle_event(PnInstance* m) {
   double after[PN_NM1];
   /* The events' conditions before anything changes: an event whose condition
@@ -767,6 +842,7 @@ int pn_setup(PnInstance* m, const char* fn, int tolerance_defined, double tolera
 
 int pn_initialize(PnInstance* m) {
   pn_invalidate(m);
+  pn_clear_firings(m);
   if ((PN_NUM_INDICATORS > 0 && (pn_initial_modes(m) || pn_take_signs(m))) || pn_eval_rhs(m) || pn_eval_outputs(m)) {
     m->state = PN_ERROR;
     return 1;
@@ -783,7 +859,7 @@ static int pn_vr_kind(const PnInstance* m, unsigned vr) {
   if (vr >= PN_FIRST_PARAMETER && vr < PN_FIRST_PARAMETER + PN_NUM_PARAMETERS) return 2;
   if (vr >= PN_FIRST_STATE && vr < PN_FIRST_STATE + PN_NUM_STATES) return 3;
   if (vr >= PN_FIRST_DERIVATIVE && vr < PN_FIRST_DERIVATIVE + PN_NUM_STATES) return 4;
-  if (vr >= PN_NUM_SLOTS && vr < PN_NUM_SLOTS + PN_NUM_OUTPUTS) return 5;
+  if (vr >= PN_NUM_SLOTS && vr < PN_NUM_SLOTS + PN_NUM_OUTPUTS) return pn_output_length[vr - PN_NUM_SLOTS] > 0 ? 5 : 0;
   if (m->indicator_variables && vr >= PN_NUM_SLOTS + PN_NUM_OUTPUTS &&
       vr < PN_NUM_SLOTS + PN_NUM_OUTPUTS + PN_NUM_INDICATORS)
     return 6;
@@ -798,8 +874,13 @@ static int pn_reinit(int i) {
   return 0;
 }
 
+size_t pn_value_count(const PnInstance* m, unsigned vr) {
+  const int kind = pn_vr_kind(m, vr);
+  return kind == 5 ? (size_t)pn_output_length[vr - PN_NUM_SLOTS] : (kind != 0 ? 1 : 0);
+}
+
 int pn_get_real(PnInstance* m, const char* fn, const unsigned* vr, size_t nvr, double* value) {
-  size_t i;
+  size_t i, j = 0; /* value[j]: the next value */
   if (pn_check_array(m, fn, nvr, vr, value)) return 1;
   for (i = 0; i < nvr; ++i) {
     const int kind = pn_vr_kind(m, vr[i]);
@@ -808,15 +889,17 @@ int pn_get_real(PnInstance* m, const char* fn, const unsigned* vr, size_t nvr, d
       return 1;
     }
     if (kind == 4 && pn_eval_rhs(m)) return 1;
-    if (kind == 5) {
+    if (kind == 5) { /* an output, or an array output's components in order */
+      const int k = (int)(vr[i] - PN_NUM_SLOTS);
+      int e;
       if (pn_eval_outputs(m)) return 1;
-      value[i] = m->s[pn_output_slot[vr[i] - PN_NUM_SLOTS]] * pn_output_scale[vr[i] - PN_NUM_SLOTS];
+      for (e = k; e < k + pn_output_length[k]; ++e) value[j++] = m->s[pn_output_slot[e]] * pn_output_scale[e];
     } else if (kind == 6) {
       double z[PN_NI1];
       if (pn_get_indicators(m, fn, z, PN_NUM_INDICATORS)) return 1;
-      value[i] = z[vr[i] - PN_NUM_SLOTS - PN_NUM_OUTPUTS];
+      value[j++] = z[vr[i] - PN_NUM_SLOTS - PN_NUM_OUTPUTS];
     } else {
-      value[i] = m->s[vr[i]];
+      value[j++] = m->s[vr[i]];
     }
   }
   return 0;

@@ -42,6 +42,17 @@ enum { PN_ME = 0, PN_CS = 1 };
 
 typedef struct PnInstance PnInstance;
 
+/* An event's firings as the Zeno rule follows them (pn_core.c, the rule of
+   paynter's simulate): the last firing's time, the interval since the one
+   before (-1: none yet), its ratio to the interval before (0: not shrinking),
+   the intervals in a row at most 0.95 of the one before, those of them in a
+   row with the same ratio, the firings since the run started. */
+typedef struct {
+  double last, interval, ratio;
+  int shrinking, geometric;
+  long count;
+} PnFirings;
+
 /* The interface's logger: a formatted message of a status and a category. */
 typedef void (*PnEmitFn)(PnInstance* m, int status, int category, const char* text);
 
@@ -72,6 +83,7 @@ struct PnInstance {
   long events;
   double last_event_t;
   int burst;
+  PnFirings firings[PN_DIM(PN_NUM_EVENTS)]; /* per event: a Zeno point ends the run */
   int stopped; /* an event with `stop: true` fired (at s[0]) */
   /* the interpolant of the step an event is located on: 0 Dormand-Prince's
      continuous extension (y, k), 1 cubic Hermite (y, k[0] at t0; y1, f1 at t0 + h) */
@@ -106,7 +118,11 @@ int pn_initialize(PnInstance* m);
 
 /* ---- variables: a slot's value reference is its index; the outputs follow
    the slots, and (FMI 3.0) the event indicators the outputs ---- */
-/* 0 on success; an unknown value reference is an error (logged). */
+/* How many values a value reference gives: 1, an array output's length
+   (FMI 3.0), 0 for no variable. */
+size_t pn_value_count(const PnInstance* m, unsigned vr);
+/* The values of the value references in order (an array output's all its
+   components); 0 on success; an unknown value reference is an error (logged). */
 int pn_get_real(PnInstance* m, const char* fn, const unsigned* vr, size_t nvr, double* value);
 /* Sets parameters, inputs and start values: each value checked (it may be set,
    in this state: the masks of states in which a tunable parameter, an input
