@@ -442,15 +442,16 @@ struct NFourBarRun {
   double phase = 0, energy = 0;  // largest |phi - reference|, largest |E - E(0)| / |E(0)|
   std::string out;
 };
-NFourBarRun RunNFourBarCli(int n, const std::string& options) {
+NFourBarRun RunNFourBarCli(int n, const std::string& options, double t_end = 10, double dt_out = 0.01,
+                           const std::string& method = "lagrange-multipliers") {
   const std::string model = ::testing::TempDir() + "nfourbar_cli_" + std::to_string(n) + ".yaml";
   std::ofstream(model) << NFourBarText(n);
   const std::string csv = ::testing::TempDir() + "nfourbar_cli.csv";
   std::remove(csv.c_str());
   NFourBarRun r;
   const testing::CommandResult run = testing::RunPaynter(
-      "simulate " + model + " --t-end 10 --dt-out 0.01 --backend tape --constraints lagrange-multipliers --stats " +
-      options + " -o " + csv);
+      fmt::format("simulate {} --t-end {} --dt-out {} --backend tape --constraints {} --stats {} -o {}", model, t_end,
+                  dt_out, method, options, csv));
   r.out = run.out;
   EXPECT_EQ(run.code, 0) << run.out;
   const testing::CsvTable table = testing::ReadCsvTable(csv);
@@ -491,6 +492,27 @@ TEST(NFourBar, EnergyProjectionKeepsTheBalanceAcrossSingularCrossings) {
   // The report says what it did; the energy pass's columns are in the CSV.
   EXPECT_NE(tight.out.find("energy projection: momenta scaled"), std::string::npos) << tight.out;
   EXPECT_EQ(plain.out.find("energy projection"), std::string::npos) << plain.out;
+}
+
+// zcp at the N four-bar's singular configurations: IDA's Newton iteration
+// fails there (the independent rows it chose at the start become dependent
+// when the links align), and the run used to stop with "ida failed at
+// t = 0.7157" (N = 2, rtol 1e-8, outputs every 4 ms) or 0.7174 (N = 4, the
+// default tolerance). Now lagrange-multipliers carries the run over each
+// failure and IDA starts again past it: zcp runs to the end on the branch,
+// and --stats says how often and for how long.
+TEST(NFourBar, ZcpPassesTheSingularConfigurationsToTheEnd) {
+  const NFourBarRun two = RunNFourBarCli(2, "--no-project-energy", 4, 0.004, "zcp");
+  const NFourBarRun four = RunNFourBarCli(4, "--no-project-energy --rtol 1e-6 --atol 1e-9", 10, 0.01, "zcp");
+  std::printf("zcp on the N four-bar: N = 2, 4 s at rtol 1e-8: %.2e rad, energy %.2e; N = 4, 10 s at rtol 1e-6: "
+              "%.2e rad, energy %.2e\n",
+              two.phase, two.energy, four.phase, four.energy);
+  EXPECT_LT(two.phase, 1e-5);
+  EXPECT_LT(two.energy, 1e-6);
+  EXPECT_LT(four.phase, 1e-2);
+  EXPECT_LT(four.energy, 1e-4);
+  for (const NFourBarRun* r : {&two, &four})
+    EXPECT_NE(r->out.find("lagrange-multipliers carried the run over them"), std::string::npos) << r->out;
 }
 
 // Where the energy projection does not apply, a located error at the start;

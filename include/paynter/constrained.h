@@ -208,6 +208,11 @@ struct ConstrainedReport {
   int algebraic = 0;              // zcp: algebraic variables of the DAE (joint efforts, GGL multipliers)
   std::vector<std::string> zcp_dropped, zcp_dropped_positions;  // zcp: redundant rows left out (sources)
   std::string zcp_note;           // zcp: why position stabilization was dropped, if it was
+  // zcp: singular configurations passed by lagrange-multipliers' steps (IDA's
+  // Newton iteration failed there), the first failure's time and the time
+  // the bridges took in all.
+  int zcp_bridges = 0;
+  double zcp_first_bridge = 0, zcp_bridge_time = 0;
   std::vector<std::string> independent;  // minimal-coordinates: the last independent states
   // lagrange-multipliers with project_energy: steps and outputs whose momenta
   // were scaled, those left as they were (kinetic energy too small to carry

@@ -34,8 +34,12 @@ namespace paynter::constrained {
 
 namespace {
 
+// The most singular configurations one run passes by lagrange-multipliers'
+// steps (below) before zcp gives up.
+constexpr int kMaxBridges = 200;
+
 Solution Zcp(ModelWorkspace &workspace, const std::vector<double> &x0, const SolverOptions &solver,
-             const ConstrainedOptions &options, ConstrainedReport *report) {
+             const ConstrainedOptions &options, ConstraintProjector *projector, ConstrainedReport *report) {
   const CompiledModel &model = workspace.model();
   // The model with break variables: prepared with the model (PreparedModel,
   // through the stage cache), else made here from the Model it came from.
@@ -156,30 +160,34 @@ Solution Zcp(ModelWorkspace &workspace, const std::vector<double> &x0, const Sol
         xs[pos[j]] = save;
       }
     };
-    refresh_q(solver.t0, x);
-
-    // Consistent start: the accelerations of the rigid model, and the efforts
-    // of the independent rows that give them (f is affine in the efforts).
-    std::vector<double> xdot(nx);
-    workspace.CalcDerivatives(solver.t0, x0.data(), xdot.data());
-    std::vector<double> zero(nl, 0.0), unit(nl, 0.0);
-    set_efforts(zero.data());
-    fw.CalcDerivatives(solver.t0, x0.data(), f0.data());
-    Eigen::MatrixXd B(nx, nl);
-    for (int j = 0; j < nl; ++j) {
-      unit.assign(nl, 0.0);
-      unit[j] = 1;
-      set_efforts(unit.data());
-      fw.CalcDerivatives(solver.t0, x0.data(), f.data());
-      for (int i = 0; i < nx; ++i) B(i, j) = f[i] - f0[i];
-    }
-    Eigen::VectorXd rhs(nx);
-    for (int i = 0; i < nx; ++i) rhs[i] = xdot[i] - f0[i];
-    Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(B);
-    const Eigen::VectorXd lambda0 = cod.solve(rhs);
+    // Consistent start at (t, xs): the accelerations of the rigid model, and
+    // the efforts of the independent rows that give them (f is affine in the
+    // efforts).
     std::vector<double> y0(n, 0.0), yp0(n, 0.0);
-    for (int i = 0; i < nx; ++i) y0[i] = x0[i], yp0[i] = xdot[i];
-    for (int j = 0; j < nl; ++j) y0[nx + j] = lambda0[j];
+    auto consistent_start = [&](double t, const std::vector<double> &xs) {
+      refresh_q(t, const_cast<std::vector<double> &>(xs));
+      std::vector<double> xdot(nx);
+      workspace.CalcDerivatives(t, xs.data(), xdot.data());
+      std::vector<double> zero(nl, 0.0), unit(nl, 0.0);
+      set_efforts(zero.data());
+      fw.CalcDerivatives(t, xs.data(), f0.data());
+      Eigen::MatrixXd B(nx, nl);
+      for (int j = 0; j < nl; ++j) {
+        unit.assign(nl, 0.0);
+        unit[j] = 1;
+        set_efforts(unit.data());
+        fw.CalcDerivatives(t, xs.data(), f.data());
+        for (int i = 0; i < nx; ++i) B(i, j) = f[i] - f0[i];
+      }
+      Eigen::VectorXd rhs(nx);
+      for (int i = 0; i < nx; ++i) rhs[i] = xdot[i] - f0[i];
+      Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(B);
+      const Eigen::VectorXd lambda0 = cod.solve(rhs);
+      y0.assign(n, 0.0);
+      yp0.assign(n, 0.0);
+      for (int i = 0; i < nx; ++i) y0[i] = xs[i], yp0[i] = xdot[i];
+      for (int j = 0; j < nl; ++j) y0[nx + j] = lambda0[j];
+    };
 
     DaeProblem dae;
     dae.n = n;
@@ -227,34 +235,114 @@ Solution Zcp(ModelWorkspace &workspace, const std::vector<double> &x0, const Sol
     ConstraintProjector watcher(workspace);
     std::vector<double> row(1 + model.num_outputs()), xs(nx);
     const auto start = std::chrono::steady_clock::now();
-    try {
-      sol.stats = IntegrateDae(dae, y0, yp0, first_step, [&](double t, const double *y) {
-        std::copy(y, y + nx, xs.begin());
-        WatchDrift(model, options, ConstraintMethod::kZcp, watcher, t, xs.data(), report);
-        row[0] = t;
-        workspace.CalcOutputs(t, xs.data(), row.data() + 1);
-        sol.AddRow(row.data());
-        // Rows are held until the start is past (a failure there retries at
-        // velocity level, below), then streamed.
-        if (options.output && !sol.sink() && sol.num_rows() >= 2) sol.StreamTo(options.output);
-        refresh_q(t, xs);
-      });
-    } catch (const RunStopped &) {
-      throw;  // asked for: not a failure to retry
-    } catch (const Error &) {
-      // Position stabilization can keep IDA's Newton iteration from converging
-      // at the start (seen on a hyperstatic mechanism, depending on which
-      // redundant rows are left out); the velocity-level DAE (index 2) then
-      // runs instead, and the report says so.
-      if (pass == 0 && sol.num_rows() <= 1 && !rows_pos.empty()) {
-        report->zcp_note =
-            "position stabilization (GGL) made IDA fail at the "
-            "start: integrated at velocity level, "
-            "positions drift within the tolerances";
-        continue;
+    // Segments: IDA from the start; where its Newton iteration fails after
+    // the start (the independent rows become dependent at a singular
+    // configuration of the mechanism: the links of a parallelogram aligned),
+    // lagrange-multipliers carries the run from the last output row over the
+    // failure (its rank-revealing solve passes such configurations), and
+    // IDA starts afresh from the bridge's end, a consistent state.
+    double seg_t0 = solver.t0;
+    std::vector<double> seg_x = x0, last_x = x0;
+    double last_t = solver.t0;
+    bool failed_here = false;
+    report->zcp_bridges = 0;
+    report->zcp_bridge_time = 0;
+    report->zcp_first_bridge = 0;
+    for (;;) {
+      consistent_start(seg_t0, seg_x);
+      SolverOptions seg = first_step;
+      seg.t0 = seg_t0;
+      const bool first_segment = seg_t0 == solver.t0;
+      try {
+        const SolverStats st = IntegrateDae(dae, y0, yp0, seg, [&](double t, const double *y) {
+          std::copy(y, y + nx, xs.begin());
+          refresh_q(t, xs);
+          if (!first_segment && t == seg_t0) return;  // the bridge's last row
+          WatchDrift(model, options, ConstraintMethod::kZcp, watcher, t, xs.data(), report);
+          row[0] = t;
+          workspace.CalcOutputs(t, xs.data(), row.data() + 1);
+          sol.AddRow(row.data());
+          last_t = t;
+          last_x = xs;
+          // Rows are held until the start is past (a failure there retries at
+          // velocity level, below), then streamed.
+          if (options.output && !sol.sink() && sol.num_rows() >= 2) sol.StreamTo(options.output);
+        });
+        sol.stats.steps += st.steps;
+        sol.stats.rejected += st.rejected;
+        sol.stats.rhs_evals += st.rhs_evals;
+        sol.stats.jac_evals += st.jac_evals;
+        break;
+      } catch (const RunStopped &) {
+        throw;  // asked for: not a failure to retry
+      } catch (const Error &e) {
+        // Position stabilization can keep IDA's Newton iteration from converging
+        // at the start (seen on a hyperstatic mechanism, depending on which
+        // redundant rows are left out); the velocity-level DAE (index 2) then
+        // runs instead, and the report says so.
+        if (pass == 0 && sol.num_rows() <= 1 && !rows_pos.empty()) {
+          report->zcp_note =
+              "position stabilization (GGL) made IDA fail at the "
+              "start: integrated at velocity level, "
+              "positions drift within the tolerances";
+          failed_here = true;
+          break;
+        }
+        // A failure after the start: the bridge, unless there is nothing to
+        // bridge from (the start), no projector, or too many already.
+        const std::string what = e.what();
+        if (sol.num_rows() < 1 || !projector || report->zcp_bridges >= kMaxBridges ||
+            what.find("ida failed") == std::string::npos)
+          throw;
+        const double dt = solver.dt_out > 0 ? solver.dt_out : (solver.t_end - solver.t0) / 1000;
+        const double failed_at = std::max(last_t, [&] {
+          const auto at = what.find("ida failed at t = ");
+          return at == std::string::npos ? last_t : std::strtod(what.c_str() + at + 18, nullptr);
+        }());
+        // Over the failure and two output intervals past it, on the output grid.
+        const double k = std::ceil((failed_at - last_t) / dt - 1e-9) + 2;
+        const double bridge_end = std::min(solver.t_end, last_t + k * dt);
+        OdeProblem problem;
+        problem.n = nx;
+        problem.state_names = model.state_names();
+        problem.rhs = [&workspace](double t, const double *x, double *dx) { workspace.CalcDerivatives(t, x, dx); };
+        projector->position_tolerance = std::min(1e-10, 1e-3 * solver.atol);
+        projector->velocity_tolerance = std::min(1e-10, 1e-3 * solver.atol);
+        problem.project = [projector](double t, double *x) { return projector->Project(t, x); };
+        SolverOptions bridge = solver;
+        bridge.method = Method::kDopri5;
+        bridge.t0 = last_t;
+        bridge.t_end = bridge_end;
+        bridge.dt_out = dt;
+        bridge.initial_step = 0;
+        Solution part = StartSolution(model);
+        std::vector<double> end_x = last_x;
+        double end_t = last_t;
+        const std::function<void(double, const double *, double *)> full_state =
+            [projector, nx](double t, const double *y, double *x) {
+              std::copy(y, y + nx, x);
+              projector->Project(t, x);
+            };
+        SimulateFrom(workspace, problem, last_x, bridge, full_state, [&](double t, const double *x) {
+          WatchDrift(model, options, ConstraintMethod::kZcp, watcher, t, x, report);
+          end_t = t;
+          end_x.assign(x, x + nx);
+        }, &part);
+        for (size_t r = 1; r < part.rows.size(); ++r) sol.AddRow(part.rows[r].data());
+        sol.stats.steps += part.stats.steps;
+        sol.stats.rejected += part.stats.rejected;
+        sol.stats.rhs_evals += part.stats.rhs_evals;
+        sol.stats.projections += part.stats.projections;
+        if (report->zcp_bridges++ == 0) report->zcp_first_bridge = failed_at;
+        report->zcp_bridge_time += end_t - last_t;
+        if (end_t >= solver.t_end) break;
+        seg_t0 = end_t;
+        seg_x = end_x;
+        last_t = end_t;
+        last_x = end_x;
       }
-      throw;
     }
+    if (failed_here) continue;
     sol.stats.integrate_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (options.output && !sol.sink()) sol.StreamTo(options.output);
     return sol;
@@ -348,7 +436,7 @@ class ZcpMethod final : public ConstraintMethodStrategy {
   bool HandlesEvents() const override { return false; }
   const char *OwnIntegrator() const override { return "ida"; }
   Solution Simulate(const ConstrainedRun &run) const override {
-    return Zcp(run.workspace, run.x0, run.solver, run.options, run.report);
+    return Zcp(run.workspace, run.x0, run.solver, run.options, run.projector, run.report);
   }
 
   std::string MethodLines(const ConstrainedReport &r) const override {
@@ -361,6 +449,11 @@ class ZcpMethod final : public ConstraintMethodStrategy {
                          r.zcp_note.empty() ? fmt::format(", {} (position)", fmt::join(r.zcp_dropped_positions, ", "))
                                             : "");
     if (!r.zcp_note.empty()) out += "note: " + r.zcp_note + "\n";
+    if (r.zcp_bridges > 0)
+      out += fmt::format(
+          "note: IDA's Newton iteration failed {} times near a singular configuration (the independent rows "
+          "dependent; first at t = {:.6g}): lagrange-multipliers carried the run over them, {:.3g} s in all\n",
+          r.zcp_bridges, r.zcp_first_bridge, r.zcp_bridge_time);
     return out;
   }
 };
