@@ -56,6 +56,21 @@ GiNaC::ex SubsSymbols(const GiNaC::ex& e, const GiNaC::exmap& m) {
   return hits.empty() ? e : e.subs(hits, GiNaC::subs_options::no_pattern);
 }
 
+// The same with the map's entries hashed (a large model has a hundred
+// thousand copies eliminated: each symbol's lookup in the ordered map
+// compared expressions a dozen times).
+static GiNaC::ex SubsSymbols(const GiNaC::ex& e, const SymbolIndex<ex>& m) {
+  if (m.empty()) return e;
+  SymSet syms;
+  CollectSymbols(e, &syms);
+  GiNaC::exmap hits;
+  for (const ex& s : syms) {
+    auto it = m.find(s);
+    if (it != m.end()) hits.insert(*it);
+  }
+  return hits.empty() ? e : e.subs(hits, GiNaC::subs_options::no_pattern);
+}
+
 namespace {
 
 Formulation FormOf(const CausalGraph& g);
@@ -515,7 +530,7 @@ class EquationBuilder {
   void SwitchedEquations() {
     for (auto& sw : switched_) {
       const Element& el = m_.elements[sw.element];
-      sw.flow = SubsSymbols(sw.flow, aliases_);
+      sw.flow = SubsSymbols(sw.flow, aliases_index_);
       // Held: the flow stays zero — as it stands when it depends on the
       // effort algebraically (a diode behind a resistance), else at the
       // acceleration level, d/dt f = 0, solved with the state derivatives
@@ -542,7 +557,7 @@ class EquationBuilder {
   void EliminateCopies() {
     std::set<std::string> derivs;
     for (const auto& d : sys_.derivatives) derivs.insert(d.get_name());
-    std::map<ex, ex, GiNaC::ex_is_less> alias;
+    SymbolIndex<ex> alias;
     for (const auto& eq : sys_.equations)
       if (eq.is_explicit && GiNaC::is_a<symbol>(eq.value) && !derivs.count(eq.var.get_name()))
         alias[eq.var] = eq.value;
@@ -558,16 +573,16 @@ class EquationBuilder {
       if (seen.count(cur)) continue;
       resolved[var] = cur;
     }
+    aliases_index_ = SymbolIndex<ex>(resolved.begin(), resolved.end());
     std::vector<CausalEquation> kept;
     for (auto& eq : sys_.equations) {
-      if (resolved.count(eq.var)) continue;
-      if (eq.is_explicit) eq.value = SubsSymbols(eq.value, resolved);
-      else eq.residual = SubsSymbols(eq.residual, resolved);
+      if (aliases_index_.count(eq.var)) continue;
+      if (eq.is_explicit) eq.value = SubsSymbols(eq.value, aliases_index_);
+      else eq.residual = SubsSymbols(eq.residual, aliases_index_);
       kept.push_back(eq);
     }
     sys_.equations = std::move(kept);
-    for (auto& de : derivative_effort_) de.port = SubsSymbols(de.port, resolved);
-    aliases_ = resolved;
+    for (auto& de : derivative_effort_) de.port = SubsSymbols(de.port, aliases_index_);
     sys_.aliases = resolved;
   }
 
@@ -640,7 +655,7 @@ class EquationBuilder {
     dot_.emplace(v, dv);
     const CausalEquation eq = sys_.equations[k];  // copy: the vector grows below
     if (const auto rate = rates_.find(v); rate != rates_.end())
-      AddExplicit(dv, SubsSymbols(modes_.Replace(rate->second), aliases_), "d/dt of " + eq.origin + " (closed form)");
+      AddExplicit(dv, SubsSymbols(modes_.Replace(rate->second), aliases_index_), "d/dt of " + eq.origin + " (closed form)");
     else if (eq.is_explicit) AddExplicit(dv, Dot(eq.value), "d/dt of " + eq.origin);
     else AddImplicit(dv, Dot(eq.residual), "d/dt of " + eq.origin);
     return dv;
@@ -659,7 +674,7 @@ class EquationBuilder {
     // Constraints of constrained 0-junctions at acceleration level: d/dt f = 0
     // (one differentiation: the multipliers then appear with the accelerations).
     for (const auto& [lambda, flow] : aes_) {
-      const ex f = SubsSymbols(flow, aliases_);
+      const ex f = SubsSymbols(flow, aliases_index_);
       sys_.constraints.push_back(f);
       // Dot, not DotVar: after the copies are gone the flow may be a state itself.
       const ex df = Dot(f);
@@ -670,7 +685,7 @@ class EquationBuilder {
       if (!GiNaC::is_a<symbol>(de.port)) Internal("derivative port is not a variable");
       // A unit inertance makes the momentum a copy of its flow, eliminated
       // above: differentiate what it copies.
-      const ex rate = aliases_.count(de.storage) ? Dot(aliases_.at(de.storage)) : ex(DotVar(de.storage));
+      const ex rate = aliases_index_.count(de.storage) ? Dot(aliases_index_.at(de.storage)) : ex(DotVar(de.storage));
       AddExplicit(GiNaC::ex_to<symbol>(de.port), de.sign * rate, de.origin + " (derivative causality)");
     }
   }
@@ -754,7 +769,7 @@ class EquationBuilder {
   SymbolSet params_;
   std::vector<DerivativePort> derivative_effort_;
   SymbolIndex<symbol> dot_;
-  GiNaC::exmap aliases_;
+  SymbolIndex<ex> aliases_index_;  // the copies eliminated (sys_.aliases), hashed: looked up for every equation
   // Definitions' time derivatives in closed form (Definition::rate).
   SymbolIndex<ex> rates_;
   std::map<std::string, symbol> local_symbols_;  // generalized velocities
@@ -807,7 +822,7 @@ void EquationBuilder::Sort() {
   for (const auto& d : sys_.derivatives) mark(def.at(d), need_rhs);
   std::vector<ex> output_values;
   for (const auto& o : m_.outputs) {
-    ex v = SubsSymbols(modes_.Replace(o.value), aliases_);
+    ex v = SubsSymbols(modes_.Replace(o.value), aliases_index_);
     output_values.push_back(v);
     SymSet syms;
     CollectSymbols(v, &syms);
@@ -822,7 +837,7 @@ void EquationBuilder::Sort() {
   std::vector<ex> coordinate_values;
   for (const auto& d : m_.displacements) {
     if (!d.position) continue;
-    ex v = SubsSymbols(*d.position, aliases_);
+    ex v = SubsSymbols(*d.position, aliases_index_);
     coordinate_values.push_back(v);
     SymSet syms;
     CollectSymbols(v, &syms);
@@ -835,7 +850,7 @@ void EquationBuilder::Sort() {
     // constraints are computed from (t, x) alone, so that their Jacobians can
     // be formed at states where the rhs would not solve.
     for (const ex& value : {src.flow, el.position ? *el.position : ex(0)}) {
-      ex v = SubsSymbols(value, aliases_);
+      ex v = SubsSymbols(value, aliases_index_);
       constraint_values.push_back(v);
       SymSet syms;
       CollectSymbols(v, &syms);
@@ -870,7 +885,7 @@ void EquationBuilder::Sort() {
   }
   for (auto* list : {&event_indicators, &reset_values, &mode_indicators, &switch_values})
     for (ex& v : *list) {
-      v = SubsSymbols(v, aliases_);
+      v = SubsSymbols(v, aliases_index_);
       SymSet syms;
       CollectSymbols(v, &syms);
       for (const ex& s : syms)
