@@ -480,7 +480,7 @@ class Builder {
     ThrowAt(Where(m), "", message, "", "", hint);
   }
 
-  // yaml-cpp refused a node at depth 2000; so does this reader, before
+  // A node at depth kMaxYamlDepth (yaml-cpp's bound too) is refused before
   // anything nested deeper can cost stack further on.
   void CheckDepth(const Mark& m) const {
     if (static_cast<int>(open_.size()) + 1 >= kMaxYamlDepth)
