@@ -14,7 +14,7 @@ if [ "${1:-}" = "--program" ]; then program_only=1; shift; fi
 PACKAGES=(
   build-essential cmake pkg-config
   libeigen3-dev libsundials-dev libginac-dev libcln-dev libsuitesparse-dev
-  libyaml-cpp-dev libcli11-dev libfmt-dev
+  libyaml-cpp-dev libyaml-dev libcli11-dev libfmt-dev
   gnuplot-nox
 )
 if [ $program_only -eq 0 ]; then

@@ -9,8 +9,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -151,6 +153,113 @@ bonds:
   twice.replace(twice.find("  - {name: M"), 0, "  - &e {name: R1, kind: R, resistance: 1}\n  - *e\n");
   const Diagnostic d2 = ErrorOf(twice);
   EXPECT_NE(d2.ToString().find("R1"), std::string::npos) << d2.ToString();
+}
+
+// The reader of model files (libyaml's events into paynter's own tree,
+// src/model/yaml_tree.cc): what yaml-cpp let pass silently is a located
+// error, bytes that are not UTF-8 still pass, and no nesting costs the stack
+// or quadratic time.
+
+TEST(HostileRound3, TextAfterTheTopLevelIsAnErrorNotDropped) {
+  // The top level indented by two, then a key in column 1: yaml-cpp read the
+  // first mapping and dropped the rest (here the run's settings) unread.
+  std::string model;
+  std::istringstream lines(kSmallModel);
+  for (std::string line; std::getline(lines, line);) model += (line.empty() ? "" : "  ") + line + "\n";
+  const int last = static_cast<int>(std::count(model.begin(), model.end(), '\n')) + 1;
+  model += "simulation: {t_end: 5}\n";
+  const Diagnostic d = ErrorOf(model);
+  EXPECT_EQ(d.where.line, last) << d.ToString();
+  EXPECT_NE(d.message.find("malformed YAML: a line outside the top-level mapping"), std::string::npos) << d.ToString();
+  EXPECT_NE(d.hint.find("same column"), std::string::npos) << d.ToString();
+}
+
+TEST(HostileRound3, ASecondYamlDocumentIsAnError) {
+  // yaml-cpp read the first document and ignored the second.
+  const std::string two = std::string(kSmallModel) + "---\n" + kSmallModel;
+  const Diagnostic d = ErrorOf(two);
+  EXPECT_EQ(d.where.line, 9) << d.ToString();
+  EXPECT_NE(d.message.find("more than one YAML document"), std::string::npos) << d.ToString();
+  // One document, marked at its start and end, is a model as before.
+  EXPECT_NO_THROW(LoadModelFromString("---\n" + std::string(kSmallModel) + "...\n", "round3.yaml"));
+}
+
+TEST(HostileRound3, NestingBeyondTheLimitIsALocatedErrorAtOnce) {
+  // 100,000 levels: in brackets refused at the 100th, in blocks at the 2,000th.
+  const std::clock_t start = std::clock();  // CPU time: the machine may be busy
+  for (const std::string open : {"[", "{a: ", "- "}) {
+    std::string deep = open == "- " ? "name: x\nlayout:\n" : "name: x\nlayout: ";
+    for (int i = 0; i < 100000; ++i) deep += open;
+    const Diagnostic d = ErrorOf(deep + "\n" + kSmallModel);
+    const std::string says = open == "- " ? "malformed YAML: lists and mappings nested 2000 deep"
+                                          : "malformed YAML: lists and mappings in brackets nested 100 deep";
+    EXPECT_NE(d.message.find(says), std::string::npos) << open << ": " << d.ToString();
+    EXPECT_GE(d.where.line, 2) << d.ToString();
+    EXPECT_FALSE(d.hint.empty()) << d.ToString();
+  }
+  // A 2 MB list of a million items 98 brackets deep: read (and refused for
+  // its size) within a second or so; libyaml took 20 s at 1,990 levels.
+  const std::string wide = "layout: " + std::string(98, '[') + [] {
+    std::string items;
+    for (int i = 0; i < 999990; ++i) items += "a,";
+    return items;
+  }() + std::string(98, ']') + "\n";
+  EXPECT_NE(ErrorOf(wide + kSmallModel).message.find("kMaxYamlNodes"), std::string::npos);
+  EXPECT_LT(double(std::clock() - start) / CLOCKS_PER_SEC, 3.0 * testing::kSlowdown);
+  // 99 levels in brackets and 1,998 in blocks are read (and the layout
+  // refused for what it holds).
+  const std::string flow = "layout: " + std::string(98, '[') + std::string(98, ']') + "\n" + kSmallModel;
+  EXPECT_NE(ErrorOf(flow).message.find("'layout' must be a mapping"), std::string::npos) << ErrorOf(flow).ToString();
+  std::string block = "layout:\n";
+  for (int i = 0; i < 1997; ++i) block += "- ";
+  block += "x\n";
+  EXPECT_NE(ErrorOf(block + kSmallModel).message.find("'layout' must be a mapping"), std::string::npos)
+      << ErrorOf(block + kSmallModel).ToString();
+}
+
+TEST(HostileRound3, AliasesOfDeepListsInsideDeepListsAreRefusedNotRecursedInto) {
+  // Each element's `initial:` a list 1,900 deep holding the previous one: a
+  // list 57,000 deep once the aliases are followed (883,500 nodes). The
+  // bracketed text of a vector value is refused past 1,999 levels, at the
+  // outermost list, instead of being recursed into that deep (yaml-cpp
+  // refused lists past about 500 levels in blocks, the reader now 1,999).
+  std::string yaml = "elements:\n  - {name: S, kind: Se, effort: 1}\n  - {name: J, kind: \"1\"}\n";
+  for (int k = 0; k < 30; ++k) {
+    const std::string K = std::to_string(k);
+    yaml += "  - name: M" + K + "\n    kind: I\n    inertance: 1\n    initial: &a" + K + "\n      ";
+    for (int i = 0; i < 1900; ++i) yaml += "- ";
+    yaml += (k == 0 ? std::string("1") : "*a" + std::to_string(k - 1)) + "\n";
+  }
+  yaml += "bonds:\n  - [S, J]\n";
+  const Diagnostic d = ErrorOf(yaml);
+  EXPECT_NE(d.message.find("lists nested too deeply"), std::string::npos) << d.ToString().substr(0, 500);
+  EXPECT_EQ(d.where.line, 12) << d.ToString().substr(0, 500);  // M1's list, the first deeper than 1,999 levels
+  EXPECT_EQ(d.element, "M1") << d.ToString().substr(0, 500);
+}
+
+TEST(HostileRound3, BytesThatAreNotUtf8AndControlCharactersStillRead) {
+  // A Latin-1 byte in a comment and in a description, a C1 control and a
+  // line separator in a description: libyaml's reader refuses them all; the
+  // model reads as it did, the description's bytes kept.
+  const std::string desc = "caf\xe9 \xc2\x85 \xe2\x80\xa8 \x01 \xff";
+  std::string yaml = "# caf\xe9\nname: m\ndescription: \"" + desc + "\"\n" + kSmallModel;
+  yaml.replace(yaml.find("kind: Se,"), 9, "kind: Se, description: \"\xfe\\t\",");
+  const ModelSpec spec = ReadHierarchicalModelSpec(yaml, "round3.yaml");
+  EXPECT_EQ(spec.name, "m");
+  EXPECT_NO_THROW(LoadModelFromString(yaml, "round3.yaml"));
+  // Columns count bytes from the line's start, after characters of two or
+  // more bytes as before.
+  std::string bad = kSmallModel;
+  bad.replace(bad.find("effort: 1}"), 10, "description: \xce\xb8\xce\xb8, effortt: 1}");
+  const std::string line = "  - {name: S, kind: Se, description: \xce\xb8\xce\xb8, effortt: 1}";
+  ASSERT_NE(bad.find(line + "\n"), std::string::npos);
+  const Diagnostic d = ErrorOf(bad);
+  EXPECT_NE(d.message.find("unknown key 'effortt'"), std::string::npos) << d.ToString();
+  EXPECT_EQ(d.where.line, 3) << d.ToString();
+  EXPECT_EQ(d.where.column, static_cast<int>(line.find("effortt")) + 1) << d.ToString();
+  const Diagnostic tab = ErrorOf("name: m\nelements:\n\t- {name: S}\n");
+  EXPECT_EQ(tab.where.line, 3) << tab.ToString();
+  EXPECT_NE(tab.hint.find("spaces, not tabs"), std::string::npos) << tab.ToString();
 }
 
 // ---------------------------------------------------------------------------

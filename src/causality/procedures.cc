@@ -408,6 +408,9 @@ class Engine {
 
 std::vector<int> Generalized(const Model& model, const CausalityOptions& options) {
   if (!options.generalized.empty()) return options.generalized;
+  // SCAP and RCAP choose no generalized junctions: no proposal (it ran SCAP
+  // once more on a copy of the model).
+  if (options.procedure == CausalityProcedure::kSCAP || options.procedure == CausalityProcedure::kRCAP) return {};
   if (options.procedure == CausalityProcedure::kBHCAP) {
     if (!model.quasi_velocities.empty()) return model.quasi_velocities;
     ThrowAt({model.file}, "",

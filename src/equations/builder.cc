@@ -15,6 +15,8 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "equations_internal.h"
 #include "paynter/conditionals.h"
@@ -27,6 +29,12 @@ namespace paynter {
 using GiNaC::ex;
 using GiNaC::symbol;
 using SymSet = std::set<ex, GiNaC::ex_is_less>;
+// Indices by symbol that are only looked up, never walked: hashed (an ordered
+// map compares expressions at each of its log n steps, which took a large
+// model's equations a sixth of their time).
+template <class T>
+using SymbolIndex = std::unordered_map<ex, T, std::hash<ex>, GiNaC::ex_is_equal>;
+using SymbolSet = std::unordered_set<ex, std::hash<ex>, GiNaC::ex_is_equal>;
 
 void CollectSymbols(const ex& e, SymSet* out) {
   if (GiNaC::is_a<symbol>(e)) {
@@ -37,6 +45,21 @@ void CollectSymbols(const ex& e, SymSet* out) {
 }
 
 GiNaC::ex SubsSymbols(const GiNaC::ex& e, const GiNaC::exmap& m) {
+  if (m.empty()) return e;
+  SymSet syms;
+  CollectSymbols(e, &syms);
+  GiNaC::exmap hits;
+  for (const ex& s : syms) {
+    auto it = m.find(s);
+    if (it != m.end()) hits.insert(*it);
+  }
+  return hits.empty() ? e : e.subs(hits, GiNaC::subs_options::no_pattern);
+}
+
+// The same with the map's entries hashed (a large model has a hundred
+// thousand copies eliminated: each symbol's lookup in the ordered map
+// compared expressions a dozen times).
+static GiNaC::ex SubsSymbols(const GiNaC::ex& e, const SymbolIndex<ex>& m) {
   if (m.empty()) return e;
   SymSet syms;
   CollectSymbols(e, &syms);
@@ -507,7 +530,7 @@ class EquationBuilder {
   void SwitchedEquations() {
     for (auto& sw : switched_) {
       const Element& el = m_.elements[sw.element];
-      sw.flow = SubsSymbols(sw.flow, aliases_);
+      sw.flow = SubsSymbols(sw.flow, aliases_index_);
       // Held: the flow stays zero — as it stands when it depends on the
       // effort algebraically (a diode behind a resistance), else at the
       // acceleration level, d/dt f = 0, solved with the state derivatives
@@ -534,7 +557,7 @@ class EquationBuilder {
   void EliminateCopies() {
     std::set<std::string> derivs;
     for (const auto& d : sys_.derivatives) derivs.insert(d.get_name());
-    std::map<ex, ex, GiNaC::ex_is_less> alias;
+    SymbolIndex<ex> alias;
     for (const auto& eq : sys_.equations)
       if (eq.is_explicit && GiNaC::is_a<symbol>(eq.value) && !derivs.count(eq.var.get_name()))
         alias[eq.var] = eq.value;
@@ -550,16 +573,16 @@ class EquationBuilder {
       if (seen.count(cur)) continue;
       resolved[var] = cur;
     }
+    aliases_index_ = SymbolIndex<ex>(resolved.begin(), resolved.end());
     std::vector<CausalEquation> kept;
     for (auto& eq : sys_.equations) {
-      if (resolved.count(eq.var)) continue;
-      if (eq.is_explicit) eq.value = SubsSymbols(eq.value, resolved);
-      else eq.residual = SubsSymbols(eq.residual, resolved);
+      if (aliases_index_.count(eq.var)) continue;
+      if (eq.is_explicit) eq.value = SubsSymbols(eq.value, aliases_index_);
+      else eq.residual = SubsSymbols(eq.residual, aliases_index_);
       kept.push_back(eq);
     }
     sys_.equations = std::move(kept);
-    for (auto& de : derivative_effort_) de.port = SubsSymbols(de.port, resolved);
-    aliases_ = resolved;
+    for (auto& de : derivative_effort_) de.port = SubsSymbols(de.port, aliases_index_);
     sys_.aliases = resolved;
   }
 
@@ -589,7 +612,7 @@ class EquationBuilder {
     }
     return -1;
   }
-  mutable std::map<ex, int, GiNaC::ex_is_less> defining_;
+  mutable SymbolIndex<int> defining_;
   mutable size_t defining_indexed_ = 0;
 
   // d/dt of an expression, by the chain rule over its symbols.
@@ -632,7 +655,7 @@ class EquationBuilder {
     dot_.emplace(v, dv);
     const CausalEquation eq = sys_.equations[k];  // copy: the vector grows below
     if (const auto rate = rates_.find(v); rate != rates_.end())
-      AddExplicit(dv, SubsSymbols(modes_.Replace(rate->second), aliases_), "d/dt of " + eq.origin + " (closed form)");
+      AddExplicit(dv, SubsSymbols(modes_.Replace(rate->second), aliases_index_), "d/dt of " + eq.origin + " (closed form)");
     else if (eq.is_explicit) AddExplicit(dv, Dot(eq.value), "d/dt of " + eq.origin);
     else AddImplicit(dv, Dot(eq.residual), "d/dt of " + eq.origin);
     return dv;
@@ -651,7 +674,7 @@ class EquationBuilder {
     // Constraints of constrained 0-junctions at acceleration level: d/dt f = 0
     // (one differentiation: the multipliers then appear with the accelerations).
     for (const auto& [lambda, flow] : aes_) {
-      const ex f = SubsSymbols(flow, aliases_);
+      const ex f = SubsSymbols(flow, aliases_index_);
       sys_.constraints.push_back(f);
       // Dot, not DotVar: after the copies are gone the flow may be a state itself.
       const ex df = Dot(f);
@@ -662,7 +685,7 @@ class EquationBuilder {
       if (!GiNaC::is_a<symbol>(de.port)) Internal("derivative port is not a variable");
       // A unit inertance makes the momentum a copy of its flow, eliminated
       // above: differentiate what it copies.
-      const ex rate = aliases_.count(de.storage) ? Dot(aliases_.at(de.storage)) : ex(DotVar(de.storage));
+      const ex rate = aliases_index_.count(de.storage) ? Dot(aliases_index_.at(de.storage)) : ex(DotVar(de.storage));
       AddExplicit(GiNaC::ex_to<symbol>(de.port), de.sign * rate, de.origin + " (derivative causality)");
     }
   }
@@ -741,14 +764,14 @@ class EquationBuilder {
   const CausalGraph& g_;
   const bool structure_only_;
   EquationSystem sys_;
-  std::map<ex, int, GiNaC::ex_is_less> state_index_;
+  SymbolIndex<int> state_index_;
   std::map<std::string, symbol> deriv_of_;
-  SymSet params_;
+  SymbolSet params_;
   std::vector<DerivativePort> derivative_effort_;
-  std::map<ex, symbol, GiNaC::ex_is_less> dot_;
-  GiNaC::exmap aliases_;
+  SymbolIndex<symbol> dot_;
+  SymbolIndex<ex> aliases_index_;  // the copies eliminated (sys_.aliases), hashed: looked up for every equation
   // Definitions' time derivatives in closed form (Definition::rate).
-  std::map<ex, ex, GiNaC::ex_is_less> rates_;
+  SymbolIndex<ex> rates_;
   std::map<std::string, symbol> local_symbols_;  // generalized velocities
   std::vector<std::pair<symbol, ex>> aes_;       // multiplier, constrained flow
   struct ConstraintSource {
@@ -769,7 +792,8 @@ class EquationBuilder {
 void EquationBuilder::Sort() {
   auto& eqs = sys_.equations;
   const int n = static_cast<int>(eqs.size());
-  std::map<ex, int, GiNaC::ex_is_less> def;
+  SymbolIndex<int> def;
+  def.reserve(n);
   for (int k = 0; k < n; ++k) {
     if (def.count(eqs[k].var)) Internal("variable defined twice: " + eqs[k].var.get_name());
     def[eqs[k].var] = k;
@@ -798,7 +822,7 @@ void EquationBuilder::Sort() {
   for (const auto& d : sys_.derivatives) mark(def.at(d), need_rhs);
   std::vector<ex> output_values;
   for (const auto& o : m_.outputs) {
-    ex v = SubsSymbols(modes_.Replace(o.value), aliases_);
+    ex v = SubsSymbols(modes_.Replace(o.value), aliases_index_);
     output_values.push_back(v);
     SymSet syms;
     CollectSymbols(v, &syms);
@@ -813,7 +837,7 @@ void EquationBuilder::Sort() {
   std::vector<ex> coordinate_values;
   for (const auto& d : m_.displacements) {
     if (!d.position) continue;
-    ex v = SubsSymbols(*d.position, aliases_);
+    ex v = SubsSymbols(*d.position, aliases_index_);
     coordinate_values.push_back(v);
     SymSet syms;
     CollectSymbols(v, &syms);
@@ -826,7 +850,7 @@ void EquationBuilder::Sort() {
     // constraints are computed from (t, x) alone, so that their Jacobians can
     // be formed at states where the rhs would not solve.
     for (const ex& value : {src.flow, el.position ? *el.position : ex(0)}) {
-      ex v = SubsSymbols(value, aliases_);
+      ex v = SubsSymbols(value, aliases_index_);
       constraint_values.push_back(v);
       SymSet syms;
       CollectSymbols(v, &syms);
@@ -861,7 +885,7 @@ void EquationBuilder::Sort() {
   }
   for (auto* list : {&event_indicators, &reset_values, &mode_indicators, &switch_values})
     for (ex& v : *list) {
-      v = SubsSymbols(v, aliases_);
+      v = SubsSymbols(v, aliases_index_);
       SymSet syms;
       CollectSymbols(v, &syms);
       for (const ex& s : syms)

@@ -33,6 +33,9 @@ class Builder {
     // The name is shown in reports: no control characters in it.
     m_.name = spec_.name.empty() ? "model" : EscapeForTerminal(spec_.name, false);
     m_.file = spec_.file;
+    // Names: the parameters, each element and bond, and their variables
+    // (e_, f_, p_, q_ ...): room for them at once, not by rehashing.
+    owner_.reserve(spec_.parameters.size() + spec_.definitions.size() + 4 * (spec_.elements.size() + spec_.bonds.size()) + 16);
     Register("t", spec_.file.empty() ? SourceLocation{} : SourceLocation{spec_.file, 0, 0}, {"time"});
     m_.symbols.emplace("t", m_.time);
     BuildParameters();
