@@ -2,8 +2,9 @@
 // editor (CodeMirror 5), checked and drawn by the server on every edit, errors
 // shown at their lines; runs plotted with uPlot, parameter sliders that run
 // again on release; a mechanism's run also in the 3D view (web/view3d.js,
-// shared with the report). Everything from the model or the server (names, messages,
-// the drawing) is inserted as text, the drawing through web/svg.js's cleaner.
+// shared with the report). Everything from the model or the server (names,
+// messages, the drawing) is inserted as text, the drawing through web/svg.js's
+// cleaner.
 // Every request carries the token of the address the page was opened with.
 (function () {
   'use strict';
