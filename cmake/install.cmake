@@ -26,7 +26,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/paynter DESTINATION ${CMAKE_INST
 set(PAYNTER_DATA_DIR ${CMAKE_INSTALL_DATADIR}/paynter)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/library DESTINATION ${PAYNTER_DATA_DIR})
 install(FILES ${PROJECT_SOURCE_DIR}/web/report.js ${PROJECT_SOURCE_DIR}/web/report.css ${PROJECT_SOURCE_DIR}/web/svg.js
-              ${PROJECT_SOURCE_DIR}/web/equations.js
+              ${PROJECT_SOURCE_DIR}/web/equations.js ${PROJECT_SOURCE_DIR}/web/view3d.js ${PROJECT_SOURCE_DIR}/web/view3d.css
               ${PROJECT_SOURCE_DIR}/web/studio.js ${PROJECT_SOURCE_DIR}/web/studio.css DESTINATION ${PAYNTER_DATA_DIR}/web)
 set(PAYNTER_NPM ${PROJECT_SOURCE_DIR}/web/node_modules)
 install(DIRECTORY ${PAYNTER_NPM}/uplot/dist DESTINATION ${PAYNTER_DATA_DIR}/web/node_modules/uplot OPTIONAL

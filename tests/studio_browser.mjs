@@ -5,7 +5,8 @@
 // the drawing shown), keys typed into the editor add an element and the
 // drawing shows it, a wrong kind typed is underlined at its line with
 // paynter's message and hint, Simulate plots, a slider runs again on the
-// prepared model and the plot changes, and no console error is seen.
+// prepared model and the plot changes, a mechanism's run is shown in the 3D
+// view (web/view3d.js, shared with the report), and no console error is seen.
 //
 // Usage: node studio_browser.mjs PAYNTER SOURCE_DIR    ($CHROMIUM: the browser)
 import { spawn } from 'node:child_process';
@@ -564,6 +565,85 @@ try {
   await sliderTimes('B1_pendulum.yaml', 'B');
   await sliderTimes('B4_spatial_arm.yaml', 'm1');
 
+  // A mechanism's run in 3D: B4 (three bodies) run to t = 1; the view's
+  // canvas drawn, two times of its slider two frames, drag and wheel move
+  // the camera, Play moves the time on; its pose_* columns are not plotted;
+  // a slider's run is shown in the same view, with other poses.
+  await edited(() => page.evaluate(() => { window.paynterStudio.open('B4_spatial_arm.yaml'); }));
+  check(await page.$eval('#view3d-box', (b) => b.hidden), 'opening a model hides the last one\'s 3D view');
+  await page.evaluate(() => { document.getElementById('t-end').value = '1'; });
+  const r3 = await page.evaluate(() => window.paynterStudio.runs);
+  await page.click('#simulate');
+  await page.waitForFunction((n) => window.paynterStudio.runs > n, { timeout: 120000 }, r3);
+  // The canvas's pixels that are not white (or transparent), and its image.
+  const view = () => page.evaluate(() => {
+    const c = document.getElementById('view3d');
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let ink = 0;
+    for (let k = 0; k < d.length; k += 4) if (d[k + 3] > 0 && (d[k] < 200 || d[k + 1] < 200 || d[k + 2] < 200)) ++ink;
+    return { ink: ink, image: c.toDataURL(), frame: window.paynterStudio.view3d.frame(),
+      time: document.getElementById('timelabel3d').textContent };
+  });
+  const setTime = (fraction) => page.evaluate((f) => {
+    const s = document.getElementById('time3d');
+    s.value = String(Math.round(Number(s.max) * f));
+    s.dispatchEvent(new Event('input'));
+  }, fraction);
+  const run3 = await page.evaluate(() => ({ ok: window.paynterStudio.run.ok, cols: window.paynterStudio.run.columns,
+    bodies: (window.paynterStudio.run.mechanism || { bodies: [] }).bodies.length, shown: !document.getElementById('view3d-box').hidden,
+    canvases: document.querySelectorAll('canvas#view3d').length,
+    plotted: window.paynterStudio.plot.series.map((x) => x.label) }));
+  check(run3.ok && run3.shown && run3.canvases === 1 && run3.bodies === 3, 'a mechanism\'s run opens the 3D view',
+    JSON.stringify({ shown: run3.shown, canvases: run3.canvases, bodies: run3.bodies }));
+  check(run3.cols.some((c) => /^pose_/.test(c)) && !run3.plotted.some((l) => /^pose_/.test(l)) && run3.plotted.length > 1,
+    'its pose columns are in the run, not in the plot', run3.plotted.join(' '));
+  await setTime(0);
+  const v0 = await view();
+  await setTime(1);
+  const v1 = await view();
+  check(v0.ink > 1000, 'the 3D view is drawn', 'ink ' + v0.ink + ' pixels');
+  check(v1.image !== v0.image && v1.frame > 0 && v1.time !== v0.time, 'two times of its slider are two frames',
+    `t = ${v0.time} and t = ${v1.time}`);
+  const c3 = await page.$eval('#view3d', (c) => { const r = c.getBoundingClientRect(); return { x: r.x + r.width / 2, y: r.y + r.height / 2 }; });
+  await page.mouse.move(c3.x, c3.y);
+  await page.mouse.down();
+  await page.mouse.move(c3.x + 60, c3.y + 20, { steps: 4 });
+  await page.mouse.up();
+  const vRot = await view();
+  await page.mouse.wheel({ deltaY: -300 });
+  const vZoom = await view();
+  check(vRot.image !== v1.image && vZoom.image !== vRot.image && vRot.frame === v1.frame,
+    'a drag turns the view round, the wheel zooms');
+  await setTime(0);
+  await page.click('#play3d');
+  await page.waitForFunction(() => window.paynterStudio.view3d.frame() > 0, { timeout: 10000 });
+  await page.click('#play3d');
+  check(await page.$eval('#play3d', (b) => b.textContent) === 'Play', 'Play moves the time on, Pause stops it');
+  if (shots) {
+    await setTime(0.6);
+    await page.select('#trace3d', 'b:slider');
+    await page.evaluate(() => document.getElementById('run').scrollIntoView());
+    await page.screenshot({ path: path.join(shots, 'studio_B4_3d.png') });
+  }
+  // A slider's run (m1, the first body's mass): the same view, the time
+  // shown kept, other poses.
+  await setTime(1);
+  const before3 = await view();
+  const view3dObject = await page.evaluateHandle(() => window.paynterStudio.view3d);
+  const r4 = await page.evaluate(() => window.paynterStudio.runs);
+  await page.evaluate(() => {
+    const s = document.querySelector('#sliders input[data-name="m1"]');
+    s.value = String(Number(s.max) * 0.1);
+    s.dispatchEvent(new Event('change'));
+  });
+  await page.waitForFunction((n) => window.paynterStudio.runs > n, { timeout: 120000 }, r4);
+  const after3 = await view();
+  const same = await page.evaluate((v) => v === window.paynterStudio.view3d && document.querySelectorAll('canvas#view3d').length === 1,
+    view3dObject);
+  check(await page.evaluate(() => window.paynterStudio.run.ok) && same && after3.time === before3.time &&
+    after3.image !== before3.image, 'a slider\'s run is shown in the same 3D view, at the same time, with other poses',
+  `t = ${before3.time} -> ${after3.time}`);
+
   // A long run: the bar shows how far it is, Stop stops it; the stopped run
   // says so and changes nothing (the last run's plot and CSV stay).
   await edited(() => page.evaluate(() => { window.paynterStudio.open('rlc.yaml'); }));
@@ -571,6 +651,8 @@ try {
   let n0 = await page.evaluate(() => window.paynterStudio.runs);
   await page.click('#simulate');
   await page.waitForFunction((n) => window.paynterStudio.runs > n, { timeout: 120000 }, n0);
+  check(await page.$eval('#view3d-box', (b) => b.hidden) && await page.evaluate(() => window.paynterStudio.view3d === null),
+    'a bond graph\'s run has no 3D view');
   const kept = await page.evaluate(() => ({ runs: window.paynterStudio.runs, y: window.paynterStudio.plot.data[1].slice(-1)[0],
     rows: window.paynterStudio.run.data[0].length }));
   // rk4 at its 1 ms step to t = 1e9: 1e12 steps, far more than the test waits for.

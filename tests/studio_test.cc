@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -391,6 +392,79 @@ TEST_F(StudioServer, RunsTheEditorsTextAndSlidersReuseThePreparedModel) {
   EXPECT_NE(r->body.find("\"line\":8"), std::string::npos) << r->body;
   EXPECT_NE(r->body.find("\"file\":\"rc.yaml\""), std::string::npos) << r->body;
   EXPECT_EQ(r->body.find(".paynter"), std::string::npos) << "the temporary's name is not shown: " << r->body;
+}
+
+// The columns and values of a simulate answer: {"columns":[...],"data":[[...],...]}.
+std::map<std::string, std::vector<double>> RunColumns(const std::string& body) {
+  std::map<std::string, std::vector<double>> out;
+  std::vector<std::string> names;
+  const size_t c = body.find("\"columns\":[");
+  if (c == std::string::npos) return out;
+  const std::string list = body.substr(c + 11, body.find(']', c) - c - 11);
+  for (size_t at = 0; (at = list.find('"', at)) != std::string::npos;) {
+    const size_t end = list.find('"', at + 1);
+    names.push_back(list.substr(at + 1, end - at - 1));
+    at = end + 1;
+  }
+  size_t at = body.find("\"data\":[");
+  if (at == std::string::npos) return out;
+  at += 8;
+  for (const auto& name : names) {
+    at = body.find('[', at) + 1;
+    const size_t end = body.find(']', at);
+    std::stringstream ss(body.substr(at, end - at));
+    std::string v;
+    while (std::getline(ss, v, ',')) out[name].push_back(std::stod(v));
+    at = end + 1;
+  }
+  return out;
+}
+
+// A mechanism runs with its poses (the 3D view's columns pose_*) and its
+// bodies and joints named; a bond graph with neither. B1 in 3D: the bar turns
+// about z by gamma (R_WB's first column is (cos gamma, sin gamma, 0)), its
+// pivot stays at the origin, its centre L/2 = 0.5 from it.
+TEST_F(StudioServer, AMechanismsRunCarriesItsPosesForThe3dView) {
+  const std::string text = testing::ReadSourceFile("examples/B1_pendulum_3d.yaml");
+  std::ofstream(dir_ / "B1_pendulum_3d.yaml") << text;
+  auto c = studio_->Client();
+  for (const char* param : {"", "&param=B%3D2"}) {  // a slider's run too
+    SCOPED_TRACE(param);
+    auto r = c.Post(std::string("/api/simulate?path=B1_pendulum_3d.yaml&t-end=1&rtol=1e-10&atol=1e-12&dt-out=0.1") +
+                        param,
+                    text, "text/plain");
+    ASSERT_TRUE(r);
+    ASSERT_NE(r->body.find("\"ok\":true"), std::string::npos) << r->body;
+    EXPECT_NE(r->body.find("\"mechanism\":{\"bodies\":[{\"name\":\"bar\"}],\"joints\":[{\"name\":\"pivot\",\"type\":"
+                           "\"revolute\",\"body1\":\"ground\",\"body2\":\"bar\"}]}"),
+              std::string::npos)
+        << r->body;
+    auto cols = RunColumns(r->body);
+    for (const char* name : {"pose_bar_x", "pose_bar_y", "pose_bar_z", "pose_bar_R11", "pose_bar_R21", "pose_bar_R33",
+                             "pose_bar_mass", "pose_bar_I1", "pose_bar_I3", "pose_pivot_x", "pose_pivot_y",
+                             "pose_pivot_z", "gamma"})
+      ASSERT_TRUE(cols.count(name)) << name << " missing: " << r->body.substr(0, 600);
+    const size_t n = cols["t"].size();
+    ASSERT_EQ(n, 11u);
+    EXPECT_GT(std::fabs(cols["gamma"][n - 1]), 0.1);  // it has swung
+    for (size_t i = 0; i < n; ++i) {
+      const double g = cols["gamma"][i];
+      EXPECT_NEAR(cols["pose_bar_R11"][i], std::cos(g), 1e-6) << "row " << i;
+      EXPECT_NEAR(cols["pose_bar_R21"][i], std::sin(g), 1e-6) << "row " << i;
+      EXPECT_NEAR(cols["pose_bar_R33"][i], 1.0, 1e-6) << "row " << i;
+      EXPECT_NEAR(std::hypot(cols["pose_pivot_x"][i], cols["pose_pivot_y"][i], cols["pose_pivot_z"][i]), 0.0, 1e-6);
+      EXPECT_NEAR(std::hypot(cols["pose_bar_x"][i], cols["pose_bar_y"][i], cols["pose_bar_z"][i]), 0.5, 1e-6);
+    }
+    EXPECT_EQ(cols["pose_bar_mass"][0], 1.0);
+    EXPECT_EQ(cols["pose_bar_I1"][0], 0.083);
+  }
+  // A bond graph: no pose columns, no mechanism.
+  auto r = c.Post("/api/simulate?path=rc.yaml&t-end=1", kRc, "text/plain");
+  ASSERT_TRUE(r);
+  ASSERT_NE(r->body.find("\"ok\":true"), std::string::npos) << r->body;
+  EXPECT_EQ(r->body.find("pose_"), std::string::npos) << r->body.substr(0, 300);
+  EXPECT_EQ(r->body.find("\"mechanism\""), std::string::npos) << r->body.substr(0, 300);
+  EXPECT_EQ(RunColumns(r->body).size(), 2u);
 }
 
 // A run started from the page reports how far it is while it runs and stops

@@ -1,8 +1,10 @@
 // The page of `paynter studio` (docs/studio.md): the model's YAML in an
 // editor (CodeMirror 5), checked and drawn by the server on every edit, errors
 // shown at their lines; runs plotted with uPlot, parameter sliders that run
-// again on release. Everything from the model or the server (names, messages,
-// the drawing) is inserted as text, the drawing through web/svg.js's cleaner.
+// again on release; a mechanism's run also in the 3D view (web/view3d.js,
+// shared with the report). Everything from the model or the server (names,
+// messages, the drawing) is inserted as text, the drawing through web/svg.js's
+// cleaner.
 // Every request carries the token of the address the page was opened with.
 (function () {
   'use strict';
@@ -114,11 +116,13 @@
   const fmuButton = el('button', { id: 'export-fmu', text: 'FMU', title: 'download an FMU (FMI 2.0) of the saved model, as paynter fmu makes it' });
   const sliders = el('div', { id: 'sliders' });
   const plotBox = el('div', { id: 'plot' });
+  // A mechanism's run: its bodies and joints in 3D (made at its first run).
+  const view3dBox = el('div', { id: 'view3d-box', hidden: '' });
   const runSec = el('section', { id: 'run' }, [
     el('div', { class: 'options' }, Object.keys(opts).map(function (k) { return opts[k].box; }).concat([runButton,
       runBar, overlayButton, clearButton, el('span', { class: 'muted', text: 'export' }), csvButton, reportButton, fmuButton,
       runStatus])),
-    sliders, plotBox]);
+    sliders, el('div', { id: 'results' }, [plotBox, view3dBox])]);
   document.body.appendChild(runSec);
 
   // ---- the editor ----------------------------------------------------------
@@ -649,6 +653,7 @@
       state.params = {};
       state.overlays = [];
       state.run = null;
+      show3d(null);
       drawPlot(null);
       runStatus.textContent = '';
       sliders.textContent = '';
@@ -774,6 +779,7 @@
       runStatus.textContent = s.integrator + ', ' + s.steps + ' steps, ' + s.rows + ' rows' +
         (s.constraints !== 'auto' ? ', constraints ' + s.constraints : '') + ' \u2014 ' + ms.toFixed(0) + ' ms' +
         (s.prepared ? ' (model prepared in ' + (1000 * s.ready_seconds).toFixed(0) + ' ms)' : ' (prepared model reused)');
+      show3d(r);
       drawPlot(r);
       buildSliders();
       // As for a check: the whole of it once the plot is painted.
@@ -783,6 +789,27 @@
   }
   runButton.addEventListener('click', simulate);
   state.simulate = simulate;
+  // The 3D view of a mechanism's run (the poses are its columns pose_*, which
+  // the plot leaves out); a slider's run is shown in the view there is, the
+  // camera, the trace and the time shown kept. Hidden for a bond graph.
+  let view3d = null;
+  function show3d(r) {
+    const mechanism = r && r.ok && r.mechanism && r.columns.some(function (c) { return c.indexOf('pose_') === 0; });
+    if (!mechanism) {
+      if (view3d) view3d.pause();
+      view3dBox.hidden = true;
+    } else if (!view3d) {
+      view3dBox.hidden = false;
+      view3d = window.paynterView3d(view3dBox, r.mechanism, r.columns, r.data, { width: 480, height: 320 });
+    } else {
+      view3dBox.hidden = false;
+      view3d.update(r.mechanism, r.columns, r.data);
+    }
+    state.view3d = mechanism ? view3d : null;
+    // The plot takes the width the view leaves.
+    if (plot) plot.setSize({ width: plotWidth(), height: 300 });
+  }
+  function plotWidth() { return Math.max(400, plotBox.clientWidth || 900); }
   // The plot of a run, with the runs kept for comparison (Overlay) drawn
   // dashed in the same colours, on the union of their times.
   state.overlays = [];
@@ -820,7 +847,7 @@
     }
     if (plot) { plot.destroy(); plot = null; }
     plot = new uPlot({
-      width: Math.max(400, plotBox.clientWidth || 900), height: 300, series: series, scales: { x: { time: false } }
+      width: plotWidth(), height: 300, series: series, scales: { x: { time: false } }
     }, data, plotBox);
     state.plot = plot;
   }

@@ -206,30 +206,6 @@ void WriteElements(Json& j, const Model& m, const CausalGraph& g, const Equation
   j.Close(']');
 }
 
-// The mechanism's bodies and joints (their pose columns are pose_* outputs).
-void WriteMechanism(Json& j, const ModelSpec& spec) {
-  if (!spec.multibody.present) return;
-  auto name_of = [](const ModelSpec::Entry& e) {
-    auto it = e.fields.find("name");
-    return it == e.fields.end() || it->second.values.empty() ? std::string() : it->second.values[0];
-  };
-  auto field = [](const ModelSpec::Entry& e, const std::string& k) {
-    auto it = e.fields.find(k);
-    return it == e.fields.end() || it->second.values.empty() ? std::string() : it->second.values[0];
-  };
-  j.Key("mechanism").Open('{').Key("bodies").Open('[');
-  for (const auto& b : spec.multibody.bodies) j.Open('{').Field("name", name_of(b)).Close('}');
-  j.Close(']').Key("joints").Open('[');
-  for (const auto& jt : spec.multibody.joints)
-    j.Open('{')
-        .Field("name", name_of(jt))
-        .Field("type", field(jt, "type"))
-        .Field("body1", field(jt, "body1"))
-        .Field("body2", field(jt, "body2"))
-        .Close('}');
-  j.Close(']').Close('}');
-}
-
 }  // namespace
 
 void WriteHtmlReport(const ReportOptions& options, const std::string& path) {
@@ -239,10 +215,14 @@ void WriteHtmlReport(const ReportOptions& options, const std::string& path) {
   const std::string uplot_css = web::ReadWebFile(dir / "node_modules/uplot/dist/uPlot.min.css", "report");
   const std::string katex_js = web::ReadWebFile(dir / "node_modules/katex/dist/katex.min.js", "report");
   const std::string katex_css = web::KatexStyle(dir / "node_modules/katex/dist");
+  // The parts shared with the studio's page: the drawing's cleaner, the
+  // equations' typesetting, the 3D view.
   const std::string svg_js = web::ReadWebFile(dir / "svg.js", "report") + "\n" +
-                             web::ReadWebFile(dir / "equations.js", "report");
+                             web::ReadWebFile(dir / "equations.js", "report") + "\n" +
+                             web::ReadWebFile(dir / "view3d.js", "report");
   const std::string page_js = web::ReadWebFile(dir / "report.js", "report");
-  const std::string page_css = web::ReadWebFile(dir / "report.css", "report");
+  const std::string page_css =
+      web::ReadWebFile(dir / "view3d.css", "report") + "\n" + web::ReadWebFile(dir / "report.css", "report");
 
   RunOptions run = options.run;
   // The model as written, flat (the components' drawing groups by it; a mechanism's bodies and joints).
@@ -349,7 +329,7 @@ void WriteHtmlReport(const ReportOptions& options, const std::string& path) {
     j.Close(']');
   }
   j.Close(']');
-  if (mechanism) WriteMechanism(j, written);
+  if (mechanism) j.Key("mechanism").Raw(web::MechanismJson(written));
   j.Close('}');
 
   std::string html;

@@ -11,6 +11,7 @@
 #include "paynter/data_dir.h"
 #include "paynter/error.h"
 #include "paynter/html_report.h"
+#include "paynter/model.h"
 
 #ifndef PAYNTER_WEB_DIR
 #define PAYNTER_WEB_DIR ""
@@ -62,6 +63,27 @@ Json& Json::Raw(const std::string& json) {
   Comma();
   out_ += json;
   return *this;
+}
+
+std::string MechanismJson(const ModelSpec& spec) {
+  if (!spec.multibody.present) return "";
+  auto field = [](const ModelSpec::Entry& e, const std::string& k) {
+    auto it = e.fields.find(k);
+    return it == e.fields.end() || it->second.values.empty() ? std::string() : it->second.values[0];
+  };
+  Json j;
+  j.Open('{').Key("bodies").Open('[');
+  for (const auto& b : spec.multibody.bodies) j.Open('{').Field("name", field(b, "name")).Close('}');
+  j.Close(']').Key("joints").Open('[');
+  for (const auto& jt : spec.multibody.joints)
+    j.Open('{')
+        .Field("name", field(jt, "name"))
+        .Field("type", field(jt, "type"))
+        .Field("body1", field(jt, "body1"))
+        .Field("body2", field(jt, "body2"))
+        .Close('}');
+  j.Close(']').Close('}');
+  return j.text();
 }
 
 fs::path WebDir(const std::string& given) {

@@ -8,6 +8,10 @@
 #include <filesystem>
 #include <string>
 
+namespace paynter {
+struct ModelSpec;
+}
+
 namespace paynter::web {
 
 // A JSON number; null for what JSON cannot hold (NaN, infinities).
@@ -34,6 +38,12 @@ class Json {
   std::string out_;
   bool first_ = true;
 };
+
+// A mechanism's bodies and joints for the pages' 3D view (web/view3d.js),
+// as written in its `multibody:` section: {bodies: [{name}], joints: [{name,
+// type, body1, body2}]}; their poses are the run's pose_* columns
+// (RunOptions::poses). "" for a model without a multibody: section.
+std::string MechanismJson(const ModelSpec& spec);
 
 // The directory of the pages' script, style and npm libraries: `given`
 // when not empty, else $PAYNTER_WEB_DIR, an installed paynter's

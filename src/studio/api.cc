@@ -181,6 +181,7 @@ std::string StudioPage(const std::string& web_dir) {
     css += web::InlineStyle(web::ReadWebFile(cm / f, page)) + "\n";
   css += web::InlineStyle(web::ReadWebFile(dir / "node_modules/uplot/dist/uPlot.min.css", page)) + "\n";
   css += web::InlineStyle(web::KatexStyle(dir / "node_modules/katex/dist")) + "\n";
+  css += web::InlineStyle(web::ReadWebFile(dir / "view3d.css", page)) + "\n";
   css += web::InlineStyle(web::ReadWebFile(dir / "studio.css", page));
   for (const char* f : {"lib/codemirror.js", "mode/yaml/yaml.js", "addon/hint/show-hint.js"})
     js += "<script>\n" + web::InlineScript(web::ReadWebFile(cm / f, page)) + "\n</script>\n";
@@ -190,6 +191,7 @@ std::string StudioPage(const std::string& web_dir) {
         "\n</script>\n";
   js += "<script>\n" + web::InlineScript(web::ReadWebFile(dir / "svg.js", page) + "\n" +
                                            web::ReadWebFile(dir / "equations.js", page) + "\n" +
+                                           web::ReadWebFile(dir / "view3d.js", page) + "\n" +
                                            web::ReadWebFile(dir / "studio.js", page)) +
         "\n</script>\n";
   std::string html;
@@ -441,6 +443,7 @@ std::string RunProgress::ToJson() const {
 struct Simulator::Kept {
   std::string key;
   PreparedModel prepared;
+  std::string mechanism;  // a mechanism's bodies and joints (web::MechanismJson), prepared with its poses
 };
 
 Simulator::Simulator() = default;
@@ -516,11 +519,15 @@ std::string Simulator::RunJson(const std::string& text, const fs::path& file, co
       po.file = tmp.path;
       auto k = std::make_unique<Kept>();
       k->key = key;
+      // A mechanism runs with its poses as outputs pose_* (the page's 3D view).
+      k->mechanism = web::MechanismJson(LoadSpec(ModelSource::File(tmp.path), {}, LoadPass::kSubmodels));
+      po.poses = !k->mechanism.empty();
       k->prepared = PrepareModel(po);
       kept_ = std::move(k);
     }
     RunOptions ro = options;
     ro.file = shown;
+    ro.poses = !kept_->mechanism.empty();
     PreparedModel& p = kept_->prepared;
     RunResult r = RunPrepared(p, p.compiled(), ro);
     const Solution& sol = r.solution;
@@ -534,6 +541,7 @@ std::string Simulator::RunJson(const std::string& text, const fs::path& file, co
       j.Close(']');
     }
     j.Close(']');
+    if (ro.poses) j.Key("mechanism").Raw(kept_->mechanism);
     const SolverOptions so = SolverOptionsFor(ro, p.method());
     j.Key("stats").Open('{');
     j.Field("integrator", IntegratorName(r.report.method, so.method));

@@ -67,7 +67,9 @@ class RunProgress {
 
 // Runs `text` (written for the run to a temporary model file beside `file`,
 // removed after) with `options`: the columns and their values, the run's
-// statistics; an error as a diagnostic. The last prepared model is kept, so
+// statistics; an error as a diagnostic. A mechanism (a `multibody:` section)
+// runs with its poses as outputs (RunOptions::poses: columns pose_*) and its
+// bodies and joints as `mechanism` (web::MechanismJson), for the 3D view. The last prepared model is kept, so
 // that a run with other values of settable parameters (sliders) skips the
 // symbolic stages and the compile.
 class Simulator {
