@@ -82,7 +82,7 @@ TEST(FmiImporter, B1DampingSetBeforeInitializationActsAsParam) {
 // and by this master's model exchange, agrees with simulate to rounding:
 // 1e-9 relative bounds differences that are of order 1e-14. The impacts are
 // those of the closed form t_1 = sqrt(2 h0/g), t_(k+1) = t_k + 2 e^k
-// sqrt(2 g h0)/g (k = 1, 2, ...): 9 before 3.5 s (they accumulate at 4.065 s).
+// sqrt(2 g h0)/g (k = 1, 2, ...): 9 before 3.5 s (they accumulate at 4.064 s).
 TEST(FmiImporter, BouncingBallEventsMatchSimulate) {
   Unpacked u;
   ASSERT_NO_FATAL_FAILURE(ExportAndUnpack("examples/bouncing_ball.yaml", "--rtol 1e-10 --atol 1e-12", &u));
@@ -133,7 +133,7 @@ TEST(FmiImporter, BouncingBallEventsRk4CoSimulation) {
 // and model exchange by this importer, each run to 2 s with the stop time
 // given: what they returned before the error is above the floor and reaches
 // the communication point before the 7th impact. Without a stop time the rule
-// alone decides: the default ball (e = 0.8, accumulating at 4.065 s) stops at
+// alone decides: the default ball (e = 0.8, accumulating at 4.064 s) stops at
 // its 7th impact, t1 (9 - 8 0.8^6) = 3.117 s (its point 9 t1), though the run
 // asked for 3.5 s only (with the stop time 3.5 it runs through,
 // BouncingBallEventsMatchSimulate).

@@ -302,7 +302,7 @@ TEST(HostileRound3, TinyInertiaStopsEarlyWithAHint) {
 }
 
 // ---------------------------------------------------------------------------
-// Item 3: the bouncing ball past its Zeno point (4.065 s) stops with an error
+// Item 3: the bouncing ball past its Zeno point (4.064 s) stops with an error
 // naming the event; before it, the run is as before.
 
 TEST(HostileRound3, BouncingBallStopsBeforeItsZenoPoint) {
