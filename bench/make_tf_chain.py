@@ -13,9 +13,12 @@ load's inertia is that state and every damper takes its flow from it; with
 inertias, every stage inertia is in derivative causality, tied to the load's
 through the product of the ratios (one implicit block of N + 1 derivatives).
 
-The ratios alternate between the parameters ra and rb (ra rb = 1 by default,
-so the products stay near 1 at any N); with --distinct, stage i has its own
-parameter r<i>. Three bonds per stage: N = 2000 gives 6,003 bonds.
+The ratios alternate between the parameters ra = 1.01 and rb = 0.990099
+(ra rb = 1 to 1e-8, so the products stay near 1 at any N); with --distinct,
+stage i has its own parameter r<i>. The equations hold the product of the
+first i ratios as ra^k rb^m, so the ratios are kept near 1: with ra = 1.25
+and rb = 0.8, ra^4000 overflows, rb^4000 underflows, and N = 8000 stops with
+a NaN residual. Three bonds per stage: N = 2000 gives 6,003 bonds.
 
 Closed form (constant E, from rest): the flow at ji is P_i f0 with
 P_i = r_1 ... r_i. With dampers, f_jN = P_N E / (c S + RL P_N^2) with
@@ -44,10 +47,10 @@ def model(n, stage="R", distinct=False, sine=False):
         w("  f: 2       # frequency of the source [Hz]")
     if distinct:
         for i in range(1, n + 1):
-            w(f"  r{i}: {1.25 if i % 2 else 0.8}")
+            w(f"  r{i}: {1.01 if i % 2 else 0.990099}")
     else:
-        w("  ra: 1.25   # ratio of the odd stages")
-        w("  rb: 0.8    # ratio of the even stages")
+        w("  ra: 1.01       # ratio of the odd stages")
+        w("  rb: 0.990099   # ratio of the even stages")
     w("elements:")
     w("  - {name: source, kind: Se, effort: " + ("E*sin(2*pi*f*t)" if sine else "E") + "}")
     w("  - {name: j0, kind: \"1\"}")
