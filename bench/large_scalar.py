@@ -2,7 +2,9 @@
 """Large scalar bond graphs: `paynter check` and cold runs of the mass-spring chain.
 
 For each N (masses, 5 N bonds) the script writes the chain with a sinusoidal
-force (bench/make_mass_spring.py N --sine), then --reps times, for each
+force (bench/make_mass_spring.py N --sine) -- with --model tf-chain, the chain
+of N transformers with an inertia at each stage (bench/make_tf_chain.py N
+--stage I --sine, 3 N + 3 bonds) -- then --reps times, for each
 executable in turn (interleaved): `paynter check` and a cold `paynter simulate
 --t-end 1` (a fresh, empty $XDG_CACHE_HOME: no stage cache, no native code;
 the default tiered backend). Per run: wall time, CPU time (user + system of
@@ -15,6 +17,7 @@ prints the medians as Markdown, with the exponent of the CPU time between
 consecutive sizes, log(t2 / t1) / log(N2 / N1).
 
   python3 bench/large_scalar.py build/paynter [--before OLD/paynter] [--n 2000 20000] [--reps 3]
+                                [--model mass-spring|tf-chain]
 """
 import argparse
 import ctypes
@@ -54,9 +57,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("paynter", help="the paynter executable to measure")
     ap.add_argument("--before", help="an older paynter executable to compare with")
-    ap.add_argument("--n", type=int, nargs="+", default=[2000, 20000], help="numbers of masses (5 bonds each)")
+    ap.add_argument("--n", type=int, nargs="+", default=[2000, 20000],
+                    help="numbers of masses (5 bonds each) or of transformers (3 bonds each)")
+    ap.add_argument("--model", choices=["mass-spring", "tf-chain"], default="mass-spring")
     ap.add_argument("--reps", type=int, default=3)
     args = ap.parse_args()
+    bonds = (lambda n: 5 * n) if args.model == "mass-spring" else (lambda n: 3 * n + 3)
+    what = "masses" if args.model == "mass-spring" else "transformers"
     PR_SET_CHILD_SUBREAPER = 36
     if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         sys.exit("cannot become a child subreaper")
@@ -67,7 +74,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.n:
             model = os.path.join(tmp, f"chain{n}.yaml")
-            subprocess.run([sys.executable, os.path.join(root, "bench/make_mass_spring.py"), str(n), "--sine", "-o", model],
+            generator = (["bench/make_mass_spring.py", str(n)] if args.model == "mass-spring" else
+                         ["bench/make_tf_chain.py", str(n), "--stage", "I"])
+            subprocess.run([sys.executable, os.path.join(root, generator[0])] + generator[1:] + ["--sine", "-o", model],
                            check=True)
             for rep in range(args.reps):
                 csvs = {}
@@ -83,9 +92,9 @@ def main():
                         csvs[label] = f.read()
                 if len(set(csvs.values())) != 1:
                     sys.exit(f"N = {n}: the executables wrote different CSVs")
-            print(f"N = {n} ({5 * n} bonds): {args.reps} repetitions, the same CSV from every executable", flush=True)
+            print(f"N = {n} ({bonds(n)} bonds): {args.reps} repetitions, the same CSV from every executable", flush=True)
     print()
-    print("| command | masses (bonds) | " + " | ".join(f"{label} wall / CPU (s) / peak (MB)" for label, _ in exes) +
+    print(f"| command | {what} (bonds) | " + " | ".join(f"{label} wall / CPU (s) / peak (MB)" for label, _ in exes) +
           (" | CPU after / before |" if args.before else " |"))
     print("|---|---|" + "---:|" * (len(exes) + (1 if args.before else 0)))
     med = lambda runs, k: statistics.median(r[k] for r in runs)
@@ -96,7 +105,7 @@ def main():
             ratio = ""
             if args.before:
                 ratio = f" | {med(results[('after', command, n)], 1) / med(results[('before', command, n)], 1):.2f}"
-            print(f"| {command} | {n} ({5 * n}) | " + " | ".join(cells) + ratio + " |")
+            print(f"| {command} | {n} ({bonds(n)}) | " + " | ".join(cells) + ratio + " |")
     if len(args.n) > 1:
         print()
         for label, _ in exes:

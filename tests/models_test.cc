@@ -123,6 +123,64 @@ TEST(DerivativeCausality, InertiasCoupledByGearMatchClosedForm) {
   EXPECT_LT(err_torque, 1e-8);
 }
 
+// A chain of transformers with distinct ratios r_i between 1-junctions, a
+// source E at the start and a load (inertance m, resistance RL) at the end
+// (the shape of bench/make_tf_chain.py). The junction flows are P_i f0, with
+// P_i = r_1 ... r_i. With inertias c at the stages, all of them are in
+// derivative causality and the load flow rises as E / (RL P_N) (1 - exp(-t/T)),
+// T = (m + c S / P_N^2) / RL, S = sum P_i^2: the steady-state gain is the
+// product of the ratios. With dampers c instead, f_N = P_N E / (c S + RL P_N^2)
+// (1 - exp(-t/T)), T = m P_N^2 / (c S + RL P_N^2).
+std::string TransformerChain(const std::vector<double>& ratios, const std::string& stage) {
+  std::string y = "parameters: {E: 2, c: 0.05, m: 0.1, RL: 1.5}\nelements:\n";
+  y += "  - {name: source, kind: Se, effort: E}\n  - {name: j0, kind: \"1\"}\n";
+  std::string bonds = "bonds:\n  - [source, j0]\n";
+  const std::string law = stage == "I" ? "inertance" : "resistance";
+  for (size_t i = 1; i <= ratios.size(); ++i) {
+    const std::string k = std::to_string(i), prev = std::to_string(i - 1);
+    y += "  - {name: tf" + k + ", kind: TF, ratio: " + std::to_string(ratios[i - 1]) + "}\n";
+    y += "  - {name: j" + k + ", kind: \"1\"}\n";
+    y += "  - {name: s" + k + ", kind: " + stage + ", " + law + ": c}\n";
+    bonds += "  - [j" + prev + ", tf" + k + "]\n  - [tf" + k + ", j" + k + "]\n  - [j" + k + ", s" + k + "]\n";
+  }
+  const std::string last = "j" + std::to_string(ratios.size());
+  y += "  - {name: load, kind: I, inertance: m}\n  - {name: load_R, kind: R, resistance: RL}\n";
+  bonds += "  - [" + last + ", load]\n  - [" + last + ", load_R]\n";
+  return y + bonds + "outputs: {f_in: f_j0, f_out: f_" + last + "}\n";
+}
+
+TEST(DerivativeCausality, TransformerChainGainIsTheProductOfTheRatios) {
+  const std::vector<double> ratios = {1.5, 0.4, 2.5, 0.8, 1.2, 0.6, 3.0};  // std::to_string keeps them exact
+  const double E = 2, c = 0.05, m = 0.1, RL = 1.5;
+  double P = 1, S = 0;
+  for (double r : ratios) {
+    P *= r;
+    S += P * P;
+  }
+  for (const std::string stage : {"I", "R"}) {
+    SCOPED_TRACE("stage elements " + stage);
+    auto run = SimulateYaml(TransformerChain(ratios, stage), 3.0);
+    const double fin = stage == "I" ? E / (RL * P) : P * E / (c * S + RL * P * P);
+    const double T = stage == "I" ? (m + c * S / (P * P)) / RL : m * P * P / (c * S + RL * P * P);
+    if (stage == "I") {
+      ASSERT_EQ(run.equations.blocks.size(), 1u);
+      EXPECT_TRUE(run.equations.blocks[0].derivative_causality);
+    } else {
+      EXPECT_TRUE(run.equations.blocks.empty());
+    }
+    const auto t = run.solution.Column("t"), fo = run.solution.Column("f_out"), fi = run.solution.Column("f_in");
+    ASSERT_FALSE(t.empty());
+    double err = 0, err_rigid = 0;
+    for (size_t i = 0; i < t.size(); ++i) {
+      err = std::max(err, std::abs(fo[i] - fin * (1 - std::exp(-t[i] / T))));
+      err_rigid = std::max(err_rigid, std::abs(fo[i] - P * fi[i]));
+    }
+    EXPECT_LT(err, 1e-8);
+    EXPECT_LT(err_rigid, 1e-12);
+    EXPECT_NEAR(fo.back(), fin, 1e-6 * fin);  // 3 s is over 20 time constants
+  }
+}
+
 TEST(NonlinearLoop, InvertedCubicResistorMatchesCardano) {
   // V -> 1 <- C, R with e = f + f^3: the flow needs the inverse law, by Newton.
   auto r = SimulateYaml(R"(

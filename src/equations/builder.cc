@@ -56,6 +56,55 @@ GiNaC::ex SubsSymbols(const GiNaC::ex& e, const GiNaC::exmap& m) {
   return hits.empty() ? e : e.subs(hits, GiNaC::subs_options::no_pattern);
 }
 
+namespace {
+// Reads the terms of a sum or the factors of a product as GiNaC holds them
+// (its own derivative works on them; they are protected members, reached
+// through a pointer to member of a class derived for no other purpose).
+struct PairsOf : GiNaC::expairseq {
+  static const GiNaC::epvector& Pairs(const GiNaC::expairseq& e) { return e.*(&PairsOf::seq); }
+  static const ex& Coefficient(const GiNaC::expairseq& e) { return e.*(&PairsOf::overall_coeff); }
+};
+}  // namespace
+
+GiNaC::ex Differentiate(const GiNaC::ex& e, const GiNaC::symbol& s) {
+  if (GiNaC::is_exactly_a<GiNaC::add>(e)) {
+    // Term by term, as GiNaC does, the coefficients kept.
+    const auto& terms = PairsOf::Pairs(GiNaC::ex_to<GiNaC::add>(e));
+    GiNaC::epvector d;
+    d.reserve(terms.size());
+    for (const auto& t : terms) d.push_back(GiNaC::expair(Differentiate(t.rest, s), t.coeff));
+    return GiNaC::dynallocate<GiNaC::add>(std::move(d));
+  }
+  if (GiNaC::is_exactly_a<GiNaC::mul>(e)) {
+    // The product rule: the product with one factor b^c replaced by
+    // b^(c-1) D(b) and the coefficient times c, summed over the factors.
+    // GiNaC's own forms that product for every factor, each a copy of all of
+    // them, and drops those whose factor is constant: the derivative of a
+    // product of k factors cost k^2, and the Jacobian of a chain of N
+    // transformers, whose flows are products of up to N ratios, N^3. The
+    // products with a constant factor are zero, so leaving them out gives the
+    // same sum.
+    const auto& m = GiNaC::ex_to<GiNaC::mul>(e);
+    const auto& factors = PairsOf::Pairs(m);
+    GiNaC::exvector sum;
+    GiNaC::epvector product;
+    for (size_t k = 0; k < factors.size(); ++k) {
+      const ex d = Differentiate(factors[k].rest, s);
+      if (d.is_zero()) continue;
+      if (product.empty()) product = factors;
+      const ex replaced = GiNaC::pow(factors[k].rest, factors[k].coeff - 1) * d;
+      GiNaC::expair pair(replaced, 1);
+      if (GiNaC::is_exactly_a<GiNaC::power>(replaced) && GiNaC::is_exactly_a<GiNaC::numeric>(replaced.op(1)))
+        pair = GiNaC::expair(replaced.op(0), replaced.op(1));
+      std::swap(pair, product[k]);
+      sum.push_back(GiNaC::dynallocate<GiNaC::mul>(product, PairsOf::Coefficient(m) * factors[k].coeff));
+      std::swap(pair, product[k]);
+    }
+    return GiNaC::dynallocate<GiNaC::add>(sum);
+  }
+  return e.diff(s);
+}
+
 // The same with the map's entries hashed (a large model has a hundred
 // thousand copies eliminated: each symbol's lookup in the ordered map
 // compared expressions a dozen times).
@@ -987,7 +1036,7 @@ void EquationBuilder::Sort() {
           st.jacobian.push_back(0);
           continue;
         }
-        ex j = r.diff(u);
+        ex j = Differentiate(r, u);
         st.jacobian.push_back(j);
         if (!linear) continue;
         SymSet in_j;

@@ -197,3 +197,38 @@ TEST(PrintCanonical, DoesNotDependOnGiNaCsOrder) {
 
 }  // namespace
 }  // namespace paynter
+
+namespace paynter {
+namespace {
+
+// Differentiate gives GiNaC's derivative, the same expression term for term
+// (compare() == 0: the programs built from it are the same), on sums,
+// products with powers and coefficients, nested products and functions.
+TEST(Differentiate, IsGiNaCsDerivative) {
+  GiNaC::symbol x("x"), y("y"), z("z"), a("a"), b("b");
+  GiNaC::ex chain = x;
+  for (int i = 0; i < 12; ++i) chain = (i % 2 ? a : b) * GiNaC::symbol("r" + std::to_string(i)) * chain + i * y;
+  const std::vector<GiNaC::ex> cases = {
+      GiNaC::ex(3),
+      x,
+      y,
+      3 * x * y * z,
+      a * b,
+      2 * GiNaC::pow(x, 3) * y - GiNaC::pow(x, -2) / (3 * a),
+      GiNaC::pow(x * y + 1, GiNaC::numeric(1, 2)) * a,
+      GiNaC::pow(x, y) * z + GiNaC::pow(a, x),
+      GiNaC::sin(x * y) * GiNaC::cos(a + x) * b + GiNaC::exp(2 * x),
+      (x + a) * (x + b) * (y + 1) / (z - x),
+      GiNaC::numeric(5, 2) * a * (b * x + 1.25 * y * (a * x + 0.8 * z * (b * x - y))),
+      chain,
+      GiNaC::pow(chain, 2) - chain * x,
+  };
+  for (const GiNaC::ex& e : cases)
+    for (const GiNaC::symbol& s : {x, y, z}) {
+      const GiNaC::ex want = e.diff(s), got = Differentiate(e, s);
+      EXPECT_EQ(got.compare(want), 0) << "d/d" << s << " of " << e << ": " << got << " against " << want;
+    }
+}
+
+}  // namespace
+}  // namespace paynter

@@ -98,32 +98,70 @@ bool HasSelfLoop(const std::vector<std::vector<int>>& deps, int v) {
 
 namespace {
 // Topological order of `nodes` minus `torn` using only edges inside that set;
-// returns false if a cycle remains.
+// returns false if a cycle remains (`cyclic`: the nodes that are on a cycle or
+// depend on one, ascending).
+//
+// The order is that of repeated sweeps over the nodes in ascending order, each
+// sweep taking every node whose dependencies are already taken (earlier in the
+// same sweep included). A node's sweep is therefore
+//   sweep(v) = max(1, max over dependencies w < v of sweep(w),
+//                     max over dependencies w > v of sweep(w) + 1),
+// a longest path that Kahn's algorithm computes in one pass over the edges;
+// the order is then (sweep, node). Sweeping itself costs one pass per sweep,
+// and a chain whose nodes are numbered against its dependencies (a chain of
+// transformers in derivative causality) needs as many sweeps as it has nodes.
 bool Order(const std::vector<std::vector<int>>& deps, const std::vector<int>& nodes, const std::set<int>& torn,
            std::vector<int>* order, std::vector<int>* cyclic) {
-  std::set<int> rest;
+  std::vector<int> rest;
+  rest.reserve(nodes.size());
   for (int v : nodes)
-    if (!torn.count(v)) rest.insert(v);
-  order->clear();
-  std::set<int> done;
-  bool progress = true;
-  while (progress && done.size() < rest.size()) {
-    progress = false;
-    for (int v : rest) {
-      if (done.count(v)) continue;
-      bool ready = true;
-      for (int w : deps[v])
-        if (rest.count(w) && !done.count(w)) ready = false;
-      if (ready) {
-        order->push_back(v);
-        done.insert(v);
-        progress = true;
-      }
+    if (!torn.count(v)) rest.push_back(v);
+  std::sort(rest.begin(), rest.end());
+  rest.erase(std::unique(rest.begin(), rest.end()), rest.end());
+  const int n = static_cast<int>(rest.size());
+  auto local = [&](int w) {
+    const auto it = std::lower_bound(rest.begin(), rest.end(), w);
+    return it != rest.end() && *it == w ? static_cast<int>(it - rest.begin()) : -1;
+  };
+  // pending[i]: dependencies of rest[i] (with repetitions) not yet taken;
+  // dependents of rest[j] listed as [first[j], first[j + 1]) in `users`.
+  std::vector<int> pending(n, 0), first(n + 1, 0);
+  std::vector<std::pair<int, int>> edges;  // (dependency, dependent), local indices
+  for (int i = 0; i < n; ++i)
+    for (int w : deps[rest[i]]) {
+      const int j = local(w);
+      if (j < 0) continue;
+      ++pending[i];
+      ++first[j + 1];
+      edges.push_back({j, i});
+    }
+  for (int j = 0; j < n; ++j) first[j + 1] += first[j];
+  std::vector<int> users(edges.size()), fill(first.begin(), first.end() - 1);
+  for (const auto& [j, i] : edges) users[fill[j]++] = i;
+  std::vector<int> sweep(n, 1), ready;
+  for (int i = 0; i < n; ++i)
+    if (pending[i] == 0) ready.push_back(i);
+  std::vector<std::pair<int, int>> taken;  // (sweep, node)
+  taken.reserve(n);
+  std::vector<char> done(n, 0);
+  while (!ready.empty()) {
+    const int j = ready.back();
+    ready.pop_back();
+    done[j] = 1;
+    taken.push_back({sweep[j], rest[j]});
+    for (int k = first[j]; k < first[j + 1]; ++k) {
+      const int i = users[k];
+      // rest is ascending, so local indices compare as the nodes do.
+      sweep[i] = std::max(sweep[i], j < i ? sweep[j] : sweep[j] + 1);
+      if (--pending[i] == 0) ready.push_back(i);
     }
   }
+  std::sort(taken.begin(), taken.end());
+  order->clear();
+  for (const auto& t : taken) order->push_back(t.second);
   cyclic->clear();
-  for (int v : rest)
-    if (!done.count(v)) cyclic->push_back(v);
+  for (int i = 0; i < n; ++i)
+    if (!done[i]) cyclic->push_back(rest[i]);
   return cyclic->empty();
 }
 }  // namespace
@@ -136,7 +174,7 @@ Tearing Tear(const std::vector<std::vector<int>>& deps, const std::vector<int>& 
   // Tear preferred nodes first, but only those that lie on a remaining cycle.
   for (int p : preferred) {
     if (Order(deps, nodes, torn, &order, &cyclic)) break;
-    if (std::find(cyclic.begin(), cyclic.end(), p) != cyclic.end()) torn.insert(p);
+    if (std::binary_search(cyclic.begin(), cyclic.end(), p)) torn.insert(p);
   }
   while (!Order(deps, nodes, torn, &order, &cyclic)) {
     // Greedy: tear the cyclic node with the most dependents among the cyclic nodes.
