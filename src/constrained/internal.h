@@ -75,6 +75,12 @@ class EnergyKeeper {
   double scale_ = 0;  // the largest |stored| met: what the error is relative to
 };
 
+// The lagrange-multipliers method's problem (lagrange_multipliers.cc): the
+// compiled right-hand side, which solves the constraint forces, and
+// `projector` after every step, its tolerances set from the run's
+// (min(1e-10, 1e-3 atol)). zcp's bridges over singular configurations use it too.
+OdeProblem ProjectedProblem(ModelWorkspace& workspace, ConstraintProjector& projector, const SolverOptions& solver);
+
 // The strategies, one file each.
 const ConstraintMethodStrategy& LagrangeMultipliersStrategy();  // lagrange_multipliers.cc
 const ConstraintMethodStrategy& MinimalCoordinatesStrategy();   // minimal_coordinates.cc

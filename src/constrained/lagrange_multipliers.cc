@@ -23,20 +23,17 @@ class LagrangeMultipliers final : public ConstraintMethodStrategy {
     const CompiledModel& model = workspace.model();
     const SolverOptions& solver = run.solver;
     ConstraintProjector& projector = *run.projector;
-    OdeProblem problem;
-    problem.n = model.num_states();
-    problem.state_names = model.state_names();
-    problem.rhs = [&workspace](double t, const double* x, double* dx) { workspace.CalcDerivatives(t, x, dx); };
-    projector.position_tolerance = std::min(1e-10, 1e-3 * solver.atol);
-    projector.velocity_tolerance = std::min(1e-10, 1e-3 * solver.atol);
+    OdeProblem problem = ProjectedProblem(workspace, projector, solver);
     const bool stabilize = run.options.stabilize;
     // The energy balance kept after each projection (and at each output).
     std::optional<EnergyKeeper> keeper;
     if (run.options.project_energy) keeper.emplace(workspace, solver.t0, run.x0);
-    if (stabilize)
+    if (!stabilize)
+      problem.project = nullptr;
+    else if (keeper)
       problem.project = [&projector, &keeper](double t, double* x) {
         const bool moved = projector.Project(t, x);
-        return keeper && keeper->Restore(t, x) ? true : moved;
+        return keeper->Restore(t, x) || moved;
       };
     ConstraintProjector watcher(workspace);
     // Output times fall between steps: the interpolated state is projected too,
@@ -82,6 +79,18 @@ class LagrangeMultipliers final : public ConstraintMethodStrategy {
 };
 
 }  // namespace
+
+OdeProblem ProjectedProblem(ModelWorkspace& workspace, ConstraintProjector& projector, const SolverOptions& solver) {
+  const CompiledModel& model = workspace.model();
+  OdeProblem problem;
+  problem.n = model.num_states();
+  problem.state_names = model.state_names();
+  problem.rhs = [&workspace](double t, const double* x, double* dx) { workspace.CalcDerivatives(t, x, dx); };
+  projector.position_tolerance = std::min(1e-10, 1e-3 * solver.atol);
+  projector.velocity_tolerance = std::min(1e-10, 1e-3 * solver.atol);
+  problem.project = [&projector](double t, double* x) { return projector.Project(t, x); };
+  return problem;
+}
 
 const ConstraintMethodStrategy& LagrangeMultipliersStrategy() {
   static const LagrangeMultipliers strategy;

@@ -302,13 +302,7 @@ Solution Zcp(ModelWorkspace &workspace, const std::vector<double> &x0, const Sol
         // Over the failure and two output intervals past it, on the output grid.
         const double k = std::ceil((failed_at - last_t) / dt - 1e-9) + 2;
         const double bridge_end = std::min(solver.t_end, last_t + k * dt);
-        OdeProblem problem;
-        problem.n = nx;
-        problem.state_names = model.state_names();
-        problem.rhs = [&workspace](double t, const double *x, double *dx) { workspace.CalcDerivatives(t, x, dx); };
-        projector->position_tolerance = std::min(1e-10, 1e-3 * solver.atol);
-        projector->velocity_tolerance = std::min(1e-10, 1e-3 * solver.atol);
-        problem.project = [projector](double t, double *x) { return projector->Project(t, x); };
+        const OdeProblem problem = ProjectedProblem(workspace, *projector, solver);
         SolverOptions bridge = solver;
         bridge.method = Method::kDopri5;
         bridge.t0 = last_t;

@@ -44,7 +44,10 @@ void CollectSymbols(const ex& e, SymSet* out) {
   for (size_t i = 0; i < e.nops(); ++i) CollectSymbols(e.op(i), out);
 }
 
-GiNaC::ex SubsSymbols(const GiNaC::ex& e, const GiNaC::exmap& m) {
+namespace {
+// e with the symbols `m` maps replaced (an ordered map or a hashed index).
+template <class Map>
+GiNaC::ex SubsSymbolsIn(const GiNaC::ex& e, const Map& m) {
   if (m.empty()) return e;
   SymSet syms;
   CollectSymbols(e, &syms);
@@ -55,6 +58,9 @@ GiNaC::ex SubsSymbols(const GiNaC::ex& e, const GiNaC::exmap& m) {
   }
   return hits.empty() ? e : e.subs(hits, GiNaC::subs_options::no_pattern);
 }
+}  // namespace
+
+GiNaC::ex SubsSymbols(const GiNaC::ex& e, const GiNaC::exmap& m) { return SubsSymbolsIn(e, m); }
 
 namespace {
 // Reads the terms of a sum or the factors of a product as GiNaC holds them
@@ -108,17 +114,7 @@ GiNaC::ex Differentiate(const GiNaC::ex& e, const GiNaC::symbol& s) {
 // The same with the map's entries hashed (a large model has a hundred
 // thousand copies eliminated: each symbol's lookup in the ordered map
 // compared expressions a dozen times).
-static GiNaC::ex SubsSymbols(const GiNaC::ex& e, const SymbolIndex<ex>& m) {
-  if (m.empty()) return e;
-  SymSet syms;
-  CollectSymbols(e, &syms);
-  GiNaC::exmap hits;
-  for (const ex& s : syms) {
-    auto it = m.find(s);
-    if (it != m.end()) hits.insert(*it);
-  }
-  return hits.empty() ? e : e.subs(hits, GiNaC::subs_options::no_pattern);
-}
+static GiNaC::ex SubsSymbols(const GiNaC::ex& e, const SymbolIndex<ex>& m) { return SubsSymbolsIn(e, m); }
 
 namespace {
 
